@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "jgmirror",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "jgmirror", targets: ["jgmirror"]),
+        .library(name: "JGMirror", targets: ["JGMirror"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "JGMirror",
+            dependencies: ["CCurl", "CYAML", "CCrypto"]
+        ),
+        .executableTarget(
+            name: "jgmirror",
+            dependencies: [
+                "JGMirror",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // An HTTP/1.1 origin with Range, ETag and switchable faults; the tests run it
+        // in-process and the demo and benchmarks run it as `jgmirror-origin`.
+        .target(
+            name: "TestServer",
+            path: "Tests/TestServer"
+        ),
+        .executableTarget(
+            name: "jgmirror-origin",
+            dependencies: ["TestServer"]
+        ),
+        .executableTarget(
+            name: "MirrorTwoFiles",
+            dependencies: ["JGMirror"],
+            path: "Examples/MirrorTwoFiles"
+        ),
+        .testTarget(
+            name: "JGMirrorTests",
+            dependencies: ["JGMirror", "TestServer", "jgmirror"]
+        ),
+    ]
+)

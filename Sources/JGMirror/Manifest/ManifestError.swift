@@ -1,0 +1,25 @@
+import Foundation
+
+/// Everything wrong with a manifest: syntax, unknown keys, wrong types, bad values,
+/// duplicate or escaping destinations. Every such error exits 2 before any byte is
+/// fetched (SPEC §3, §9).
+public struct ManifestError: LocalizedError, Sendable, Equatable {
+    /// The manifest's path as the user gave it.
+    public var file: String
+    /// Where in the file; nil when the file itself could not be read.
+    public var location: SourceLocation?
+    /// What is wrong, for the person at the terminal.
+    public var message: String
+
+    public init(file: String, location: SourceLocation?, message: String) {
+        self.file = file
+        self.location = location
+        self.message = message
+    }
+
+    /// `FILE:LINE:COL: message`, the shape compilers use, so editors can jump to it.
+    public var errorDescription: String? {
+        if let location { return "\(file):\(location.line):\(location.column): \(message)" }
+        return "\(file): \(message)"
+    }
+}

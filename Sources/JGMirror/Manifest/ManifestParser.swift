@@ -1,0 +1,411 @@
+import Foundation
+
+/// Recursive descent over libyaml events into a `Manifest`, validating as it goes.
+///
+/// Each item is built from its events and appended; no tree of the document is ever
+/// held, so memory grows with the item list only.
+struct ManifestParser {
+    private let reader: YAMLEventReader
+    private let options: ManifestOptions
+    private var peeked: (YAMLEvent, SourceLocation)?
+
+    static let topKeys = ["version", "root", "defaults", "checksums", "items"]
+    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure"]
+    static let itemKeys = ["url", "mirrors", "dest", "sha256", "size", "tag"] + settingKeys
+    static let checksumKeys = ["url"]
+
+    init(reader: YAMLEventReader, options: ManifestOptions) {
+        self.reader = reader
+        self.options = options
+    }
+
+    // MARK: Document
+
+    mutating func parse() throws(ManifestError) -> Manifest {
+        _ = try next()  // stream start
+        let (first, firstLocation) = try next()
+        if first == .streamEnd { throw error(firstLocation, "the manifest is empty; it needs 'version' and 'items'") }
+        let (top, topLocation) = try next()
+        guard top == .mappingStart else {
+            throw error(topLocation, "the manifest must be a mapping with 'version' and 'items', found \(top.noun)")
+        }
+        var manifest = Manifest(
+            path: reader.sourceName, version: 0, root: nil, defaults: ItemSettings(), checksums: [], items: [])
+        var seen = Set<String>()
+        while let (key, keyLocation) = try nextKey(in: "the manifest", allowed: Self.topKeys, seen: &seen) {
+            switch key {
+            case "version":
+                let (value, location) = try readInt(key, range: 0...Int.max)
+                guard value == 1 else {
+                    throw error(location, "unsupported manifest version \(value); this jgmirror reads version 1")
+                }
+                manifest.version = value
+            case "root":
+                let (value, location) = try readString(key)
+                guard !value.isEmpty else { throw error(location, "'root' must not be empty") }
+                manifest.root = value
+            case "defaults":
+                manifest.defaults = try parseDefaults()
+            case "checksums":
+                manifest.checksums = try parseChecksumSources()
+            case "items":
+                manifest.items = try parseItems()
+            default:
+                throw error(keyLocation, "unknown key '\(key)'")
+            }
+        }
+        if !seen.contains("version") { throw error(topLocation, "missing required key 'version' (use 'version: 1')") }
+        if !seen.contains("items") { throw error(topLocation, "missing required key 'items'") }
+        _ = try next()  // document end
+        let (after, afterLocation) = try next()
+        if after != .streamEnd { throw error(afterLocation, "a manifest holds one YAML document; remove the second") }
+        try validateItems(&manifest)
+        return manifest
+    }
+
+    private mutating func parseDefaults() throws(ManifestError) -> ItemSettings {
+        let start = try expectMapping("defaults")
+        var settings = ItemSettings()
+        var seen = Set<String>()
+        while let (key, keyLocation) = try nextKey(in: "defaults", allowed: Self.settingKeys, seen: &seen) {
+            guard try parseSetting(key, into: &settings) else {
+                throw error(keyLocation, "unknown key '\(key)' in defaults")
+            }
+        }
+        _ = start
+        return settings
+    }
+
+    private mutating func parseChecksumSources() throws(ManifestError) -> [ChecksumSource] {
+        _ = try expectSequence("checksums")
+        var sources: [ChecksumSource] = []
+        while true {
+            let (event, location) = try peek()
+            if event == .sequenceEnd {
+                _ = try next()
+                return sources
+            }
+            if case .scalar = event {
+                let (url, urlLocation) = try readString("checksums")
+                try checkURL(url, at: urlLocation)
+                sources.append(ChecksumSource(url: url, location: urlLocation))
+                continue
+            }
+            guard event == .mappingStart else {
+                throw error(location, "each 'checksums' entry is a URL or a mapping with 'url', found \(event.noun)")
+            }
+            _ = try next()
+            var seen = Set<String>()
+            var source: ChecksumSource?
+            while let (key, _) = try nextKey(in: "a checksums entry", allowed: Self.checksumKeys, seen: &seen) {
+                let (url, urlLocation) = try readString(key)
+                try checkURL(url, at: urlLocation)
+                source = ChecksumSource(url: url, location: urlLocation)
+            }
+            guard let source else { throw error(location, "a checksums entry needs 'url'") }
+            sources.append(source)
+        }
+    }
+
+    private mutating func parseItems() throws(ManifestError) -> [ManifestItem] {
+        _ = try expectSequence("items")
+        var items: [ManifestItem] = []
+        while true {
+            let (event, location) = try next()
+            if event == .sequenceEnd { return items }
+            guard event == .mappingStart else {
+                throw error(location, "each item is a mapping with at least 'url', found \(event.noun)")
+            }
+            items.append(try parseItem(at: location))
+        }
+    }
+
+    private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
+        var item = ManifestItem(url: "", location: location, urlLocation: location, destLocation: location)
+        var seen = Set<String>()
+        while let (key, keyLocation) = try nextKey(in: "an item", allowed: Self.itemKeys, seen: &seen) {
+            switch key {
+            case "url":
+                let (url, urlLocation) = try readString(key)
+                try checkURL(url, at: urlLocation)
+                item.url = url
+                item.urlLocation = urlLocation
+            case "mirrors":
+                for (mirror, mirrorLocation) in try readStringList(key) {
+                    try checkURL(mirror, at: mirrorLocation)
+                    item.mirrors.append(mirror)
+                }
+            case "dest":
+                let (dest, destLocation) = try readString(key)
+                item.dest = dest
+                item.destLocation = destLocation
+            case "sha256":
+                let (text, shaLocation) = try readString(key)
+                let hex = text.lowercased()
+                guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                    throw error(shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(text)' (\(text.count) characters)")
+                }
+                item.sha256 = hex
+                item.sha256Location = shaLocation
+            case "size":
+                item.size = try readSize(key).0
+            case "tag":
+                item.tag = try readInt(key, range: Int.min...Int.max).0
+            default:
+                guard try parseSetting(key, into: &item.settings) else {
+                    throw error(keyLocation, "unknown key '\(key)' in an item")
+                }
+            }
+        }
+        guard seen.contains("url") else { throw error(location, "item has no 'url'") }
+        return item
+    }
+
+    /// Parses one of the keys `defaults` and items share; false when `key` is not one.
+    private mutating func parseSetting(_ key: String, into settings: inout ItemSettings) throws(ManifestError) -> Bool {
+        switch key {
+        case "connections": settings.connections = try readInt(key, range: 1...64).0
+        case "retries": settings.retries = try readInt(key, range: 0...100).0
+        case "min_segment":
+            let (size, location) = try readSize(key)
+            guard size >= 16 * 1024 else { throw error(location, "'min_segment' must be at least 16KiB") }
+            settings.minSegment = size
+        case "timeout":
+            let (seconds, location) = try readDuration(key)
+            guard seconds >= 0.1 else { throw error(location, "'timeout' must be at least 100ms") }
+            settings.timeout = seconds
+        case "headers": settings.headers = try readHeaders(key)
+        case "redact": settings.redact = try readStringList(key).map(\.0)
+        case "tags": settings.tags = try readStringList(key).map(\.0)
+        case "insecure": settings.insecure = try readBool(key)
+        default: return false
+        }
+        return true
+    }
+
+    // MARK: Validation across items
+
+    private func validateItems(_ manifest: inout Manifest) throws(ManifestError) {
+        var destinations: [String: SourceLocation] = [:]
+        destinations.reserveCapacity(manifest.items.count)
+        var directories = Set<String>()
+        for index in manifest.items.indices {
+            let item = manifest.items[index]
+            let dest = try DestinationPath.normalize(item.dest, url: item.url).get(file: reader.sourceName, at: item.destLocation)
+            if let first = destinations[dest] {
+                throw error(item.destLocation, "destination '\(dest)' is already used by the item at line \(first.line)")
+            }
+            if directories.contains(dest) {
+                throw error(item.destLocation, "destination '\(dest)' is a folder of another item's destination")
+            }
+            var parent = dest
+            while let slash = parent.lastIndex(of: "/") {
+                parent = String(parent[..<slash])
+                if let clash = destinations[parent] {
+                    throw error(item.destLocation, "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
+                }
+                if !directories.insert(parent).inserted { break }
+            }
+            destinations[dest] = item.destLocation
+            manifest.items[index].dest = dest
+            if options.requireChecksums, item.sha256 == nil, manifest.checksums.isEmpty {
+                throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
+            }
+        }
+    }
+
+    private func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
+        guard let schemeEnd = url.range(of: "://") else {
+            throw error(location, "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)")
+        }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let rest = url[schemeEnd.upperBound...]
+        switch scheme {
+        case "http", "https":
+            let authority = rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+            guard !authority.isEmpty, !authority.hasSuffix("@") else {
+                throw error(location, "URL '\(Redactor.redactURL(url))' has no host")
+            }
+        case "file":
+            guard options.allowFileURLs else {
+                throw error(location, "file:// URLs are refused unless --allow-file-urls is given")
+            }
+        default:
+            throw error(location, "unsupported URL scheme '\(scheme)'; use http or https")
+        }
+        if url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }) {
+            throw error(location, "URL contains white space; percent-encode it (%20)")
+        }
+    }
+
+    // MARK: Typed values
+
+    private mutating func readScalar(_ key: String, expecting kind: String) throws(ManifestError) -> (String, SourceLocation) {
+        let (event, location) = try next()
+        switch event {
+        case .scalar(let text, _):
+            return (text, location)
+        case .alias:
+            throw error(location, "YAML aliases are not supported in manifests ('\(key)')")
+        default:
+            throw error(location, "'\(key)' expects \(kind), found \(event.noun)")
+        }
+    }
+
+    private mutating func readString(_ key: String) throws(ManifestError) -> (String, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a string")
+        return (try expandEnvironment(text, at: location), location)
+    }
+
+    private mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a whole number")
+        guard let value = Int(text), range.contains(value) else {
+            if range.upperBound == Int.max || range.lowerBound == Int.min {
+                throw error(location, "'\(key)' must be a whole number, not '\(text)'")
+            }
+            throw error(location, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return (value, location)
+    }
+
+    private mutating func readSize(_ key: String) throws(ManifestError) -> (Int64, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a size")
+        guard let value = Units.parseSize(text) else {
+            throw error(location, "'\(key)' must be a size such as 4096, 512KiB, 1MiB or 2GB, not '\(text)'")
+        }
+        return (value, location)
+    }
+
+    private mutating func readDuration(_ key: String) throws(ManifestError) -> (Double, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a duration")
+        guard let value = Units.parseDuration(text) else {
+            throw error(location, "'\(key)' must be a duration such as 500ms, 30s or 2m, not '\(text)'")
+        }
+        return (value, location)
+    }
+
+    private mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
+        let (text, location) = try readScalar(key, expecting: "true or false")
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error(location, "'\(key)' must be true or false, not '\(text)'")
+        }
+    }
+
+    /// A list of strings; a single scalar counts as a list of one.
+    private mutating func readStringList(_ key: String) throws(ManifestError) -> [(String, SourceLocation)] {
+        let (event, location) = try peek()
+        if case .scalar = event { return [try readString(key)] }
+        guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
+        _ = try next()
+        var values: [(String, SourceLocation)] = []
+        while true {
+            let (element, elementLocation) = try peek()
+            if element == .sequenceEnd {
+                _ = try next()
+                return values
+            }
+            guard case .scalar = element else {
+                throw error(elementLocation, "'\(key)' expects a list of strings, found \(element.noun)")
+            }
+            values.append(try readString(key))
+        }
+    }
+
+    private mutating func readHeaders(_ key: String) throws(ManifestError) -> [HTTPHeader] {
+        _ = try expectMapping(key)
+        var headers: [HTTPHeader] = []
+        var seen = Set<String>()
+        while true {
+            let (event, location) = try next()
+            if event == .mappingEnd { return headers }
+            guard case .scalar(let name, _) = event else {
+                throw error(location, "header names must be strings, found \(event.noun)")
+            }
+            guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0 == " " || $0 == "\r" || $0 == "\n" }) else {
+                throw error(location, "'\(name)' is not a valid header name")
+            }
+            guard seen.insert(name.lowercased()).inserted else { throw error(location, "header '\(name)' is set twice") }
+            let (value, valueLocation) = try readString(name)
+            guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw error(valueLocation, "the value of header '\(name)' contains a line break")
+            }
+            headers.append(HTTPHeader(name: name, value: value))
+        }
+    }
+
+    // MARK: Structure
+
+    /// The next key of the current mapping, or nil at its end; rejects unknown and repeated keys.
+    private mutating func nextKey(
+        in context: String, allowed: [String], seen: inout Set<String>
+    ) throws(ManifestError) -> (String, SourceLocation)? {
+        let (event, location) = try next()
+        if event == .mappingEnd { return nil }
+        guard case .scalar(let key, _) = event else {
+            throw error(location, "keys in \(context) must be strings, found \(event.noun)")
+        }
+        guard allowed.contains(key) else {
+            var message = "unknown key '\(key)' in \(context)"
+            if let suggestion = Spelling.closest(to: key, among: allowed) {
+                message += " (did you mean '\(suggestion)'?)"
+            }
+            throw error(location, message)
+        }
+        guard seen.insert(key).inserted else { throw error(location, "key '\(key)' appears twice in \(context)") }
+        return (key, location)
+    }
+
+    private mutating func expectMapping(_ key: String) throws(ManifestError) -> SourceLocation {
+        let (event, location) = try next()
+        guard event == .mappingStart else { throw error(location, "'\(key)' expects a mapping, found \(event.noun)") }
+        return location
+    }
+
+    private mutating func expectSequence(_ key: String) throws(ManifestError) -> SourceLocation {
+        let (event, location) = try next()
+        guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
+        return location
+    }
+
+    private mutating func next() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
+        if let peeked {
+            self.peeked = nil
+            return peeked
+        }
+        return try reader.next()
+    }
+
+    private mutating func peek() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
+        if let peeked { return peeked }
+        let event = try reader.next()
+        peeked = event
+        return event
+    }
+
+    /// Replaces `${NAME}` with the environment variable's value, so secrets and
+    /// hosts can stay out of the file.
+    private func expandEnvironment(_ text: String, at location: SourceLocation) throws(ManifestError) -> String {
+        guard text.contains("${") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let start = rest.range(of: "${") {
+            result += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                throw error(location, "unterminated '${' in '\(text)'")
+            }
+            let name = String(rest[start.upperBound..<end])
+            guard let value = options.environment[name] else {
+                throw error(location, "environment variable '\(name)' is not set")
+            }
+            result += value
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+
+    private func error(_ location: SourceLocation, _ message: String) -> ManifestError {
+        ManifestError(file: reader.sourceName, location: location, message: message)
+    }
+}

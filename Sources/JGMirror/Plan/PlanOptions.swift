@@ -1,0 +1,75 @@
+import Foundation
+
+/// Command-line choices that shape the queue (SPEC §2).
+public struct PlanOptions: Sendable {
+    /// Keep only items that carry any of these tags (empty: all).
+    public var tags: [String] = []
+    /// Drop items that carry any of these tags.
+    public var skipTags: [String] = []
+    /// Override every item's connection count.
+    public var connections: Int?
+    /// Override every item's retry count.
+    public var retries: Int?
+    /// Destination root; default the manifest's `root`, else its folder.
+    public var root: String?
+    /// Take only this shard of the items.
+    public var shard: Shard?
+    /// Extra headers for every item (`--header`), after the manifest's.
+    public var headers: [HTTPHeader] = []
+
+    public init() {}
+}
+
+/// A slice of the items by a stable hash of their destination (SPEC §2 `--shard`).
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    /// 0-based index of this shard.
+    public var index: Int
+    /// Number of shards.
+    public var count: Int
+
+    public init(index: Int, count: Int) throws(UsageError) {
+        guard count >= 1, index >= 0, index < count else {
+            throw UsageError("shard \(index)/\(count) is out of range: the index must be from 0 to count - 1")
+        }
+        self.index = index
+        self.count = count
+    }
+
+    /// Parses `I/N`.
+    public init(parsing text: String) throws(UsageError) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+            throw UsageError("--shard takes I/N (for example 0/4) or 'auto', not '\(text)'")
+        }
+        try self.init(index: index, count: count)
+    }
+
+    /// The shard a job scheduler gives this process: Kubernetes Indexed Jobs set
+    /// `JOB_COMPLETION_INDEX`, Slurm job arrays `SLURM_ARRAY_TASK_ID`.
+    public static func automatic(count: Int?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(UsageError) -> Shard
+    {
+        guard let count else { throw UsageError("--shard auto needs --shard-count N") }
+        for variable in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
+            if let text = environment[variable] {
+                guard let index = Int(text) else { throw UsageError("\(variable)='\(text)' is not a number") }
+                return try Shard(index: index, count: count)
+            }
+        }
+        throw UsageError("--shard auto: neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set")
+    }
+
+    /// Whether the item with destination `dest` belongs to this shard.
+    public func contains(dest: String) -> Bool {
+        Int(StableHash.fnv1a64(dest) % UInt64(count)) == index
+    }
+
+    public var description: String { "\(index)/\(count)" }
+}
+
+/// A wrong command line: exit 2 (SPEC §9).
+public struct UsageError: LocalizedError, Sendable, Equatable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var errorDescription: String? { message }
+}

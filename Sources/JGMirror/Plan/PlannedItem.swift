@@ -1,0 +1,38 @@
+/// One item of the queue with every option resolved: what the engine fetches and
+/// where the verified bytes land.
+public struct PlannedItem: Sendable, Identifiable {
+    /// Position in the manifest (0-based), stable across filters.
+    public var id: Int
+    /// Primary URL.
+    public var url: String
+    /// Other URLs with the same bytes, tried in turn.
+    public var mirrors: [String]
+    /// Destination relative to the root, normalised.
+    public var dest: String
+    /// Absolute destination path.
+    public var path: String
+    /// Expected SHA-256 (lower-case hex), when known.
+    public var sha256: String?
+    /// Expected length; a server that disagrees fails the item.
+    public var size: Int64?
+    public var connections: Int
+    public var retries: Int
+    public var minSegment: Int64
+    /// Stall timeout in seconds.
+    public var timeout: Double
+    public var headers: [HTTPHeader]
+    public var redact: [String]
+    public var tags: [String]
+    /// Numeric tag echoed in reports.
+    public var tag: Int?
+    public var insecure: Bool
+    /// Where the item is in the manifest, for errors found after planning.
+    public var location: SourceLocation
+    /// Where its `sha256` is, when inline.
+    public var sha256Location: SourceLocation?
+
+    /// Cleans secrets from text about this item.
+    public var redactor: Redactor { Redactor(headers: headers, redact: redact) }
+    /// The URL as reports and logs may show it.
+    public var displayURL: String { Redactor.redactURL(url) }
+}

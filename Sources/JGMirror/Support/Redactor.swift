@@ -1,0 +1,75 @@
+import Foundation
+
+/// Removes secrets from every string that reaches a report or a log line.
+///
+/// Two kinds of secret exist (SPEC §8): credentials embedded in URLs (`user:pass@`)
+/// and the values of headers the manifest names in `redact`. The redactor knows
+/// the secret values themselves, so it also cleans libcurl's error texts, which
+/// may quote a URL or a header.
+public struct Redactor: Sendable {
+    private var secrets: [String]
+
+    /// A redactor that knows the values of `headers` whose names appear in `redact`.
+    public init(headers: [HTTPHeader] = [], redact: [String] = []) {
+        let names = Set(redact.map { $0.lowercased() })
+        secrets = headers.filter { names.contains($0.name.lowercased()) && !$0.value.isEmpty }.map(\.value)
+    }
+
+    /// Returns `url` with any `user:password@` part replaced by `***@`.
+    public static func redactURL(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let afterScheme = url[schemeEnd.upperBound...]
+        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let authority = afterScheme[..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        return String(url[..<schemeEnd.upperBound]) + "***" + String(url[at...])
+    }
+
+    /// Returns `text` with URL credentials and known secret values masked.
+    public func redact(_ text: String) -> String {
+        var result = text
+        for secret in secrets {
+            result = result.replacingOccurrences(of: secret, with: "***")
+        }
+        return Redactor.redactAllURLs(in: result)
+    }
+
+    /// Masks credentials of every URL that appears inside free text.
+    static func redactAllURLs(in text: String) -> String {
+        guard text.contains("@"), text.contains("://") else { return text }
+        var output = ""
+        var rest = Substring(text)
+        while let schemeEnd = rest.range(of: "://") {
+            output += rest[..<schemeEnd.upperBound]
+            rest = rest[schemeEnd.upperBound...]
+            let authorityEnd =
+                rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0 == " " || $0 == "'" || $0 == "\"" })
+                ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+                output += "***"
+                rest = rest[at...]
+            }
+        }
+        return output + rest
+    }
+}
+
+/// One HTTP request header, order preserved as written.
+public struct HTTPHeader: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`, as `--header` takes it.
+    public init?(line: String) {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(" ") else { return nil }
+        self.name = name
+        self.value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+}

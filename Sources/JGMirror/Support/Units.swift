@@ -1,0 +1,52 @@
+import Foundation
+
+/// Parsing of the human units the manifest and the command line accept.
+public enum Units {
+    /// Parses a byte count such as `1MiB`, `20M`, `512KB` or `4096`.
+    ///
+    /// Binary units (`KiB`, `MiB`, `GiB`, and the short `K`, `M`, `G` used by
+    /// `--max-rate`, as curl's `--limit-rate` does) are powers of 1024; decimal units
+    /// (`KB`, `MB`, `GB`) are powers of 1000. Returns nil for anything else.
+    public static func parseSize(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let multipliers: [(String, Double)] = [
+            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
+            ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000),
+            ("K", 1024), ("M", 1024 * 1024), ("G", 1024 * 1024 * 1024), ("B", 1),
+        ]
+        for (suffix, factor) in multipliers where trimmed.hasSuffix(suffix) {
+            let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+            let bytes = (value * factor).rounded()
+            guard bytes < Double(Int64.max) else { return nil }
+            return Int64(bytes)
+        }
+        guard let value = Int64(trimmed), value >= 0 else { return nil }
+        return value
+    }
+
+    /// Parses a duration such as `30s`, `250ms` or `2m` into seconds; a bare number is seconds.
+    public static func parseDuration(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
+            let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+            return value * factor
+        }
+        guard let value = Double(trimmed), value >= 0, value.isFinite else { return nil }
+        return value
+    }
+
+    /// Formats a byte count for people: `1.5 MiB`.
+    public static func formatBytes(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

@@ -1,0 +1,771 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One file being fetched: its part file, its ranges and the workers that fill them.
+///
+/// Confined to the engine thread. Decisions that would touch curl handles from
+/// inside a libcurl callback (restart, fail, spawn more workers) are recorded and
+/// carried out by `settle()`, which the engine calls outside callbacks.
+final class ItemTransfer {
+    unowned let engine: TransferEngine
+    let request: TransferRequest
+    private let completion: @Sendable (TransferOutcome) -> Void
+
+    private(set) var finished = false
+    private var part: PartFile?
+    private var total: Int64?
+    private var rangesSupported = false
+    private var validators = Validators()
+    /// Which source the validators came from; `If-Range` goes only there.
+    private var validatorSource = 0
+    /// Redirect-resolved URLs per source, so later ranges skip the redirects.
+    private var effectiveURLs: [Int: String] = [:]
+    /// Missing ranges no worker owns, sorted.
+    private var unassigned: [ByteRange] = []
+    private var workers: [Worker] = []
+    private var nextSlot = 0
+    private var expanded = false
+    private var announced = false
+
+    private var bytesThisRun: Int64 = 0
+    private var resumedFrom: Int64 = 0
+    private var peakConnections = 0
+    /// 1 + every retry and every switch to a mirror.
+    private var attempts = 1
+    private var restarts = 0
+    private var note: String?
+    private var lastError: TransferError?
+
+    /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
+    private var stateful = false
+    private let checkpointBusy = Locked(false)
+    private var lastCheckpoint = 0.0
+    private var lastProgress = 0.0
+    private var reportedPrefix: Int64 = 0
+
+    private var pendingFailure: TransferError?
+    private var pendingRestart: (reason: String, stream: Worker?)?
+    private var needsExpand = false
+
+    init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
+        self.engine = engine
+        self.request = request
+        self.completion = completion
+    }
+
+    private var isFileSource: Bool { request.sources.first?.lowercased().hasPrefix("file:") ?? false }
+
+    // MARK: Start
+
+    /// Opens the part file, adopts valid resume state, and sends the first request.
+    func begin() {
+        let now = engine.now()
+        lastCheckpoint = now
+        lastProgress = now
+        let partExists = FileManager.default.fileExists(atPath: request.partPath)
+        if !request.resume {
+            discardFiles()
+        } else {
+            var partSize: Int64?
+            if partExists, let attributes = try? FileManager.default.attributesOfItem(atPath: request.partPath) {
+                partSize = (attributes[.size] as? NSNumber)?.int64Value
+            }
+            switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize) {
+            case .valid(let state):
+                total = state.length
+                validators = state.validators
+                rangesSupported = true
+                stateful = true
+                unassigned = state.missingRanges
+                resumedFrom = state.length - unassigned.reduce(0) { $0 + $1.count }
+            case .discarded(let reason):
+                note = reason
+                discardFiles()
+            case .none:
+                // A part file without state holds nothing we can vouch for.
+                if partExists { unlink(request.partPath) }
+            }
+        }
+        do {
+            part = try PartFile(path: request.partPath)
+            if total == nil { try part?.truncate() }
+        } catch {
+            fail(error)
+            return
+        }
+        if let total, resumedFrom > 0 {
+            request.observer?.prefixCompleted(upTo: unassigned.first?.lower ?? total)
+        }
+        let first = makeWorker()
+        if total != nil {
+            // Resuming: one request first, to validate with If-Range before fanning out.
+            unassigned = ByteRange.split(unassigned, into: request.connections, minimum: request.minSegment)
+            if unassigned.isEmpty {
+                workers.removeAll()
+                complete()
+                return
+            }
+            first.assign(unassigned.removeFirst())
+        } else if request.connections > 1 && !isFileSource {
+            // Fresh: a first range of one segment reveals length, validators and
+            // range support without a HEAD; small files finish on it.
+            first.assign(ByteRange(lower: 0, upper: request.minSegment))
+        } else {
+            first.pos = 0
+            first.end = nil
+        }
+        launch(first)
+    }
+
+    private func makeWorker() -> Worker {
+        let worker = Worker(item: self, slot: nextSlot, retries: request.retries)
+        nextSlot += 1
+        workers.append(worker)
+        peakConnections = max(peakConnections, workers.count)
+        return worker
+    }
+
+    // MARK: Requests
+
+    private func sourceURL(_ index: Int) -> String { effectiveURLs[index] ?? request.sources[index] }
+
+    /// Starts the worker's next request if its host has a free slot; otherwise it waits.
+    private func launch(_ worker: Worker) {
+        worker.resetRequest()
+        let url = sourceURL(worker.sourceIndex)
+        let host = TransferEngine.hostKey(url)
+        guard engine.acquireHost(host) else {
+            worker.state = .ready
+            return
+        }
+        do {
+            let easy = try makeHandle(for: worker, url: url)
+            worker.easy = easy
+            worker.host = host
+            worker.url = url
+            worker.requestStart = worker.pos
+            worker.requestedEnd = worker.end
+            worker.state = .active
+            try engine.attach(worker)
+        } catch {
+            engine.releaseHost(host)
+            worker.easy = nil
+            fail(error)
+        }
+    }
+
+    private func makeHandle(for worker: Worker, url: String) throws(TransferError) -> CurlEasy {
+        let easy = try CurlEasy()
+        let configuration = engine.configuration
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, 10)
+        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
+        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        try easy.set(CURLOPT_NETRC, jg_netrc_optional())
+        try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
+        if request.insecure {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let caCert = configuration.caCert {
+            try easy.set(CURLOPT_CAINFO, caCert)
+            if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
+        }
+        var headers = request.headers
+        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
+            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
+        }
+        if worker.pos > 0 || worker.end != nil {
+            worker.sentRange = true
+            try easy.set(CURLOPT_RANGE, "\(worker.pos)-" + (worker.end.map { String($0 - 1) } ?? ""))
+            if worker.sourceIndex == validatorSource, let ifRange = validators.ifRange, total != nil {
+                headers.append("If-Range: \(ifRange)")
+            }
+        }
+        try easy.setHeaders(headers)
+        let userdata = Unmanaged.passUnretained(worker).toOpaque()
+        try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
+        try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
+        _ = jg_easy_setopt_write_cb(easy.handle) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
+            return worker.item.receive(worker, UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = jg_easy_setopt_header_cb(easy.handle) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
+            let length = size * count
+            let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+            }
+            worker.head.consume(line: Substring(line))
+            return length
+        }
+        return easy
+    }
+
+    // MARK: Response head
+
+    private enum HeadDecision {
+        case proceed
+        /// This request failed; the worker retries or moves on.
+        case reject(TransferError)
+        /// The whole item fails.
+        case failItem(TransferError)
+        /// The remote changed: start over, keeping this worker's full-body response.
+        case restartStream(String)
+        /// The remote changed: start over with a new first request.
+        case restartFresh(String)
+    }
+
+    /// Judges the response a worker received, updating the item's knowledge of the file.
+    private func judgeHead(_ worker: Worker) -> HeadDecision {
+        worker.headProcessed = true
+        var head = worker.head
+        if isFileSource {
+            // file:// has no status line; libcurl knows the length.
+            var length: curl_off_t = -1
+            if let easy = worker.easy { _ = jg_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) }
+            head.status = 200
+            head.contentLength = length >= 0 ? Int64(length) : nil
+        }
+        let hasData = resumedFrom > 0 || bytesThisRun > 0 || total != nil
+        switch head.status {
+        case 206:
+            guard let start = head.rangeStart, let length = head.rangeTotal, start == worker.pos else {
+                return .reject(.retryable("protocol", "server answered a different byte range than asked (\(worker.url))"))
+            }
+            if let total, total != length {
+                return .restartFresh("remote length changed from \(total) to \(length) bytes; restarted from zero")
+            }
+            if worker.sourceIndex == validatorSource, validators.conflicts(with: head.validators), total != nil {
+                return .restartFresh("remote file changed (validator differs); restarted from zero")
+            }
+            if let rangeEnd = head.rangeEnd, let end = worker.end, rangeEnd < end {
+                // A server may send less than asked; the rest is simply still missing.
+                worker.requestedEnd = rangeEnd
+            }
+            rememberEffectiveURL(worker)
+            if total == nil {
+                if let failure = learn(length: length, ranges: true, validators: head.validators, source: worker.sourceIndex) {
+                    return .failItem(failure)
+                }
+                let probeEnd = min(worker.end ?? length, length)
+                worker.end = probeEnd
+                worker.requestedEnd = min(worker.requestedEnd ?? length, length)
+                if probeEnd < length { unassigned = [ByteRange(lower: probeEnd, upper: length)] }
+            }
+            needsExpand = true
+            return .proceed
+        case 200:
+            rememberEffectiveURL(worker)
+            if hasData {
+                return .restartStream(
+                    worker.sentRange && !head.acceptsRanges
+                        ? "server ignored the range request; restarted from zero"
+                        : "remote file changed (If-Range answered with the whole file); restarted from zero")
+            }
+            let ranges = !worker.sentRange && head.acceptsRanges && !isFileSource
+            if let failure = learn(length: head.contentLength, ranges: ranges, validators: head.validators, source: worker.sourceIndex) {
+                return .failItem(failure)
+            }
+            worker.end = head.contentLength
+            worker.requestedEnd = head.contentLength
+            needsExpand = ranges
+            return .proceed
+        case 416:
+            if !hasData, worker.pos == 0, head.rangeTotal == 0 {
+                // An empty file cannot satisfy any range.
+                if let failure = learn(length: 0, ranges: false, validators: head.validators, source: worker.sourceIndex) {
+                    return .failItem(failure)
+                }
+                worker.end = 0
+                worker.requestedEnd = 0
+                return .proceed
+            }
+            if hasData { return .restartFresh("remote file shrank (416 to a saved range); restarted from zero") }
+            return .reject(.http(416, url: worker.url))
+        default:
+            return .reject(.http(head.status, url: worker.url, retryAfter: head.retryAfter))
+        }
+    }
+
+    /// Records what the first good response says about the file; returns a failure
+    /// when it contradicts the manifest or the disk refuses the space.
+    private func learn(length: Int64?, ranges: Bool, validators: Validators, source: Int) -> TransferError? {
+        total = length
+        rangesSupported = ranges && length != nil
+        self.validators = validators
+        validatorSource = source
+        if let expected = request.expectedSize, let length, length != expected {
+            return .sizeMismatch("server announced \(length) bytes, the manifest says \(expected)")
+        }
+        if let length, let part {
+            do { try part.reserve(length) } catch { return error }
+        }
+        stateful = rangesSupported && (length ?? 0) > request.minSegment && request.resume
+        announce()
+        return nil
+    }
+
+    private func announce() {
+        guard !announced else { return }
+        announced = true
+        let planned = rangesSupported ? request.connections : 1
+        engine.emit(.started(id: request.id, length: total, connections: planned, resumedFrom: resumedFrom))
+    }
+
+    private func rememberEffectiveURL(_ worker: Worker) {
+        if effectiveURLs[worker.sourceIndex] == nil, let url = worker.easy?.effectiveURL {
+            effectiveURLs[worker.sourceIndex] = url
+        }
+    }
+
+    // MARK: Body
+
+    /// The write callback: positional write of one buffer; a short count stops the request.
+    func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
+        if finished || worker.error != nil { return 0 }
+        if !worker.headProcessed {
+            switch judgeHead(worker) {
+            case .proceed: break
+            case .reject(let error):
+                worker.error = error
+                return 0
+            case .failItem(let error):
+                pendingFailure = error
+                return 0
+            case .restartFresh(let reason):
+                pendingRestart = (reason, nil)
+                return 0
+            case .restartStream(let reason):
+                pendingRestart = (reason, worker)
+                return jg_writefunc_pause()
+            }
+        }
+        if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
+        var count = bytes.count
+        if let end = worker.end {
+            let room = max(0, end - worker.pos)
+            if Int64(count) > room {
+                if let requested = worker.requestedEnd, end >= requested {
+                    pendingFailure = .sizeMismatch(
+                        "server sent more bytes than announced (over \(requested) for \(Redactor.redactURL(worker.url)))")
+                    return 0
+                }
+                worker.truncated = true
+                count = Int(room)
+            }
+        } else if let expected = request.expectedSize, worker.pos + Int64(count) > expected {
+            pendingFailure = .sizeMismatch("server sent more than the manifest's size of \(expected) bytes")
+            return 0
+        }
+        guard count > 0 else { return 0 }
+        do {
+            try part?.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: worker.pos)
+        } catch {
+            pendingFailure = error
+            return 0
+        }
+        worker.pos += Int64(count)
+        worker.consecutiveFailures = 0
+        bytesThisRun += Int64(count)
+        engine.consumeRate(count)
+        let prefix = contiguousPrefix()
+        if prefix - reportedPrefix >= 4 << 20 {
+            reportedPrefix = prefix
+            request.observer?.prefixCompleted(upTo: prefix)
+        }
+        return count
+    }
+
+    /// The first byte not yet written.
+    private func contiguousPrefix() -> Int64 {
+        var first = unassigned.first?.lower ?? Int64.max
+        for worker in workers {
+            if let end = worker.end, worker.pos >= end { continue }
+            first = min(first, worker.pos)
+        }
+        return first == Int64.max ? (total ?? 0) : first
+    }
+
+    private func missingRanges() -> [ByteRange] {
+        var ranges = unassigned
+        for worker in workers {
+            if let end = worker.end, end > worker.pos { ranges.append(ByteRange(lower: worker.pos, upper: end)) }
+        }
+        return ByteRange.normalized(ranges)
+    }
+
+    private var bytesPresent: Int64 {
+        guard let total else { return workers.first?.pos ?? 0 }
+        return total - missingRanges().reduce(0) { $0 + $1.count }
+    }
+
+    // MARK: Request end
+
+    /// A request finished (libcurl's DONE message); decides what the worker does next.
+    func requestFinished(_ worker: Worker, code: CURLcode) {
+        let errorText = worker.easy?.errorText ?? ""
+        if !worker.headProcessed, !finished, worker.error == nil, worker.head.status != 0 || isFileSource, code == CURLE_OK {
+            switch judgeHead(worker) {
+            case .proceed: break
+            case .reject(let error): worker.error = error
+            case .failItem(let error): pendingFailure = error
+            case .restartFresh(let reason), .restartStream(let reason): pendingRestart = (reason, nil)
+            }
+        }
+        engine.detach(worker)
+        worker.easy = nil
+        guard !finished else { return }
+        if pendingFailure != nil || pendingRestart != nil {
+            if pendingRestart?.stream === worker { pendingRestart?.stream = nil }
+            settle()
+            return
+        }
+        var failure: TransferError?
+        if let error = worker.error {
+            failure = error
+        } else if worker.truncated {
+            failure = nil
+        } else if code != CURLE_OK {
+            failure = Curl.error(code, detail: errorText, url: worker.url)
+        } else if let end = worker.end, worker.pos < end {
+            failure = .retryable(
+                "connection",
+                "connection closed \(end - worker.pos) bytes short (\(Redactor.redactURL(worker.url)))")
+        } else if worker.end == nil {
+            // A body of unannounced length ends where the server closes it.
+            let length = worker.pos
+            if let expected = request.expectedSize, length != expected {
+                fail(.sizeMismatch("received \(length) bytes, the manifest says \(expected)"))
+                return
+            }
+            total = length
+            worker.end = length
+        }
+        if let failure {
+            handleFailure(worker, failure)
+        } else {
+            worker.retriesLeft = request.retries
+            if let next = nextRange(for: worker) {
+                worker.assign(next)
+                launch(worker)
+            } else {
+                retire(worker)
+            }
+        }
+        settle()
+        checkCompletion()
+    }
+
+    private func handleFailure(_ worker: Worker, _ error: TransferError) {
+        lastError = error
+        if error.kind == .local || error.code == "size_mismatch" {
+            fail(error)
+            return
+        }
+        if error.retryable, worker.retriesLeft > 0 {
+            attempts += 1
+            worker.retriesLeft -= 1
+            worker.consecutiveFailures += 1
+            worker.state = .backoff(until: engine.now() + engine.backoff(attempt: worker.consecutiveFailures, hint: error.retryAfter))
+            return
+        }
+        if worker.sourceIndex + 1 < request.sources.count {
+            attempts += 1
+            worker.sourceIndex += 1
+            worker.retriesLeft = request.retries
+            worker.consecutiveFailures = 0
+            launch(worker)
+            return
+        }
+        retire(worker)
+    }
+
+    /// The next range for a worker whose range is done: an unowned one, else half of
+    /// the largest range another worker still has (work stealing).
+    private func nextRange(for worker: Worker) -> ByteRange? {
+        if !unassigned.isEmpty { return unassigned.removeFirst() }
+        guard rangesSupported else { return nil }
+        var victim: Worker?
+        var largest: Int64 = 0
+        for other in workers where other !== worker {
+            if let remaining = other.remaining, remaining > largest {
+                largest = remaining
+                victim = other
+            }
+        }
+        guard let victim, let end = victim.end, largest >= 2 * request.minSegment else { return nil }
+        // Leave the victim the half it is already streaming; align the cut to 64 KiB.
+        var cut = victim.pos + largest / 2
+        cut -= cut % (64 * 1024)
+        guard cut > victim.pos, cut < end else { return nil }
+        victim.end = cut
+        return ByteRange(lower: cut, upper: end)
+    }
+
+    /// Removes a worker; what it still owned returns to the pool for the others.
+    private func retire(_ worker: Worker) {
+        workers.removeAll { $0 === worker }
+        if let end = worker.end, end > worker.pos {
+            unassigned = ByteRange.normalized(unassigned + [ByteRange(lower: worker.pos, upper: end)])
+        }
+    }
+
+    private func checkCompletion() {
+        guard !finished, workers.isEmpty else { return }
+        if let total, unassigned.isEmpty, total >= 0 {
+            complete()
+        } else {
+            fail(lastError ?? TransferError(code: "transfer", message: "no connection could finish the download"))
+        }
+    }
+
+    // MARK: Deferred decisions
+
+    /// Carries out what callbacks decided, and fans out once the file is known.
+    func settle() {
+        guard !finished else { return }
+        if let failure = pendingFailure {
+            pendingFailure = nil
+            fail(failure)
+            return
+        }
+        if let restart = pendingRestart {
+            pendingRestart = nil
+            self.restart(reason: restart.reason, keeping: restart.stream)
+            return
+        }
+        if needsExpand {
+            needsExpand = false
+            expand()
+        }
+    }
+
+    /// Spreads the missing bytes over up to `connections` workers.
+    private func expand() {
+        guard rangesSupported, request.connections > workers.count, let total else { return }
+        if !expanded {
+            expanded = true
+            if unassigned.isEmpty, let stream = workers.first, let end = stream.end, end - stream.pos >= 2 * request.minSegment {
+                let pieces = ByteRange.split(
+                    [ByteRange(lower: stream.pos, upper: end)], into: request.connections, minimum: request.minSegment)
+                stream.end = pieces[0].upper
+                unassigned = Array(pieces.dropFirst())
+            } else {
+                unassigned = ByteRange.split(unassigned, into: request.connections - workers.count, minimum: request.minSegment)
+            }
+        }
+        _ = total
+        while workers.count < request.connections, !unassigned.isEmpty {
+            let worker = makeWorker()
+            worker.assign(unassigned.removeFirst())
+            launch(worker)
+        }
+    }
+
+    /// The remote file is not the one the saved bytes came from: drop them all.
+    private func restart(reason: String, keeping stream: Worker?) {
+        restarts += 1
+        note = reason
+        guard restarts <= 3 else {
+            fail(TransferError(code: "changed", message: "remote file kept changing during the download (\(reason))"))
+            return
+        }
+        for worker in workers where worker !== stream {
+            if worker.easy != nil { engine.detach(worker) }
+        }
+        workers = stream.map { [$0] } ?? []
+        unassigned = []
+        expanded = false
+        resumedFrom = 0
+        reportedPrefix = 0
+        total = nil
+        rangesSupported = false
+        validators = Validators()
+        effectiveURLs = [:]
+        dropState()
+        do { try part?.truncate() } catch {
+            fail(error)
+            return
+        }
+        request.observer?.restarted()
+        if let stream {
+            let head = stream.head
+            stream.pos = 0
+            if let failure = learn(length: head.contentLength, ranges: head.acceptsRanges, validators: head.validators, source: stream.sourceIndex) {
+                fail(failure)
+                return
+            }
+            stream.end = head.contentLength
+            stream.requestedEnd = head.contentLength
+            needsExpand = rangesSupported
+            engine.resume(stream)
+            settle()
+        } else {
+            let worker = makeWorker()
+            if request.connections > 1 {
+                worker.assign(ByteRange(lower: 0, upper: request.minSegment))
+            }
+            launch(worker)
+        }
+    }
+
+    // MARK: Timers
+
+    /// Retries whose delay ran out, workers waiting for a host slot, checkpoints, progress.
+    func tick(now: Double) {
+        guard !finished else { return }
+        for worker in workers {
+            switch worker.state {
+            case .ready: launch(worker)
+            case .backoff(let until) where until <= now: launch(worker)
+            default: break
+            }
+            if finished { return }
+        }
+        if stateful, now - lastCheckpoint >= engine.configuration.checkpointInterval {
+            lastCheckpoint = now
+            checkpoint(wait: false)
+        }
+        if now - lastProgress >= engine.configuration.progressInterval {
+            lastProgress = now
+            let active = workers.filter { if case .active = $0.state { true } else { false } }.count
+            engine.emit(
+                .progress(id: request.id, bytesThisRun: bytesThisRun, bytesPresent: bytesPresent, length: total, connections: active))
+        }
+    }
+
+    /// The soonest moment `tick` has something to do.
+    func nextDeadline(now: Double) -> Double {
+        var deadline = now + engine.configuration.progressInterval
+        for worker in workers {
+            if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
+            if case .ready = worker.state { deadline = min(deadline, now + 0.05) }
+        }
+        return deadline
+    }
+
+    // MARK: Resume state
+
+    /// Saves resume state: the part file's data is synced first, so the record never
+    /// claims bytes a power cut could lose.
+    private func checkpoint(wait: Bool) {
+        guard stateful, let total, let part else { return }
+        let state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
+        let path = request.statePath
+        if wait {
+            engine.checkpoints.sync {
+                _ = try? part.syncData()
+                _ = try? state.write(to: path)
+            }
+            return
+        }
+        let busy = checkpointBusy
+        guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
+        engine.checkpoints.async {
+            do {
+                try part.syncData()
+                try state.write(to: path)
+            } catch {
+                // A failed checkpoint only means a later resume redoes more; the
+                // transfer itself reports disk errors when it writes.
+            }
+            busy.withLock { $0 = false }
+        }
+    }
+
+    /// Removes resume state, durably, before the part file is reused for other bytes.
+    private func dropState() {
+        let path = request.statePath
+        engine.checkpoints.sync {
+            if unlink(path) == 0 { Self.syncDirectory(of: path) }
+        }
+        stateful = false
+    }
+
+    private func discardFiles() {
+        unlink(request.statePath)
+        unlink(request.partPath)
+    }
+
+    static func syncDirectory(of path: String) {
+        let fd = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    // MARK: End
+
+    private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
+        TransferOutcome(
+            status: status, length: total, bytesDownloaded: bytesThisRun, resumedFrom: resumedFrom,
+            connections: max(peakConnections, 1), attempts: attempts, note: note)
+    }
+
+    private func complete() {
+        guard !finished else { return }
+        finished = true
+        announce()
+        // Wait for any checkpoint in flight so none lands after the caller renames.
+        engine.checkpoints.sync {}
+        request.observer?.prefixCompleted(upTo: total ?? 0)
+        part = nil
+        completion(outcome(.completed))
+    }
+
+    /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.
+    func fail(_ error: TransferError) {
+        guard !finished else { return }
+        stopWorkers()
+        if error.code == "size_mismatch" || !stateful {
+            dropState()
+            unlink(request.partPath)
+        } else {
+            checkpoint(wait: true)
+        }
+        finished = true
+        part = nil
+        completion(outcome(.failed(error)))
+    }
+
+    /// Stops the item for a cancel: keeps resume state, or clears every trace.
+    func cancel(clearing: Bool) {
+        guard !finished else { return }
+        stopWorkers()
+        if clearing || !stateful {
+            dropState()
+            unlink(request.partPath)
+        } else {
+            checkpoint(wait: true)
+        }
+        finished = true
+        part = nil
+        completion(outcome(.cancelled))
+    }
+
+    /// Reports the item as never started.
+    func skip() {
+        finished = true
+        completion(outcome(.skipped))
+    }
+
+    private func stopWorkers() {
+        for worker in workers where worker.easy != nil {
+            engine.detach(worker)
+            worker.easy = nil
+        }
+        // The ranges stay with the workers so the final checkpoint still sees them.
+    }
+}

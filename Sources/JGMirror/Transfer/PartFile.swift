@@ -1,0 +1,56 @@
+import Foundation
+
+/// The `DEST.jgpart` file bytes are written into, by offset, as they arrive.
+///
+/// Shared by the engine thread (writes) and the checkpoint queue (`fdatasync`), hence
+/// a class whose descriptor closes when the last user lets go.
+final class PartFile: Sendable {
+    let path: String
+    let fd: Int32
+
+    /// Opens or creates the part file; never follows a symlink.
+    init(path: String) throws(TransferError) {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw .local(errno: errno, path: path, doing: "cannot open") }
+    }
+
+    deinit { close(fd) }
+
+    /// Current length on disk.
+    var size: Int64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int64(info.st_size) : -1
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(TransferError) {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .local(errno: errno, path: path, doing: "cannot write")
+            }
+            done += written
+        }
+    }
+
+    /// Sets the length to `length`, reserving the blocks so a full disk shows now,
+    /// not halfway through.
+    func reserve(_ length: Int64) throws(TransferError) {
+        guard ftruncate(fd, off_t(length)) == 0 else { throw .local(errno: errno, path: path, doing: "cannot resize") }
+        guard length > 0 else { return }
+        let result = posix_fallocate(fd, 0, off_t(length))
+        if result == ENOSPC || result == EDQUOT { throw .local(errno: result, path: path, doing: "cannot reserve space for") }
+    }
+
+    func truncate() throws(TransferError) {
+        guard ftruncate(fd, 0) == 0 else { throw .local(errno: errno, path: path, doing: "cannot truncate") }
+    }
+
+    /// Flushes written data to stable storage.
+    func syncData() throws(TransferError) {
+        guard fdatasync(fd) == 0 else { throw .local(errno: errno, path: path, doing: "cannot sync") }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// The `DEST.jgd` resume record (SPEC §6): enough to continue a download without
+/// trusting a byte it cannot vouch for.
+///
+/// It is written only after the part file's data is `fdatasync`ed, via a temporary
+/// file and `rename`, so a crash leaves either the previous record or this one,
+/// never a torn mix, and never one that claims bytes a power cut could lose.
+struct ResumeState: Codable, Equatable, Sendable {
+    static let formatName = "jgmirror-resume"
+    static let currentVersion = 1
+
+    var format: String = ResumeState.formatName
+    var version: Int = ResumeState.currentVersion
+    /// The primary URL with credentials removed.
+    var url: String
+    var etag: String?
+    var lastModified: String?
+    /// Total length of the remote file.
+    var length: Int64
+    /// Byte ranges still missing, as `[start, end)` pairs.
+    var missing: [[Int64]]
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, url, etag
+        case lastModified = "last_modified"
+        case length, missing
+    }
+
+    init(url: String, validators: Validators, length: Int64, missing: [ByteRange]) {
+        self.url = Redactor.redactURL(url)
+        etag = validators.etag
+        lastModified = validators.lastModified
+        self.length = length
+        self.missing = missing.map { [$0.lower, $0.upper] }
+    }
+
+    var missingRanges: [ByteRange] { missing.map { ByteRange(lower: $0[0], upper: $0[1]) } }
+    var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
+
+    /// What loading found.
+    enum Loaded {
+        case none
+        case valid(ResumeState)
+        /// Present but unusable; the reason goes into the report.
+        case discarded(String)
+    }
+
+    /// Reads the record at `path` and checks it against the item and its part file.
+    static func load(path: String, url: String, partSize: Int64?) -> Loaded {
+        guard let data = FileManager.default.contents(atPath: path) else { return .none }
+        guard let state = try? JSONDecoder().decode(ResumeState.self, from: data) else {
+            return .discarded("resume state \(path) was unreadable (torn or foreign); restarted from zero")
+        }
+        guard state.format == formatName, state.version == currentVersion else {
+            return .discarded("resume state \(path) has an unknown format; restarted from zero")
+        }
+        guard state.url == Redactor.redactURL(url) else {
+            return .discarded("resume state \(path) belongs to another URL; restarted from zero")
+        }
+        guard let partSize else {
+            return .discarded("resume state \(path) has no part file beside it; restarted from zero")
+        }
+        guard state.length > 0, partSize == state.length else {
+            return .discarded("part file does not match its resume state; restarted from zero")
+        }
+        let ranges = state.missingRanges
+        let wellFormed =
+            state.missing.allSatisfy { $0.count == 2 } && ranges.allSatisfy { $0.lower >= 0 && $0.lower < $0.upper && $0.upper <= state.length }
+            && ByteRange.normalized(ranges) == ranges
+        guard wellFormed else { return .discarded("resume state \(path) is inconsistent; restarted from zero") }
+        return .valid(state)
+    }
+
+    /// Writes atomically: temporary file, `fsync`, `rename`.
+    func write(to path: String) throws(TransferError) {
+        let temporary = path + ".tmp"
+        let data: Data
+        do { data = try JSONEncoder().encode(self) } catch {
+            throw TransferError(code: "io_error", message: "cannot encode resume state: \(error)", kind: .local)
+        }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw .local(errno: errno, path: temporary, doing: "cannot write") }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let written = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                done += written
+            }
+        }
+        if failure == 0, fsync(fd) != 0 { failure = errno }
+        close(fd)
+        guard failure == 0 else {
+            unlink(temporary)
+            throw .local(errno: failure, path: temporary, doing: "cannot write")
+        }
+        guard rename(temporary, path) == 0 else { throw .local(errno: errno, path: path, doing: "cannot replace") }
+    }
+}
+
+/// What identifies one version of a remote file, for `If-Range` (SPEC §5).
+struct Validators: Sendable, Equatable {
+    var etag: String?
+    var lastModified: String?
+
+    /// The value for `If-Range`: a strong ETag, else Last-Modified (weak ETags may
+    /// not be used there, RFC 9110 §13.1.5).
+    var ifRange: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    /// Whether `other` names a different version; unknown on either side is no evidence.
+    func conflicts(with other: Validators) -> Bool {
+        if let a = etag, let b = other.etag { return a != b }
+        if let a = lastModified, let b = other.lastModified { return a != b }
+        return false
+    }
+}

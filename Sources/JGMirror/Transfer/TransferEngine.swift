@@ -1,0 +1,225 @@
+import CCurl
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Drives every transfer of a run through one libcurl multi handle on one thread
+/// (SPEC §5).
+///
+/// Other threads talk to it only through `inbox` (a mutex-guarded command list) and
+/// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
+/// thread. Outcomes and events are delivered on that thread and must return quickly.
+final class TransferEngine: @unchecked Sendable {
+    /// Run-wide limits and settings.
+    struct Configuration: Sendable {
+        /// Items in flight at once.
+        var jobs = 8
+        /// Simultaneous connections to one host, across items.
+        var maxPerHost = 16
+        /// Overall bytes per second, when capped.
+        var maxRate: Int64?
+        /// Extra CA bundle to trust.
+        var caCert: String?
+        var allowFileURLs = false
+        /// First retry delay; doubles per retry, with jitter.
+        var retryBaseDelay = 0.5
+        /// Longest retry delay.
+        var retryMaxDelay = 30.0
+        /// Seconds between resume-state checkpoints (SPEC §6: at most every second).
+        var checkpointInterval = 1.0
+        /// Seconds between progress events per item.
+        var progressInterval = 0.2
+    }
+
+    /// Commands from other threads.
+    private struct Inbox {
+        var submissions: [(TransferRequest, @Sendable (TransferOutcome) -> Void)] = []
+        var cancel: Bool?
+        var skipQueued = false
+        var shutdown = false
+    }
+
+    let configuration: Configuration
+    /// Serial queue for `fdatasync` + state writes, off the event loop.
+    let checkpoints = DispatchQueue(label: "jgmirror.checkpoints")
+    private let onEvent: @Sendable (TransferEvent) -> Void
+    private let inbox = Mutex(Inbox())
+    private let multi: CurlMulti
+
+    // Engine thread only:
+    private var waiting: [ItemTransfer] = []
+    private var running: [ItemTransfer] = []
+    private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
+    private var hostLoad: [String: Int] = [:]
+    private var limiter: RateLimiter?
+    private var ratePaused: [Worker] = []
+    private var cancelled = false
+    private var skipping = false
+
+    init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
+        self.configuration = configuration
+        self.onEvent = onEvent
+        multi = try CurlMulti(
+            maxPerHost: configuration.maxPerHost, maxConnections: max(64, configuration.maxPerHost * 4))
+        if let rate = configuration.maxRate { limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
+        let thread = Thread { [self] in self.run() }
+        thread.name = "jgmirror-engine"
+        thread.start()
+    }
+
+    // MARK: Commands (any thread)
+
+    /// Queues a file; `completion` runs on the engine thread when it ends.
+    func submit(_ request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
+        inbox.withLock { $0.submissions.append((request, completion)) }
+        multi.wakeup()
+    }
+
+    /// Stops every transfer; resume state is kept unless `clearing`.
+    func cancel(clearing: Bool) {
+        inbox.withLock { $0.cancel = clearing || ($0.cancel ?? false) }
+        multi.wakeup()
+    }
+
+    /// Reports items not yet started as skipped and starts no more (`--fail-fast`).
+    func skipQueued() {
+        inbox.withLock { $0.skipQueued = true }
+        multi.wakeup()
+    }
+
+    /// Lets the thread end once nothing is left; submissions after this are not taken.
+    func shutdown() {
+        inbox.withLock { $0.shutdown = true }
+        multi.wakeup()
+    }
+
+    // MARK: Event loop
+
+    private func run() {
+        if limiter != nil { limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
+        while true {
+            let commands = inbox.withLock { box -> Inbox in
+                let taken = box
+                box = Inbox(shutdown: box.shutdown)
+                return taken
+            }
+            for (request, completion) in commands.submissions {
+                let item = ItemTransfer(engine: self, request: request, completion: completion)
+                if cancelled || skipping { item.skip() } else { waiting.append(item) }
+            }
+            if commands.skipQueued {
+                skipping = true
+                waiting.forEach { $0.skip() }
+                waiting.removeAll()
+            }
+            if let clearing = commands.cancel {
+                cancelled = true
+                waiting.forEach { $0.skip() }
+                waiting.removeAll()
+                running.forEach { $0.cancel(clearing: clearing) }
+            }
+            while running.count < configuration.jobs, !waiting.isEmpty {
+                let item = waiting.removeFirst()
+                running.append(item)
+                item.begin()
+            }
+            let time = now()
+            if var limiter {
+                limiter.refill(now: time)
+                self.limiter = limiter
+                if !limiter.isEmpty, !ratePaused.isEmpty {
+                    let resumed = ratePaused
+                    ratePaused.removeAll()
+                    for worker in resumed where worker.easy != nil {
+                        worker.ratePaused = false
+                        resume(worker)
+                    }
+                }
+            }
+            for item in running { item.tick(now: time) }
+            multi.perform()
+            while let (handle, code) = multi.nextDone() {
+                if let worker = workersByHandle[handle] { worker.item.requestFinished(worker, code: code) }
+            }
+            for item in running { item.settle() }
+            running.removeAll { $0.finished }
+            if running.isEmpty, waiting.isEmpty {
+                if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
+                multi.poll(timeoutMs: 500)
+                continue
+            }
+            var deadline = time + 0.5
+            for item in running { deadline = min(deadline, item.nextDeadline(now: time)) }
+            if !ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
+            multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
+        }
+    }
+
+    // MARK: Services for items (engine thread)
+
+    /// Monotonic seconds.
+    func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    func emit(_ event: TransferEvent) { onEvent(event) }
+
+    /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
+    static func hostKey(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return (url[..<schemeEnd.upperBound] + authority).lowercased()
+    }
+
+    /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
+    func acquireHost(_ host: String) -> Bool {
+        let load = hostLoad[host, default: 0]
+        guard load < configuration.maxPerHost else { return false }
+        hostLoad[host] = load + 1
+        return true
+    }
+
+    func releaseHost(_ host: String) {
+        if let load = hostLoad[host] { hostLoad[host] = load > 1 ? load - 1 : nil }
+    }
+
+    func attach(_ worker: Worker) throws(TransferError) {
+        guard let easy = worker.easy, multi.add(easy) else {
+            throw TransferError(code: "curl", message: "libcurl refused a transfer handle", kind: .local)
+        }
+        workersByHandle[easy.handle] = worker
+    }
+
+    /// Removes a worker's request from the multi handle and frees its host slot.
+    func detach(_ worker: Worker) {
+        guard let easy = worker.easy else { return }
+        multi.remove(easy)
+        workersByHandle[easy.handle] = nil
+        releaseHost(worker.host)
+        ratePaused.removeAll { $0 === worker }
+    }
+
+    /// Unpauses a request paused by its write callback.
+    func resume(_ worker: Worker) {
+        guard let easy = worker.easy else { return }
+        curl_easy_pause(easy.handle, jg_pause_cont())
+    }
+
+    var rateLimited: Bool { limiter != nil }
+
+    /// When the bandwidth budget is spent, records the worker as paused and says so.
+    func takeRatePause(_ worker: Worker) -> Bool {
+        guard let limiter, limiter.isEmpty else { return false }
+        worker.ratePaused = true
+        ratePaused.append(worker)
+        return true
+    }
+
+    func consumeRate(_ bytes: Int) { limiter?.take(bytes) }
+
+    /// Exponential backoff with jitter; a server's `Retry-After` wins (capped).
+    func backoff(attempt: Int, hint: Double?) -> Double {
+        if let hint { return min(hint, configuration.retryMaxDelay) }
+        let exponential = configuration.retryBaseDelay * pow(2, Double(max(0, attempt - 1)))
+        return min(configuration.retryMaxDelay, exponential) * Double.random(in: 0.5...1.5)
+    }
+}

@@ -1,0 +1,59 @@
+/// Everything the engine needs to fetch one file into its part file.
+struct TransferRequest: Sendable {
+    /// Caller's identifier, echoed in events and the outcome.
+    var id: Int
+    /// The primary URL, then its mirrors.
+    var sources: [String]
+    /// Where bytes are written (`DEST.jgpart`).
+    var partPath: String
+    /// Where resume state lives (`DEST.jgd`).
+    var statePath: String
+    /// The length the manifest promises; any other length fails the item.
+    var expectedSize: Int64?
+    var connections: Int
+    var retries: Int
+    var minSegment: Int64
+    /// Stall timeout, seconds.
+    var timeout: Double
+    /// `Name: value` lines sent with every request.
+    var headers: [String]
+    var insecure: Bool
+    /// Use and keep resume state.
+    var resume: Bool
+    /// Told how far the verified-ready prefix reaches.
+    var observer: PartFileObserver?
+}
+
+/// How one transfer ended.
+struct TransferOutcome: Sendable {
+    enum Status: Sendable {
+        case completed
+        case failed(TransferError)
+        /// Stopped by a cancel; resume state kept unless cleared.
+        case cancelled
+        /// Never started (fail-fast or cancel before its turn).
+        case skipped
+    }
+
+    var status: Status
+    /// The file's final length, once known.
+    var length: Int64?
+    /// Bytes received in this run.
+    var bytesDownloaded: Int64 = 0
+    /// Bytes reused from an earlier run.
+    var resumedFrom: Int64 = 0
+    /// Most connections used at once.
+    var connections: Int = 0
+    /// Requests made for the item, retries included.
+    var attempts: Int = 0
+    /// Why resume state was discarded or the item restarted, when it was.
+    var note: String?
+}
+
+/// What the engine reports while it works, on its own thread.
+enum TransferEvent: Sendable {
+    /// The first response arrived: the length (when known) and connections planned.
+    case started(id: Int, length: Int64?, connections: Int, resumedFrom: Int64)
+    /// Throttled progress: bytes this run, bytes on disk, and the total when known.
+    case progress(id: Int, bytesThisRun: Int64, bytesPresent: Int64, length: Int64?, connections: Int)
+}

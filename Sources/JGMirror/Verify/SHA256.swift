@@ -1,0 +1,56 @@
+import CCrypto
+
+/// An incremental SHA-256 over OpenSSL's EVP interface, which picks the CPU's SHA
+/// instructions when it has them (the deprecated `SHA256_*` calls may not).
+final class SHA256 {
+    private let context: OpaquePointer
+
+    /// Returns nil only when libcrypto cannot allocate a context.
+    init?() {
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            EVP_MD_CTX_free(context)
+            return nil
+        }
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    /// Starts over, as if newly made.
+    func reset() {
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    }
+
+    /// The digest as lower-case hex; the hasher must be reset before further use.
+    func finalizeHex() -> String {
+        var digest = [UInt8](repeating: 0, count: Int(jg_sha256_length()))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &digest, &length)
+        return SHA256.hex(digest.prefix(Int(length)))
+    }
+
+    /// SHA-256 of an in-memory buffer.
+    static func hex(of bytes: [UInt8]) -> String? {
+        guard let hasher = SHA256() else { return nil }
+        bytes.withUnsafeBytes { hasher.update($0) }
+        return hasher.finalizeHex()
+    }
+
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
