@@ -27,9 +27,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Linux calls glibc hides behind _GNU_SOURCE.
+        .target(name: "CSystem"),
         .target(
             name: "JGMirror",
-            dependencies: ["CCurl", "CYAML", "CCrypto"]
+            dependencies: ["CCurl", "CYAML", "CCrypto", "CSystem"]
         ),
         .executableTarget(
             name: "jgmirror",

@@ -364,8 +364,8 @@ final class ItemTransfer {
                 worker.truncated = true
                 count = Int(room)
             }
-        } else if let expected = request.expectedSize, worker.pos + Int64(count) > expected {
-            pendingFailure = .sizeMismatch("server sent more than the manifest's size of \(expected) bytes")
+        } else if let cap = request.expectedSize ?? request.sizeLimit, worker.pos + Int64(count) > cap {
+            pendingFailure = .sizeMismatch("server sent more than the expected \(cap) bytes")
             return 0
         }
         guard count > 0 else { return 0 }

@@ -22,6 +22,8 @@ struct TransferRequest: Sendable {
     var resume: Bool
     /// Told how far the verified-ready prefix reaches.
     var observer: PartFileObserver?
+    /// Most bytes accepted when the length is unknown (checksums files).
+    var sizeLimit: Int64?
 }
 
 /// How one transfer ended.

@@ -46,18 +46,22 @@ public final class PrefixHasher: PartFileObserver, @unchecked Sendable {
     /// The digest of the first `length` bytes, once hashed.
     public func finish(length: Int64) async -> Result<String, VerifyError> {
         await withCheckedContinuation { continuation in
-            queue.async {
-                self.advance(to: length)
-                if let failure = self.failure {
-                    continuation.resume(returning: .failure(failure))
-                } else if let hasher = self.hasher, self.hashed == length {
-                    continuation.resume(returning: .success(hasher.finalizeHex()))
-                } else if self.hasher == nil {
-                    continuation.resume(returning: .failure(.noHasher))
-                } else {
-                    continuation.resume(
-                        returning: .failure(.unreadable(path: self.path, reason: "file is shorter than \(length) bytes")))
-                }
+            finish(length: length) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Calls `completion` on the hasher's queue with the digest of the first `length` bytes.
+    func finish(length: Int64, completion: @escaping @Sendable (Result<String, VerifyError>) -> Void) {
+        queue.async {
+            self.advance(to: length)
+            if let failure = self.failure {
+                completion(.failure(failure))
+            } else if let hasher = self.hasher, self.hashed == length {
+                completion(.success(hasher.finalizeHex()))
+            } else if self.hasher == nil {
+                completion(.failure(.noHasher))
+            } else {
+                completion(.failure(.unreadable(path: self.path, reason: "file is shorter than \(length) bytes")))
             }
         }
     }

@@ -1,0 +1,44 @@
+/// The process exit codes of SPEC §9, and the one place results map onto them.
+public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
+    case success = 0
+    /// At least one item failed to download.
+    case transferFailed = 1
+    /// Usage error or invalid manifest; nothing was fetched.
+    case usage = 2
+    /// Checksum mismatch (sync) or missing/mismatching file (verify).
+    case integrity = 3
+    /// Disk full, permission denied, lock held.
+    case local = 4
+    /// Interrupted; state saved for resume.
+    case interrupted = 130
+
+    /// Higher wins when several apply: 130, 2, 3, 4, 1, 0.
+    var precedence: Int {
+        switch self {
+        case .success: 0
+        case .transferFailed: 1
+        case .local: 2
+        case .integrity: 3
+        case .usage: 4
+        case .interrupted: 5
+        }
+    }
+
+    /// The most important of several codes.
+    public static func combine(_ codes: [ExitCode]) -> ExitCode {
+        codes.max { $0.precedence < $1.precedence } ?? .success
+    }
+
+    /// The exit code that a set of item results calls for.
+    public static func forResults(_ items: [ItemResult]) -> ExitCode {
+        combine(
+            items.map { item in
+                switch item.status {
+                case .downloaded, .unchanged, .unverified, .verified, .skipped: .success
+                case .interrupted: .interrupted
+                case .mismatch, .missing: .integrity
+                case .failed: item.error?.isLocal == true ? .local : .transferFailed
+                }
+            })
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// What happened to one item (SPEC §4, §8).
+public enum ItemStatus: String, Sendable, Codable, CaseIterable {
+    /// Fetched, verified and placed this run.
+    case downloaded
+    /// Already on disk with the right SHA-256; nothing was sent.
+    case unchanged
+    /// Present (fetched or already there) but the manifest gives no checksum.
+    case unverified
+    /// Could not be fetched after retries and mirrors.
+    case failed
+    /// Fetched bytes did not match the checksum (sync), or the file on disk does not (verify).
+    case mismatch
+    /// Stopped by SIGINT/SIGTERM or a cancel; resume state kept.
+    case interrupted
+    /// Never started (`--fail-fast`, or a cancel before its turn).
+    case skipped
+    /// `verify`: present and matching.
+    case verified
+    /// `verify`: not on disk.
+    case missing
+}
+
+/// An item's error in a report: `{"code": "http_404", "message": "…"}`.
+public struct ItemError: Sendable, Codable, Equatable {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Codes of failures on this machine rather than the network (exit 4).
+    public static let localCodes: Set<String> = ["disk_full", "permission_denied", "io_error", "unsafe_path", "curl"]
+
+    public var isLocal: Bool { ItemError.localCodes.contains(code) }
+}
+
+/// One item of the report, in the order SPEC §8 lists the fields.
+public struct ItemResult: Sendable, Codable, Equatable {
+    public var dest: String
+    public var url: String
+    public var tag: Int?
+    public var tags: [String]
+    public var status: ItemStatus
+    /// The file's length, when known.
+    public var bytes: Int64?
+    public var bytesDownloaded: Int64
+    public var resumedFrom: Int64
+    public var connections: Int
+    public var attempts: Int
+    public var durationS: Double
+    public var sha256Expected: String?
+    public var sha256Actual: String?
+    public var error: ItemError?
+    /// Set when TLS verification was off for this item (`insecure: true`).
+    public var insecure: Bool
+    /// Why resume state was discarded or the download restarted, when it was.
+    public var note: String?
+
+    public init(
+        dest: String, url: String, tag: Int? = nil, tags: [String] = [], status: ItemStatus, bytes: Int64? = nil,
+        bytesDownloaded: Int64 = 0, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0, durationS: Double = 0,
+        sha256Expected: String? = nil, sha256Actual: String? = nil, error: ItemError? = nil, insecure: Bool = false,
+        note: String? = nil
+    ) {
+        self.dest = dest
+        self.url = url
+        self.tag = tag
+        self.tags = tags
+        self.status = status
+        self.bytes = bytes
+        self.bytesDownloaded = bytesDownloaded
+        self.resumedFrom = resumedFrom
+        self.connections = connections
+        self.attempts = attempts
+        self.durationS = durationS
+        self.sha256Expected = sha256Expected
+        self.sha256Actual = sha256Actual
+        self.error = error
+        self.insecure = insecure
+        self.note = note
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case dest, url, tag, tags, status, bytes
+        case bytesDownloaded = "bytes_downloaded"
+        case resumedFrom = "resumed_from"
+        case connections, attempts
+        case durationS = "duration_s"
+        case sha256Expected = "sha256_expected"
+        case sha256Actual = "sha256_actual"
+        case error, insecure, note
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(dest, forKey: .dest)
+        try container.encode(url, forKey: .url)
+        try container.encode(tag, forKey: .tag)
+        try container.encode(tags, forKey: .tags)
+        try container.encode(status, forKey: .status)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(bytesDownloaded, forKey: .bytesDownloaded)
+        try container.encode(resumedFrom, forKey: .resumedFrom)
+        try container.encode(connections, forKey: .connections)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(RunReport.rounded(durationS), forKey: .durationS)
+        try container.encode(sha256Expected, forKey: .sha256Expected)
+        try container.encode(sha256Actual, forKey: .sha256Actual)
+        try container.encode(error, forKey: .error)
+        if insecure { try container.encode(true, forKey: .insecure) }
+        try container.encodeIfPresent(note, forKey: .note)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        dest = try container.decode(String.self, forKey: .dest)
+        url = try container.decode(String.self, forKey: .url)
+        tag = try container.decodeIfPresent(Int.self, forKey: .tag)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        status = try container.decode(ItemStatus.self, forKey: .status)
+        bytes = try container.decodeIfPresent(Int64.self, forKey: .bytes)
+        bytesDownloaded = try container.decodeIfPresent(Int64.self, forKey: .bytesDownloaded) ?? 0
+        resumedFrom = try container.decodeIfPresent(Int64.self, forKey: .resumedFrom) ?? 0
+        connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 0
+        attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
+        durationS = try container.decodeIfPresent(Double.self, forKey: .durationS) ?? 0
+        sha256Expected = try container.decodeIfPresent(String.self, forKey: .sha256Expected)
+        sha256Actual = try container.decodeIfPresent(String.self, forKey: .sha256Actual)
+        error = try container.decodeIfPresent(ItemError.self, forKey: .error)
+        insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
+        note = try container.decodeIfPresent(String.self, forKey: .note)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+/// The JSON report of one run (SPEC §8), and the model the library API returns.
+public struct RunReport: Sendable, Codable, Equatable {
+    public var jgmirror: String = JGMirrorVersion.string
+    public var command: String
+    public var manifest: String?
+    public var started: Date
+    public var finished: Date
+    public var exitCode: ExitCode
+    public var items: [ItemResult]
+    /// A run-level error (lock held, checksums file unreachable), when the run stopped early.
+    public var error: ItemError?
+
+    public init(
+        command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
+        error: ItemError? = nil
+    ) {
+        self.command = command
+        self.manifest = manifest
+        self.started = started
+        self.finished = finished
+        self.items = items
+        self.exitCode = exitCode ?? ExitCode.forResults(items)
+        self.error = error
+    }
+
+    public var durationS: Double { finished.timeIntervalSince(started) }
+
+    /// Counts per status, in the order of SPEC §8.
+    public struct Totals: Sendable, Codable, Equatable {
+        public var items = 0
+        public var downloaded = 0
+        public var unchanged = 0
+        public var failed = 0
+        public var mismatch = 0
+        public var unverified = 0
+        public var interrupted = 0
+        public var skipped = 0
+        public var verified = 0
+        public var missing = 0
+        public var bytesDownloaded: Int64 = 0
+
+        enum CodingKeys: String, CodingKey {
+            case items, downloaded, unchanged, failed, mismatch, unverified, interrupted, skipped, verified, missing
+            case bytesDownloaded = "bytes_downloaded"
+        }
+    }
+
+    public var totals: Totals {
+        var totals = Totals()
+        totals.items = items.count
+        for item in items {
+            totals.bytesDownloaded += item.bytesDownloaded
+            switch item.status {
+            case .downloaded: totals.downloaded += 1
+            case .unchanged: totals.unchanged += 1
+            case .failed: totals.failed += 1
+            case .mismatch: totals.mismatch += 1
+            case .unverified: totals.unverified += 1
+            case .interrupted: totals.interrupted += 1
+            case .skipped: totals.skipped += 1
+            case .verified: totals.verified += 1
+            case .missing: totals.missing += 1
+            }
+        }
+        return totals
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case jgmirror, command, manifest, started, finished
+        case durationS = "duration_s"
+        case exitCode = "exit_code"
+        case totals, error, items
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(jgmirror, forKey: .jgmirror)
+        try container.encode(command, forKey: .command)
+        try container.encode(manifest, forKey: .manifest)
+        try container.encode(RunReport.timestamp(started), forKey: .started)
+        try container.encode(RunReport.timestamp(finished), forKey: .finished)
+        try container.encode(RunReport.rounded(durationS), forKey: .durationS)
+        try container.encode(exitCode, forKey: .exitCode)
+        try container.encode(totals, forKey: .totals)
+        try container.encodeIfPresent(error, forKey: .error)
+        try container.encode(items, forKey: .items)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        jgmirror = try container.decode(String.self, forKey: .jgmirror)
+        command = try container.decode(String.self, forKey: .command)
+        manifest = try container.decodeIfPresent(String.self, forKey: .manifest)
+        let startText = try container.decode(String.self, forKey: .started)
+        let finishText = try container.decode(String.self, forKey: .finished)
+        guard let started = RunReport.parseTimestamp(startText), let finished = RunReport.parseTimestamp(finishText) else {
+            throw DecodingError.dataCorruptedError(forKey: .started, in: container, debugDescription: "bad timestamp")
+        }
+        self.started = started
+        self.finished = finished
+        exitCode = try container.decode(ExitCode.self, forKey: .exitCode)
+        items = try container.decode([ItemResult].self, forKey: .items)
+        error = try container.decodeIfPresent(ItemError.self, forKey: .error)
+    }
+
+    static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: false).timeSeparator(.colon).dateSeparator(.dash))
+    }
+
+    static func parseTimestamp(_ text: String) -> Date? {
+        try? Date(text, strategy: .iso8601)
+    }
+
+    /// The report as pretty JSON with keys in the documented order.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// Reads a report written by `jsonData()`.
+    public static func decode(_ data: Data) throws -> RunReport {
+        try JSONDecoder().decode(RunReport.self, from: data)
+    }
+
+    /// Combines shard reports into one: items concatenated, the earliest start, the
+    /// latest finish, and the exit code of the whole.
+    public static func merge(_ reports: [RunReport]) -> RunReport {
+        let items = reports.flatMap(\.items)
+        let started = reports.map(\.started).min() ?? Date()
+        let finished = reports.map(\.finished).max() ?? started
+        let code = ExitCode.combine(reports.map(\.exitCode) + [ExitCode.forResults(items)])
+        var merged = RunReport(
+            command: reports.first?.command ?? "sync", manifest: reports.first?.manifest, started: started,
+            finished: finished, items: items, exitCode: code)
+        merged.error = reports.compactMap(\.error).first
+        return merged
+    }
+}

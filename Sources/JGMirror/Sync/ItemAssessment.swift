@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a sync would do with an item, decided from the disk alone (SPEC §4 step 1).
+public enum ItemAction: String, Sendable {
+    /// Not on disk, or stale: fetch it.
+    case fetch
+    /// Resume state exists: continue from it.
+    case resume
+    /// On disk with the right SHA-256.
+    case unchanged
+    /// On disk, but the manifest has no checksum to compare.
+    case present
+}
+
+/// An item's action and what was learned deciding it.
+public struct ItemAssessment: Sendable {
+    public var action: ItemAction
+    /// SHA-256 of the file on disk, when it was hashed.
+    public var sha256: String?
+    /// Its length, when it exists.
+    public var size: Int64?
+}
+
+extension PlannedItem {
+    var partPath: String { path + ".jgpart" }
+    var statePath: String { path + ".jgd" }
+
+    /// Decides the action; hashes the destination when it exists and a checksum is known.
+    public func assess(resume: Bool = true) -> ItemAssessment {
+        if resume, FileManager.default.fileExists(atPath: statePath), FileManager.default.fileExists(atPath: partPath) {
+            return ItemAssessment(action: .resume)
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return ItemAssessment(action: .fetch) }
+        let size = Int64(info.st_size)
+        if let size = self.size, size != Int64(info.st_size) { return ItemAssessment(action: .fetch, size: Int64(info.st_size)) }
+        guard let expected = sha256 else { return ItemAssessment(action: .present, size: size) }
+        guard let actual = try? FileHasher.sha256(path: path) else { return ItemAssessment(action: .fetch, size: size) }
+        return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size)
+    }
+}
+
+/// Confinement to the root through what is already on disk (SPEC §10): the
+/// manifest's paths are checked lexically when parsed; here symlinks are followed.
+enum RootConfinement {
+    /// Throws a located manifest error for the first item whose destination, or a
+    /// folder on the way to it, resolves outside the root.
+    static func check(_ plan: Plan) throws(ManifestError) {
+        let root = canonical(plan.root) ?? plan.root
+        var checkedFolders: [String: Bool] = [:]
+        for item in plan.items {
+            let folder = (item.path as NSString).deletingLastPathComponent
+            let inside: Bool
+            if let known = checkedFolders[folder] {
+                inside = known
+            } else {
+                inside = existingAncestorInside(folder, root: root)
+                checkedFolders[folder] = inside
+            }
+            var escapes = !inside
+            var info = stat()
+            if !escapes, lstat(item.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                escapes = !(canonical(item.path).map { isInside($0, root) } ?? false)
+            }
+            if escapes {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
+            }
+        }
+    }
+
+    private static func existingAncestorInside(_ folder: String, root: String) -> Bool {
+        var current = folder
+        while !current.isEmpty, current != "/" {
+            if let resolved = canonical(current) { return isInside(resolved, root) || resolved == root }
+            current = (current as NSString).deletingLastPathComponent
+        }
+        return true
+    }
+
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+    }
+
+    static func canonical(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// Takes every item of a run from assessment to its final state: unchanged items
+/// are settled from disk, the rest go through the engine, the prefix hasher and
+/// placement. Results are collected by index and returned in plan order.
+final class ItemRunner: Sendable {
+    private let items: [PlannedItem]
+    private let options: SyncOptions
+    private let engine: TransferEngine
+    private let events: AsyncStream<SyncEvent>.Continuation
+    private let refetchUnverified: Bool
+    private let placement = Placement()
+    private let hashing: OperationQueue
+    private let state: Locked<State>
+    private let finishing = DispatchQueue(label: "jgmirror.finishing", attributes: .concurrent)
+
+    private struct State {
+        var results: [ItemResult?]
+        var remaining: Int
+        /// After a cancel or a fail-fast stop no new item starts.
+        var stopped = false
+        var done: (@Sendable ([ItemResult]) -> Void)?
+    }
+
+    init(
+        items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
+        refetchUnverified: Bool
+    ) {
+        self.items = items
+        self.options = options
+        self.engine = engine
+        self.events = events
+        self.refetchUnverified = refetchUnverified
+        hashing = OperationQueue()
+        hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
+        state = Locked(State(results: Array(repeating: nil, count: items.count), remaining: items.count))
+    }
+
+    /// Processes every item; returns when each has a result.
+    func run() async -> [ItemResult] {
+        guard !items.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            state.withLock { $0.done = { continuation.resume(returning: $0) } }
+            for index in items.indices {
+                let item = items[index]
+                var info = stat()
+                let exists = stat(item.path, &info) == 0
+                if exists, item.sha256 != nil {
+                    // Hashing what is already there runs on all cores, beside the transfers.
+                    hashing.addOperation { self.decide(index, item.assess(resume: self.options.resume)) }
+                } else {
+                    decide(index, item.assess(resume: options.resume))
+                }
+            }
+        }
+    }
+
+    /// Stops starting items (cancel, fail-fast).
+    func stop() { state.withLock { $0.stopped = true } }
+
+    private func decide(_ index: Int, _ assessment: ItemAssessment) {
+        let item = items[index]
+        if state.withLock({ $0.stopped }) || engineCancelled {
+            record(index, result(item, status: .skipped))
+            return
+        }
+        switch assessment.action {
+        case .unchanged:
+            var result = result(item, status: .unchanged)
+            result.bytes = assessment.size
+            result.sha256Actual = assessment.sha256
+            record(index, result)
+        case .present where !refetchUnverified:
+            var result = result(item, status: .unverified)
+            result.bytes = assessment.size
+            record(index, result)
+        default:
+            fetch(index)
+        }
+    }
+
+    private var engineCancelled: Bool { false }
+
+    private func fetch(_ index: Int) {
+        let item = items[index]
+        let folder = (item.path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            var result = result(item, status: .failed)
+            result.error = ItemError(code: "permission_denied", message: "cannot create folder \(folder): \(error.localizedDescription)")
+            record(index, result)
+            return
+        }
+        let hasher = PrefixHasher(path: item.partPath)
+        let request = TransferRequest(
+            id: index, sources: [item.url] + item.mirrors, partPath: item.partPath, statePath: item.statePath,
+            expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
+            timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" }, insecure: item.insecure,
+            resume: options.resume, observer: hasher)
+        let started = Date()
+        engine.submit(request) { outcome in
+            self.finishing.async { self.finish(index, outcome, hasher: hasher, started: started) }
+        }
+    }
+
+    private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date) {
+        let item = items[index]
+        var result = result(item, status: .downloaded)
+        result.bytes = outcome.length
+        result.bytesDownloaded = outcome.bytesDownloaded
+        result.resumedFrom = outcome.resumedFrom
+        result.connections = outcome.connections
+        result.attempts = outcome.attempts
+        result.note = outcome.note.map(item.redactor.redact)
+        let elapsed: @Sendable () -> Double = { Date().timeIntervalSince(started) }
+        switch outcome.status {
+        case .failed(let error):
+            result.status = .failed
+            result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
+            result.durationS = elapsed()
+            record(index, result)
+        case .cancelled:
+            result.status = .interrupted
+            result.error = ItemError(code: "interrupted", message: "stopped by a signal or cancel; resume state kept")
+            result.durationS = elapsed()
+            record(index, result)
+        case .skipped:
+            result.status = .skipped
+            record(index, result)
+        case .completed:
+            let base = result
+            hasher.finish(length: outcome.length ?? 0) { digest in
+                var result = base
+                switch digest {
+                case .failure(let error):
+                    unlink(item.partPath)
+                    result.status = .failed
+                    result.error = ItemError(code: "io_error", message: error.localizedDescription)
+                    result.durationS = elapsed()
+                    self.record(index, result)
+                case .success(let actual):
+                    result.sha256Actual = actual
+                    if let expected = item.sha256, expected != actual {
+                        let bad = Placement.quarantine(part: item.partPath, destination: item.path, state: item.statePath)
+                        result.status = .mismatch
+                        result.error = ItemError(
+                            code: "checksum_mismatch",
+                            message: "SHA-256 is \(actual), the manifest expects \(expected); bytes kept in \(bad)")
+                        result.durationS = elapsed()
+                        self.record(index, result)
+                        return
+                    }
+                    let verified = result
+                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: item.statePath) { error in
+                        var result = verified
+                        if let error {
+                            result.status = .failed
+                            result.error = ItemError(code: error.code, message: error.message)
+                        } else {
+                            result.status = item.sha256 == nil ? .unverified : .downloaded
+                        }
+                        result.durationS = elapsed()
+                        self.record(index, result)
+                    }
+                    self.placement.commit(commit)
+                }
+            }
+        }
+    }
+
+    private func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
+        ItemResult(
+            dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
+            connections: 0, attempts: 0, sha256Expected: item.sha256, insecure: item.insecure)
+    }
+
+    private func record(_ index: Int, _ result: ItemResult) {
+        events.yield(.itemFinished(result))
+        let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
+        let finished = state.withLock { state -> (@Sendable ([ItemResult]) -> Void, [ItemResult])? in
+            state.results[index] = result
+            state.remaining -= 1
+            if failedFast { state.stopped = true }
+            guard state.remaining == 0, let done = state.done else { return nil }
+            state.done = nil
+            return (done, state.results.map { $0! })
+        }
+        if failedFast { engine.skipQueued() }
+        if let (done, results) = finished { done(results) }
+    }
+}

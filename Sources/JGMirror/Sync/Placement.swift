@@ -1,0 +1,81 @@
+import CSystem
+import Foundation
+import Synchronization
+
+/// Moves verified part files onto their destinations durably, in batches.
+///
+/// A destination only ever receives bytes that were verified and synced (SPEC §4).
+/// Syncing each small file on its own costs a journal commit apiece, so commits that
+/// arrive while a batch is being written wait and go together: one `syncfs` for a
+/// batch of several files, one `fsync` per distinct directory after the renames.
+final class Placement: Sendable {
+    struct Commit: Sendable {
+        var part: String
+        var destination: String
+        var state: String
+        var done: @Sendable (TransferError?) -> Void
+    }
+
+    private let queue = DispatchQueue(label: "jgmirror.placement")
+    private let pending = Locked<[Commit]>([])
+
+    /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
+    func commit(_ commit: Commit) {
+        let first = pending.withLock { list -> Bool in
+            list.append(commit)
+            return list.count == 1
+        }
+        if first { queue.async { self.drain() } }
+    }
+
+    /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched.
+    static func quarantine(part: String, destination: String, state: String) -> String {
+        let bad = destination + ".jgbad"
+        rename(part, bad)
+        unlink(state)
+        return bad
+    }
+
+    private func drain() {
+        let batch = pending.withLock { list -> [Commit] in
+            defer { list.removeAll() }
+            return list
+        }
+        guard !batch.isEmpty else { return }
+        var failures: [Int: TransferError] = [:]
+        if batch.count >= 4 {
+            let fd = open(batch[0].part, O_RDONLY | O_CLOEXEC)
+            if fd < 0 || jg_syncfs(fd) != 0 {
+                for (index, commit) in batch.enumerated() { failures[index] = Self.syncFile(commit.part) }
+            }
+            if fd >= 0 { close(fd) }
+        } else {
+            for (index, commit) in batch.enumerated() { failures[index] = Self.syncFile(commit.part) }
+        }
+        var directories = Set<String>()
+        for (index, commit) in batch.enumerated() where failures[index] == nil {
+            if rename(commit.part, commit.destination) != 0 {
+                failures[index] = .local(errno: errno, path: commit.destination, doing: "cannot rename onto")
+                continue
+            }
+            unlink(commit.state)
+            directories.insert((commit.destination as NSString).deletingLastPathComponent)
+        }
+        for directory in directories {
+            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 {
+                fsync(fd)
+                close(fd)
+            }
+        }
+        for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
+        if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
+    }
+
+    private static func syncFile(_ path: String) -> TransferError? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .local(errno: errno, path: path, doing: "cannot open") }
+        defer { close(fd) }
+        return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: path, doing: "cannot sync")
+    }
+}

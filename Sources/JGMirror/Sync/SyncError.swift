@@ -1,0 +1,40 @@
+import Foundation
+
+/// Why a run stopped before or outside item processing; each maps to an exit code.
+public enum SyncError: LocalizedError, Sendable {
+    /// The manifest (or a checksums file) is invalid: exit 2.
+    case manifest(ManifestError)
+    /// Another sync holds the root's lock: exit 4.
+    case locked(path: String)
+    /// The root cannot be created or locked: exit 4.
+    case local(String)
+    /// A checksums file could not be fetched: exit 1, nothing fetched.
+    case checksums(url: String, error: TransferError)
+
+    public var errorDescription: String? {
+        switch self {
+        case .manifest(let error): error.errorDescription
+        case .locked(let path): "another jgmirror sync holds \(path); try again when it finishes"
+        case .local(let message): message
+        case .checksums(let url, let error): "cannot fetch checksums file \(Redactor.redactURL(url)): \(error.message)"
+        }
+    }
+
+    /// SPEC §9.
+    public var exitCode: ExitCode {
+        switch self {
+        case .manifest: .usage
+        case .locked, .local: .local
+        case .checksums: .transferFailed
+        }
+    }
+
+    var itemError: ItemError {
+        switch self {
+        case .manifest: ItemError(code: "manifest", message: errorDescription ?? "")
+        case .locked: ItemError(code: "locked", message: errorDescription ?? "")
+        case .local: ItemError(code: "io_error", message: errorDescription ?? "")
+        case .checksums(_, let error): ItemError(code: error.code, message: errorDescription ?? "")
+        }
+    }
+}

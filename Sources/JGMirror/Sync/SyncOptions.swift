@@ -1,0 +1,49 @@
+import Foundation
+
+/// How a sync runs (SPEC §2): concurrency, limits, resume and failure policy.
+public struct SyncOptions: Sendable {
+    /// Items in flight at once.
+    public var jobs = 8
+    /// Simultaneous connections to one host across all items.
+    public var maxPerHost = 16
+    /// Overall bandwidth cap in bytes per second.
+    public var maxRate: Int64?
+    /// A CA bundle to trust in addition to the system's.
+    public var caCert: String?
+    /// Accept `file://` sources.
+    public var allowFileURLs = false
+    /// Use resume state; false ignores and deletes it (`--no-resume`).
+    public var resume = true
+    /// Start no new item after the first failure.
+    public var failFast = false
+    /// An item without any checksum is an error.
+    public var requireChecksums = false
+    /// First retry delay in seconds; doubles per retry, with jitter.
+    public var retryBaseDelay = 0.5
+    /// Seconds between resume-state checkpoints.
+    public var checkpointInterval = 1.0
+    /// Seconds between progress events per item.
+    public var progressInterval = 0.2
+    /// Threads hashing files already on disk.
+    public var hashThreads = max(1, ProcessInfoCores.count)
+
+    public init() {}
+
+    var engineConfiguration: TransferEngine.Configuration {
+        var configuration = TransferEngine.Configuration()
+        configuration.jobs = max(1, jobs)
+        configuration.maxPerHost = max(1, maxPerHost)
+        configuration.maxRate = maxRate
+        configuration.caCert = caCert
+        configuration.allowFileURLs = allowFileURLs
+        configuration.retryBaseDelay = retryBaseDelay
+        configuration.checkpointInterval = checkpointInterval
+        configuration.progressInterval = progressInterval
+        return configuration
+    }
+}
+
+/// The number of cores, without importing Foundation into every file that asks.
+enum ProcessInfoCores {
+    static var count: Int { sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 0 ? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) : 1 }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// `jgmirror verify`: hashes what is on disk against the plan, on all cores, with
+/// no network (SPEC §2, §7).
+public enum Verification {
+    /// Checks every item; missing or mismatching files give exit 3.
+    public static func run(plan: Plan, threads: Int = ProcessInfoCores.count) throws(SyncError) -> RunReport {
+        let started = Date()
+        do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
+        let items = plan.items
+        let results = ResultSlots<ItemResult>(count: items.count)
+        let next = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(threads, items.count))) { _ in
+            while true {
+                let index = next.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                guard index < items.count else { return }
+                results.set(index, verify(items[index]))
+            }
+        }
+        return RunReport(
+            command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
+            items: items.isEmpty ? [] : results.values())
+    }
+
+    static func verify(_ item: PlannedItem) -> ItemResult {
+        let begin = Date()
+        var result = ItemResult(
+            dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
+            sha256Expected: item.sha256, insecure: item.insecure)
+        var info = stat()
+        guard stat(item.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            result.status = .missing
+            result.error = ItemError(code: "missing", message: "\(item.path) does not exist")
+            return result
+        }
+        result.bytes = Int64(info.st_size)
+        do {
+            let actual = try FileHasher.sha256(path: item.path)
+            result.sha256Actual = actual
+            if let expected = item.sha256 {
+                if expected != actual {
+                    result.status = .mismatch
+                    result.error = ItemError(code: "checksum_mismatch", message: "SHA-256 is \(actual), the manifest expects \(expected)")
+                }
+            } else {
+                result.status = .unverified
+            }
+            if let size = item.size, size != Int64(info.st_size), result.status != .mismatch {
+                result.status = .mismatch
+                result.error = ItemError(code: "size_mismatch", message: "\(info.st_size) bytes on disk, the manifest says \(size)")
+            }
+        } catch {
+            result.status = .failed
+            result.error = ItemError(code: "io_error", message: error.localizedDescription)
+        }
+        result.durationS = Date().timeIntervalSince(begin)
+        return result
+    }
+}
