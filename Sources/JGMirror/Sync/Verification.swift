@@ -4,7 +4,7 @@ import Foundation
 /// no network (SPEC §2, §7).
 public enum Verification {
     /// Checks every item; missing or mismatching files give exit 3.
-    public static func run(plan: Plan, threads: Int = ProcessInfoCores.count) throws(SyncError) -> RunReport {
+    public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
         let started = Date()
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let items = plan.items
