@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "jgmirror-origin",
-            dependencies: ["TestServer"]
+            dependencies: ["TestServer", "JGMirror"]
         ),
         .executableTarget(
             name: "MirrorTwoFiles",

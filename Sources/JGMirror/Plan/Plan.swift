@@ -61,7 +61,7 @@ public struct Plan: Sendable {
             return URL(fileURLWithPath: joined).standardizedFileURL.path
         }
         if let override { return absolute(override, relativeTo: cwd) }
-        let manifestFolder = absolute((manifest.path as NSString).deletingLastPathComponent, relativeTo: cwd)
+        let manifestFolder = absolute(Paths.parent(of: manifest.path), relativeTo: cwd)
         if let root = manifest.root { return absolute(root, relativeTo: manifestFolder) }
         return manifestFolder
     }

@@ -27,8 +27,8 @@ public struct Download: Sendable {
     /// A session that runs this download; `SyncOptions.resume` turns resume on or off.
     public func session(options: SyncOptions = SyncOptions()) throws(UsageError) -> SyncSession {
         let absolute = URL(fileURLWithPath: destination).standardizedFileURL.path
-        let root = (absolute as NSString).deletingLastPathComponent
-        let name = (absolute as NSString).lastPathComponent
+        let root = Paths.parent(of: absolute)
+        let name = Paths.lastComponent(of: absolute)
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://")
             || (options.allowFileURLs && url.lowercased().hasPrefix("file://"))
         else {

@@ -49,7 +49,7 @@ enum RootConfinement {
         let root = canonical(plan.root) ?? plan.root
         var checkedFolders: [String: Bool] = [:]
         for item in plan.items {
-            let folder = (item.path as NSString).deletingLastPathComponent
+            let folder = Paths.parent(of: item.path)
             let inside: Bool
             if let known = checkedFolders[folder] {
                 inside = known
@@ -74,7 +74,7 @@ enum RootConfinement {
         var current = folder
         while !current.isEmpty, current != "/" {
             if let resolved = canonical(current) { return isInside(resolved, root) || resolved == root }
-            current = (current as NSString).deletingLastPathComponent
+            current = Paths.parent(of: current)
         }
         return true
     }

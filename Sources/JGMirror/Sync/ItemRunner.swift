@@ -83,7 +83,7 @@ final class ItemRunner: Sendable {
 
     private func fetch(_ index: Int) {
         let item = items[index]
-        let folder = (item.path as NSString).deletingLastPathComponent
+        let folder = Paths.parent(of: item.path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {

@@ -59,7 +59,7 @@ final class Placement: Sendable {
                 continue
             }
             unlink(commit.state)
-            directories.insert((commit.destination as NSString).deletingLastPathComponent)
+            directories.insert(Paths.parent(of: commit.destination))
         }
         for directory in directories {
             let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

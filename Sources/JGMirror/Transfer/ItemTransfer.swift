@@ -699,7 +699,7 @@ final class ItemTransfer {
     }
 
     static func syncDirectory(of path: String) {
-        let fd = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = open(Paths.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)
             close(fd)

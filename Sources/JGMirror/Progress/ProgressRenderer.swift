@@ -1,0 +1,140 @@
+import Foundation
+
+/// Turns sync events into what a person sees on stderr: live bars on a terminal,
+/// one plain line per item event otherwise (cron, CI logs).
+public final class ProgressRenderer: @unchecked Sendable {
+    /// `--progress auto|bars|lines|none`.
+    public enum Mode: String, Sendable, CaseIterable {
+        case auto, bars, lines, none
+    }
+
+    public enum Verbosity: Sendable {
+        case quiet, normal, verbose
+    }
+
+    private let bars: Bool
+    private let silent: Bool
+    private let verbosity: Verbosity
+    private let output: FileHandle
+    // Touched only by `consume`, which runs in one task.
+    private var active: [String: ItemProgress] = [:]
+    private var order: [String] = []
+    private var finishedBytes: Int64 = 0
+    private var lastDraw = Date.distantPast
+    private var drawnLines = 0
+    private let started = Date()
+
+    public init(mode: Mode, verbosity: Verbosity = .normal, output: FileHandle = .standardError) {
+        let tty = isatty(output.fileDescriptor) == 1
+        bars = mode == .bars || (mode == .auto && tty && verbosity != .quiet)
+        silent = mode == .none
+        self.verbosity = verbosity
+        self.output = output
+    }
+
+    /// Renders every event until the stream ends.
+    public func consume(_ events: AsyncStream<SyncEvent>) async {
+        for await event in events { handle(event) }
+        if bars { clear() }
+    }
+
+    func handle(_ event: SyncEvent) {
+        guard !silent else { return }
+        switch event {
+        case .itemStarted(let start):
+            if active[start.dest] == nil { order.append(start.dest) }
+            active[start.dest] = ItemProgress(
+                dest: start.dest, tag: start.tag, bytesThisRun: 0, bytesPresent: start.resumedFrom, expected: start.length,
+                connections: start.connections)
+            if !bars, verbosity == .verbose {
+                let size = start.length.map(Units.formatBytes) ?? "unknown size"
+                let resumed = start.resumedFrom > 0 ? ", resuming at \(Units.formatBytes(start.resumedFrom))" : ""
+                line("start      \(start.dest) (\(size), \(start.connections) connection\(start.connections == 1 ? "" : "s")\(resumed))")
+            }
+        case .progress(let progress):
+            active[progress.dest] = progress
+        case .itemFinished(let result):
+            active[result.dest] = nil
+            order.removeAll { $0 == result.dest }
+            finishedBytes += result.bytesDownloaded
+            if bars { clear() }
+            report(result)
+        }
+        if bars, Date().timeIntervalSince(lastDraw) >= 0.1 { draw() }
+    }
+
+    private func report(_ result: ItemResult) {
+        let problem = [.failed, .mismatch, .missing, .interrupted].contains(result.status)
+        if verbosity == .quiet && !problem { return }
+        if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
+        var text = result.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0) + result.dest
+        if let error = result.error {
+            text += ": \(error.code): \(error.message)"
+        } else if result.bytesDownloaded > 0 {
+            let speed = result.durationS > 0 ? Double(result.bytesDownloaded) / result.durationS : 0
+            text +=
+                " (\(Units.formatBytes(result.bytesDownloaded)) in \(String(format: "%.1f", result.durationS))s, \(Units.formatBytes(Int64(speed)))/s, \(result.connections) conn"
+                + (result.resumedFrom > 0 ? ", resumed from \(Units.formatBytes(result.resumedFrom))" : "") + ")"
+        }
+        line(text)
+    }
+
+    private func draw() {
+        lastDraw = Date()
+        clear()
+        var lines: [String] = []
+        var total = finishedBytes
+        var connections = 0
+        for dest in order.prefix(8) {
+            guard let item = active[dest] else { continue }
+            lines.append(bar(item))
+        }
+        for item in active.values {
+            total += item.bytesThisRun
+            connections += item.connections
+        }
+        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let remaining = active.values.reduce(Int64(0)) { $0 + max(0, ($1.expected ?? $1.bytesPresent) - $1.bytesPresent) }
+        let speed = Double(total) / elapsed
+        let eta = speed > 0 ? String(format: "%.0fs", Double(remaining) / speed) : "--"
+        lines.append(
+            "total \(Units.formatBytes(total)) at \(Units.formatBytes(Int64(speed)))/s, \(active.count) active, \(connections) connections, ETA \(eta)")
+        output.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        drawnLines = lines.count
+    }
+
+    private func bar(_ item: ItemProgress) -> String {
+        let width = 24
+        let fraction = item.expected.map { $0 > 0 ? Double(item.bytesPresent) / Double($0) : 1 } ?? 0
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let graph = String(repeating: "#", count: min(width, filled)) + String(repeating: "-", count: max(0, width - filled))
+        let name = item.dest.count > 40 ? "…" + item.dest.suffix(39) : item.dest
+        let size = item.expected.map(Units.formatBytes) ?? "?"
+        return "[\(graph)] \(String(format: "%3.0f", fraction * 100))% \(name) (\(size), \(item.connections) conn)"
+    }
+
+    private func clear() {
+        guard drawnLines > 0 else { return }
+        output.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: drawnLines).utf8))
+        drawnLines = 0
+    }
+
+    private func line(_ text: String) {
+        output.write(Data((text + "\n").utf8))
+    }
+
+    /// One closing line: counts per status, bytes and time.
+    public static func summary(_ report: RunReport) -> String {
+        let totals = report.totals
+        var parts: [String] = []
+        let pairs: [(String, Int)] = [
+            ("downloaded", totals.downloaded), ("unchanged", totals.unchanged), ("verified", totals.verified),
+            ("unverified", totals.unverified), ("failed", totals.failed), ("mismatch", totals.mismatch),
+            ("missing", totals.missing), ("interrupted", totals.interrupted), ("skipped", totals.skipped),
+        ]
+        for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
+        if parts.isEmpty { parts.append("nothing to do") }
+        return "\(report.command): \(totals.items) item\(totals.items == 1 ? "" : "s"): " + parts.joined(separator: ", ")
+            + "; \(Units.formatBytes(totals.bytesDownloaded)) fetched in \(String(format: "%.2f", report.durationS))s; exit \(report.exitCode.rawValue)"
+    }
+}

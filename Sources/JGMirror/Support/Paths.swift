@@ -1,0 +1,19 @@
+/// Path arithmetic on plain strings. (Foundation's `deletingLastPathComponent`
+/// traps on some inputs, such as "-", on Linux.)
+public enum Paths {
+    /// Everything before the last `/`: "a/b" → "a", "/a" → "/", "a" → "".
+    public static func parent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    /// Everything after the last `/`.
+    public static func lastComponent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import JGMirror
+
+/// `jgmirror get URL -o FILE`: one accelerated download with the sync engine.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Download one URL over several connections, verify, and place it.")
+
+    @Argument(help: "The URL to fetch.")
+    var url: String
+
+    @Option(name: [.short, .customLong("output")], help: "Destination file.")
+    var output: String
+
+    @Option(name: [.short, .customLong("connections")], help: "Connections for the file.")
+    var connections = 6
+
+    @Option(help: "Retries per connection (default: connections / 2, at least 1).")
+    var retries: Int?
+
+    @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
+    var sha256: String?
+
+    @Option(help: "Numeric tag echoed in the report.")
+    var tag: Int?
+
+    @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. 1MiB.")
+    var minSegment = "1MiB"
+
+    @Option(help: "Stall timeout, e.g. 30s.")
+    var timeout = "30s"
+
+    @Option(name: .customLong("header"), help: "Extra request header 'K: V' (repeatable).")
+    var headers: [String] = []
+
+    @Flag(help: "Do not verify the server's TLS certificate.")
+    var insecure = false
+
+    @Flag(name: .customLong("allow-file-urls"), help: "Accept a file:// URL.")
+    var allowFileURLs = false
+
+    @Option(help: "Write the JSON report there ('-' for stdout).")
+    var report: String?
+
+    @Flag(help: "Only problems on stderr.")
+    var quiet = false
+
+    @Flag(help: "Every event on stderr.")
+    var verbose = false
+
+    @OptionGroup var transferOptions: TransferOptionGroup
+
+    func run() async throws {
+        var download = Download(url: url, destination: output)
+        download.connections = connections
+        download.retries = retries
+        download.sha256 = sha256
+        download.tag = tag
+        download.insecure = insecure
+        download.headers = headers.compactMap(HTTPHeader.init(line:))
+        guard let segment = Units.parseSize(minSegment), segment >= 16 * 1024 else {
+            throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
+        }
+        guard let stall = Units.parseDuration(timeout), stall >= 0.1 else {
+            throw ValidationError("--timeout takes a duration such as 30s")
+        }
+        download.minSegment = segment
+        download.timeout = stall
+        let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)
+        let session: SyncSession
+        do { session = try download.session(options: options) } catch { throw ValidationError(error.message) }
+        let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: quiet ? .quiet : verbose ? .verbose : .normal)
+        do {
+            let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
+            Terminal.finish(result, reportPath: report, junitPath: nil, quiet: quiet)
+        } catch {
+            Terminal.fail(error, command: "get", manifest: nil, reportPath: report, junitPath: nil)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import JGMirror
+
+/// Options `sync`, `verify` and `plan` share (SPEC §2).
+struct ManifestOptionGroup: ParsableArguments {
+    @Argument(help: "The YAML manifest.")
+    var manifest: String
+
+    @Option(name: .customLong("tag"), help: "Select items carrying this tag (repeatable).")
+    var tags: [String] = []
+
+    @Option(name: .customLong("skip-tag"), help: "Drop items carrying this tag (repeatable).")
+    var skipTags: [String] = []
+
+    @Option(help: "Destination root (default: the manifest's root, else its folder).")
+    var root: String?
+
+    @Option(help: "Take only shard I of N (I/N, 0-based), or 'auto' with --shard-count.")
+    var shard: String?
+
+    @Option(name: .customLong("shard-count"), help: "Shard count for --shard auto.")
+    var shardCount: Int?
+
+    @Option(help: "Override every item's connection count.")
+    var connections: Int?
+
+    @Option(help: "Override every item's retry count.")
+    var retries: Int?
+
+    @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
+    var headers: [String] = []
+
+    @Flag(name: .customLong("allow-file-urls"), help: "Accept file:// sources.")
+    var allowFileURLs = false
+
+    @Flag(name: .customLong("require-checksums"), help: "An item without a checksum is a manifest error.")
+    var requireChecksums = false
+
+    @Option(help: "Write the JSON report there ('-' for stdout).")
+    var report: String?
+
+    @Option(help: "Also write a JUnit XML report there.")
+    var junit: String?
+
+    @Flag(help: "Less on stderr: only problems and the summary when not 0.")
+    var quiet = false
+
+    @Flag(help: "More on stderr: every item event.")
+    var verbose = false
+
+    func validate() throws {
+        if let connections, !(1...64).contains(connections) { throw ValidationError("--connections must be from 1 to 64") }
+        if let retries, !(0...100).contains(retries) { throw ValidationError("--retries must be from 0 to 100") }
+        for header in headers where HTTPHeader(line: header) == nil {
+            throw ValidationError("--header takes 'Name: value', not '\(header)'")
+        }
+    }
+
+    var verbosity: ProgressRenderer.Verbosity { quiet ? .quiet : verbose ? .verbose : .normal }
+
+    /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error.
+    func loadPlan(command: String) -> Plan {
+        var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
+        manifestOptions.environment = ProcessInfo.processInfo.environment
+        do {
+            let manifest = try Manifest.load(path: manifest, options: manifestOptions)
+            var options = PlanOptions()
+            options.tags = tags
+            options.skipTags = skipTags
+            options.root = root
+            options.connections = connections
+            options.retries = retries
+            options.headers = headers.compactMap(HTTPHeader.init(line:))
+            options.shard = try resolveShard()
+            return Plan(manifest: manifest, options: options)
+        } catch let error as ManifestError {
+            Terminal.fail(.manifest(error), command: command, manifest: manifest, reportPath: report, junitPath: junit)
+        } catch {
+            Terminal.error(error.localizedDescription)
+            Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+        }
+    }
+
+    private func resolveShard() throws(UsageError) -> Shard? {
+        guard let shard else { return nil }
+        if shard == "auto" { return try Shard.automatic(count: shardCount) }
+        return try Shard(parsing: shard)
+    }
+}
+
+/// Options for commands that transfer (`sync`, `get`).
+struct TransferOptionGroup: ParsableArguments {
+    @Option(help: "Items in flight at once.")
+    var jobs = 8
+
+    @Option(name: .customLong("max-per-host"), help: "Cap on simultaneous connections to one host.")
+    var maxPerHost = 16
+
+    @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M.")
+    var maxRate: String?
+
+    @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
+    var noResume = false
+
+    @Option(name: .customLong("ca-cert"), help: "Trust this CA bundle in addition to the system's.")
+    var caCert: String?
+
+    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms.")
+    var retryDelay = "500ms"
+
+    @Option(help: "Progress display: auto, bars, lines or none.")
+    var progress: ProgressRenderer.Mode = .auto
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard maxPerHost >= 1 else { throw ValidationError("--max-per-host must be at least 1") }
+        if let maxRate, (Units.parseSize(maxRate) ?? 0) <= 0 { throw ValidationError("--max-rate takes a rate such as 20M, not '\(maxRate)'") }
+        guard Units.parseDuration(retryDelay) != nil else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
+        if let caCert, !FileManager.default.isReadableFile(atPath: caCert) {
+            throw ValidationError("--ca-cert: cannot read \(caCert)")
+        }
+    }
+
+    func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {
+        var options = SyncOptions()
+        options.jobs = jobs
+        options.maxPerHost = maxPerHost
+        options.maxRate = maxRate.flatMap(Units.parseSize)
+        options.resume = !noResume
+        options.caCert = caCert
+        options.allowFileURLs = allowFileURLs
+        options.requireChecksums = requireChecksums
+        options.retryBaseDelay = Units.parseDuration(retryDelay) ?? 0.5
+        return options
+    }
+}
+
+extension ProgressRenderer.Mode: ExpressibleByArgument {}
+
+/// Runs a session with progress on stderr and SIGINT/SIGTERM turned into a cancel
+/// that keeps resume state (or clears it under `--no-resume`).
+enum SessionRunner {
+    static func run(_ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool) async throws(SyncError) -> RunReport {
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                Terminal.info("jgmirror: interrupted; stopping transfers and saving resume state")
+                session.cancel(clearingState: clearOnSignal)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        let rendering = Task { await progress.consume(session.events) }
+        let result: Result<RunReport, SyncError>
+        do { result = .success(try await session.run()) } catch { result = .failure(error) }
+        await rendering.value
+        var report = try result.get()
+        if session.isCancelled { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
+        return report
+    }
+}

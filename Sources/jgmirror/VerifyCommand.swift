@@ -1,0 +1,28 @@
+import ArgumentParser
+import JGMirror
+
+/// `jgmirror verify MANIFEST`: hash what is on disk; no network.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Hash what is on disk against the manifest, on all cores; no network.")
+
+    @OptionGroup var manifestOptions: ManifestOptionGroup
+
+    func run() async throws {
+        let plan = manifestOptions.loadPlan(command: "verify")
+        do {
+            let report = try Verification.run(plan: plan)
+            let renderer = ProgressRenderer(mode: .lines, verbosity: manifestOptions.verbosity)
+            let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+            for item in report.items { continuation.yield(.itemFinished(item)) }
+            continuation.finish()
+            await renderer.consume(stream)
+            Terminal.finish(
+                report, reportPath: manifestOptions.report, junitPath: manifestOptions.junit, quiet: manifestOptions.quiet)
+        } catch {
+            Terminal.fail(
+                error, command: "verify", manifest: manifestOptions.manifest, reportPath: manifestOptions.report,
+                junitPath: manifestOptions.junit)
+        }
+    }
+}
