@@ -117,9 +117,7 @@ public struct RunReport: Sendable, Codable, Equatable {
 
     /// The report as pretty JSON with keys in the documented order.
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        Data(json.rendered().utf8)
     }
 
     /// Reads a report written by `jsonData()`.

@@ -108,6 +108,12 @@ public final class SyncSession: Sendable {
     }
 
     private static func forward(_ event: TransferEvent, items: [PlannedItem], to continuation: AsyncStream<SyncEvent>.Continuation) {
+        // Checksums files travel under id -1 and are not items.
+        switch event {
+        case .started(let id, _, _, _) where !items.indices.contains(id): return
+        case .progress(let id, _, _, _, _) where !items.indices.contains(id): return
+        default: break
+        }
         switch event {
         case .started(let id, let length, let connections, let resumedFrom):
             let item = items[id]

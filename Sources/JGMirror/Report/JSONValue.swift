@@ -1,0 +1,103 @@
+import Foundation
+
+/// A JSON value whose objects keep their keys in the order written, so reports read
+/// in the order SPEC §8 documents (Foundation's encoder on Linux does not keep it).
+enum JSONValue {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+    static func int(_ value: Int?) -> JSONValue { value.map { .int(Int64($0)) } ?? .null }
+    static func int(_ value: Int64?) -> JSONValue { value.map { .int($0) } ?? .null }
+
+    /// Pretty-printed with two-space indentation.
+    func rendered(indent: Int = 0) -> String {
+        let pad = String(repeating: "  ", count: indent + 1)
+        let close = String(repeating: "  ", count: indent)
+        switch self {
+        case .null: return "null"
+        case .bool(let value): return value ? "true" : "false"
+        case .int(let value): return String(value)
+        case .double(let value): return value.isFinite ? "\(value)" : "null"
+        case .string(let value): return JSONValue.quote(value)
+        case .array(let values):
+            if values.isEmpty { return "[]" }
+            if values.allSatisfy({ if case .string = $0 { true } else { false } }) {
+                return "[" + values.map { $0.rendered() }.joined(separator: ", ") + "]"
+            }
+            return "[\n" + values.map { pad + $0.rendered(indent: indent + 1) }.joined(separator: ",\n") + "\n\(close)]"
+        case .object(let members):
+            if members.isEmpty { return "{}" }
+            return "{\n"
+                + members.map { pad + JSONValue.quote($0.0) + ": " + $0.1.rendered(indent: indent + 1) }.joined(separator: ",\n")
+                + "\n\(close)}"
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension ItemResult {
+    var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("dest", .string(dest)), ("url", .string(url)), ("tag", .int(tag)), ("tags", .array(tags.map { .string($0) })),
+            ("status", .string(status.rawValue)), ("bytes", .int(bytes)), ("bytes_downloaded", .int(bytesDownloaded)),
+            ("resumed_from", .int(resumedFrom)), ("connections", .int(connections)), ("attempts", .int(attempts)),
+            ("duration_s", .double(RunReport.rounded(durationS))), ("sha256_expected", .string(sha256Expected)),
+            ("sha256_actual", .string(sha256Actual)), ("error", error?.json ?? .null),
+        ]
+        if insecure { members.append(("insecure", .bool(true))) }
+        if let note { members.append(("note", .string(note))) }
+        return .object(members)
+    }
+}
+
+extension ItemError {
+    var json: JSONValue { .object([("code", .string(code)), ("message", .string(message))]) }
+}
+
+extension RunReport {
+    var json: JSONValue {
+        let totals = self.totals
+        var members: [(String, JSONValue)] = [
+            ("jgmirror", .string(jgmirror)), ("command", .string(command)), ("manifest", .string(manifest)),
+            ("started", .string(RunReport.timestamp(started))), ("finished", .string(RunReport.timestamp(finished))),
+            ("duration_s", .double(RunReport.rounded(durationS))), ("exit_code", .int(Int64(exitCode.rawValue))),
+            (
+                "totals",
+                .object([
+                    ("items", .int(totals.items)), ("downloaded", .int(totals.downloaded)), ("unchanged", .int(totals.unchanged)),
+                    ("failed", .int(totals.failed)), ("mismatch", .int(totals.mismatch)), ("unverified", .int(totals.unverified)),
+                    ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)), ("verified", .int(totals.verified)),
+                    ("missing", .int(totals.missing)), ("bytes_downloaded", .int(totals.bytesDownloaded)),
+                ])
+            ),
+        ]
+        if let error { members.append(("error", error.json)) }
+        members.append(("items", .array(items.map(\.json))))
+        return .object(members)
+    }
+}
