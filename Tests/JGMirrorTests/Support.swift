@@ -1,0 +1,116 @@
+import Foundation
+import JGMirror
+import TestServer
+
+/// Creates a fresh temporary directory for the body and removes it afterwards
+/// (swift-format's `withTestDirectory`).
+func withTestDirectory<T>(_ body: (String) async throws -> T) async rethrows -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// Writes `text` as `name` in `directory` and returns its path.
+@discardableResult
+func write(_ text: String, to name: String, in directory: String) -> String {
+    let path = directory + "/" + name
+    try? FileManager.default.createDirectory(atPath: Paths.parent(of: path), withIntermediateDirectories: true)
+    _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    return path
+}
+
+func sha(_ bytes: [UInt8]) -> String { Checksum.sha256(bytes) ?? "" }
+
+func fileSHA(_ path: String) -> String? { (try? FileHasher.sha256(path: path)) }
+
+func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+/// Options that keep retries quick in tests.
+func testOptions() -> SyncOptions {
+    var options = SyncOptions()
+    options.retryBaseDelay = 0.01
+    options.checkpointInterval = 0.1
+    return options
+}
+
+/// Parses `yaml` as a manifest stored in `directory` and syncs it into `directory/mirror`.
+func sync(_ yaml: String, in directory: String, options: SyncOptions = testOptions()) async throws -> RunReport {
+    let path = write(yaml, to: "manifest.yaml", in: directory)
+    let manifest = try Manifest.load(path: path)
+    var planOptions = PlanOptions()
+    planOptions.root = directory + "/mirror"
+    return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
+}
+
+/// A one-item manifest for `url`.
+func manifest(url: String, sha256: String? = nil, extra: String = "") -> String {
+    var text = "version: 1\nitems:\n  - url: \(url)\n    dest: out.bin\n"
+    if let sha256 { text += "    sha256: \(sha256)\n" }
+    if !extra.isEmpty { text += extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n") + "\n" }
+    return text
+}
+
+/// The result of running the built `jgmirror` binary.
+struct Execution {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Path of the built `jgmirror` executable, beside the test bundle.
+var jgmirrorBinary: String {
+    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<3 {
+        let candidate = folder.appendingPathComponent("jgmirror").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        folder = folder.deletingLastPathComponent()
+    }
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/debug/jgmirror").path
+}
+
+/// Starts the binary; the caller waits (swift-argument-parser's `AssertExecuteCommand` shape).
+func launch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: jgmirrorBinary)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    return (process, out, err)
+}
+
+func execute(_ arguments: [String], environment: [String: String] = [:]) throws -> Execution {
+    let (process, out, err) = try launch(arguments, environment: environment)
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Execution(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Polls `condition` every 20 ms for up to `seconds`, without blocking the
+/// cooperative thread pool (a 2-core machine has two threads in it).
+func waitFor(seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return condition()
+}
+
+/// Polls for a child process state without blocking the cooperative pool.
+func waitFor(seconds: Double, process: Process) async -> Bool {
+    await waitFor(seconds: seconds) { !process.isRunning }
+}
+
+func loadReport(_ path: String) throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+}

@@ -1,0 +1,341 @@
+import Foundation
+import Testing
+import TestServer
+
+@testable import JGMirror
+
+@Suite struct SegmentTests {
+    @Test func splitsEvenlyAndRespectsMinimum() {
+        let pieces = ByteRange.split([ByteRange(lower: 0, upper: 48 << 20)], into: 8, minimum: 1 << 20)
+        #expect(pieces.count == 8)
+        #expect(pieces.first?.lower == 0)
+        #expect(pieces.last?.upper == 48 << 20)
+        #expect(zip(pieces, pieces.dropFirst()).allSatisfy { $0.upper == $1.lower })
+        #expect(ByteRange.split([ByteRange(lower: 0, upper: 3 << 20)], into: 8, minimum: 1 << 20).count == 3)
+        #expect(
+            ByteRange.normalized([ByteRange(lower: 5, upper: 9), ByteRange(lower: 0, upper: 5), ByteRange(lower: 20, upper: 30)])
+                == [ByteRange(lower: 0, upper: 9), ByteRange(lower: 20, upper: 30)])
+    }
+}
+
+/// The engine against the in-process origin, one fault at a time.
+@Suite struct TransferTests {
+    let server: TestServer
+    let body = TestServer.bytes(count: 3 << 20, seed: 42)
+
+    init() throws { server = try TestServer() }
+
+    func serve(_ path: String = "/f", _ change: (inout TestServer.Route) -> Void = { _ in }) {
+        var route = TestServer.Route(body: body, etag: "\"v1\"")
+        change(&route)
+        server.set(path, route)
+    }
+
+    let segmented = "connections: 4\nmin_segment: 256KiB"
+
+    @Test func rangesAreSplitAcrossConnections() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: segmented), in: dir)
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded)
+            #expect(item.connections == 4)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            #expect(!exists(dir + "/mirror/out.bin.jgpart") && !exists(dir + "/mirror/out.bin.jgd"))
+            let ranges = server.requests("/f").compactMap { $0.headers["range"] }
+            #expect(ranges.count >= 4)
+            #expect(server.requests("/f").allSatisfy { $0.method == "GET" })
+            #expect(report.exitCode == .success)
+        }
+    }
+
+    @Test func workStealingTakesOverASlowConnection() async throws {
+        // The request for the last range crawls; a finished connection must take half of it.
+        serve {
+            $0.fault = { index in index == 3 ? .stall(afterBytes: 64 << 10, seconds: 3) : nil }
+        }
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/f"), sha256: sha(body), extra: segmented + "\ntimeout: 1s"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(server.requests("/f").count > 4)
+        }
+    }
+
+    @Test func serverIgnoringRangeGetsOneConnection() async throws {
+        serve { $0.ignoreRange = true }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: segmented), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.connections == 1)
+            #expect(server.requests("/f").count == 1)
+        }
+    }
+
+    @Test func unknownLengthStreamsOnOneConnection() async throws {
+        serve { $0.noLength = true }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: segmented), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.bytes == Int64(body.count))
+        }
+    }
+
+    @Test func notFoundFailsWithoutLeavingFiles() async throws {
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/missing"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .failed)
+            #expect(report.items.first?.error?.code == "http_404")
+            #expect(report.exitCode == .transferFailed)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func serverErrorsAreRetried() async throws {
+        serve { $0.fault = { index in index < 2 ? .status(503) : nil } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.attempts == 3)
+        }
+    }
+
+    @Test func persistentServerErrorFailsAfterRetries() async throws {
+        serve { $0.fault = { _ in .status(500) } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: "retries: 2"), in: dir)
+            #expect(report.items.first?.error?.code == "http_500")
+            #expect(server.requests("/f").count == 3)
+        }
+    }
+
+    @Test func redirectsAreFollowed() async throws {
+        serve()
+        serve("/old") { $0.redirect = server.url("/f") }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/old"), sha256: sha(body), extra: segmented), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+        }
+    }
+
+    @Test func redirectToFileIsRefused() async throws {
+        serve("/evil") { $0.redirect = "file:///etc/passwd" }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/evil")), in: dir)
+            #expect(report.items.first?.status == .failed)
+            #expect(report.items.first?.error?.code == "redirect")
+        }
+    }
+
+    @Test func droppedConnectionsResumeTheirRange() async throws {
+        // Every other response is cut short.
+        serve { $0.fault = { index in index % 2 == 1 ? .drop(afterBytes: 100_000) : nil } }
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/f"), sha256: sha(body), extra: segmented + "\nretries: 6"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            #expect(report.items.first?.bytesDownloaded == Int64(body.count))
+        }
+    }
+
+    @Test func stallIsATimeoutThatIsRetried() async throws {
+        serve { $0.fault = { index in index == 0 ? .stall(afterBytes: 1000, seconds: 4) : nil } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: "timeout: 1s"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.attempts == 2)
+        }
+    }
+
+    @Test func mirrorServesWhenPrimaryIsMissing() async throws {
+        serve("/mirror/f")
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/gone"), sha256: sha(body), extra: "mirrors: [\(server.url("/mirror/f"))]"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+        }
+    }
+
+    @Test func bodyLongerThanItsSizeFailsSizeMismatch() async throws {
+        // A close-delimited body that runs past the manifest's size.
+        serve {
+            $0.noLength = true
+            $0.extraBytes = 1 << 20
+        }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: "size: \(body.count)"), in: dir)
+            #expect(report.items.first?.error?.code == "size_mismatch")
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func bytesBeyondContentLengthNeverReachTheFile() async throws {
+        // libcurl frames the body by Content-Length; what follows is not written.
+        serve { $0.extraBytes = 1 << 20 }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.bytes == Int64(body.count))
+        }
+    }
+
+    @Test func endlessBodyIsCutAtTheManifestSize() async throws {
+        serve { $0.endless = true }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: "size: 1MiB"), in: dir)
+            #expect(report.items.first?.error?.code == "size_mismatch")
+            #expect(report.exitCode == .transferFailed)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func announcedLengthOtherThanSizeFails() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: "size: 1000"), in: dir)
+            #expect(report.items.first?.error?.code == "size_mismatch")
+        }
+    }
+
+    @Test func mismatchQuarantinesAndUnchangedSendsNothing() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            let wrong = String(repeating: "0", count: 64)
+            let bad = try await sync(manifest(url: server.url("/f"), sha256: wrong), in: dir)
+            #expect(bad.items.first?.status == .mismatch)
+            #expect(bad.items.first?.sha256Actual == sha(body))
+            #expect(bad.exitCode == .integrity)
+            #expect(exists(dir + "/mirror/out.bin.jgbad") && !exists(dir + "/mirror/out.bin"))
+
+            let good = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
+            #expect(good.items.first?.status == .downloaded)
+            let before = server.requests().count
+            let again = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
+            #expect(again.items.first?.status == .unchanged)
+            #expect(server.requests().count == before)
+        }
+    }
+
+    @Test func cancelKeepsResumeStateAndTheNextRunContinues() async throws {
+        let big = TestServer.bytes(count: 8 << 20, seed: 7)
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 2 << 20; return r }())
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB")
+            let path = write(yaml, to: "manifest.yaml", in: dir)
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let plan = Plan(manifest: try Manifest.load(path: path), options: planOptions)
+            let session = SyncSession(plan: plan, options: testOptions())
+            let running = Task { try await session.run() }
+            #expect(await waitFor(seconds: 10) { exists(dir + "/mirror/out.bin.jgd") })
+            try await Task.sleep(nanoseconds: 300_000_000)
+            session.cancel()
+            let first = try await running.value
+            #expect(first.items.first?.status == .interrupted)
+            #expect(first.exitCode == .interrupted)
+            #expect(exists(dir + "/mirror/out.bin.jgpart") && exists(dir + "/mirror/out.bin.jgd"))
+
+            server.update("/big") { $0.bytesPerSecond = nil }
+            let second = try await sync(yaml, in: dir)
+            let item = try #require(second.items.first)
+            #expect(item.status == .downloaded)
+            #expect(item.resumedFrom > 0)
+            #expect(item.bytesDownloaded < Int64(big.count))
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(big))
+            #expect(server.requests("/big").contains { $0.headers["if-range"] == "\"b1\"" })
+        }
+    }
+
+    @Test func cancelAndClearRemovesState() async throws {
+        let big = TestServer.bytes(count: 8 << 20, seed: 8)
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 2 << 20; return r }())
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml", in: dir)
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
+            let running = Task { try await session.run() }
+            #expect(await waitFor(seconds: 10) { exists(dir + "/mirror/out.bin.jgd") })
+            session.cancel(clearingState: true)
+            _ = try await running.value
+            #expect(!exists(dir + "/mirror/out.bin.jgpart") && !exists(dir + "/mirror/out.bin.jgd"))
+        }
+    }
+
+    @Test func changedRemoteRestartsInsteadOfSplicing() async throws {
+        let old = TestServer.bytes(count: 8 << 20, seed: 9)
+        let new = TestServer.bytes(count: 8 << 20, seed: 10)
+        server.set("/big", { var r = TestServer.Route(body: old, etag: "\"old\""); r.bytesPerSecond = 2 << 20; return r }())
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB")
+            let path = write(yaml, to: "manifest.yaml", in: dir)
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
+            let running = Task { try await session.run() }
+            #expect(await waitFor(seconds: 10) { exists(dir + "/mirror/out.bin.jgd") })
+            try await Task.sleep(nanoseconds: 300_000_000)
+            session.cancel()
+            _ = try await running.value
+            server.set("/big", TestServer.Route(body: new, etag: "\"new\""))
+            let second = try await sync(yaml, in: dir)
+            #expect(second.items.first?.status == .unverified)
+            #expect(second.items.first?.resumedFrom == 0)
+            #expect(second.items.first?.note?.contains("changed") == true)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(new))
+        }
+    }
+
+    @Test func tornResumeStateRestartsCleanly() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            write("{\"format\": \"jgmirror-res", to: "mirror/out.bin.jgd", in: dir)
+            write(String(repeating: "x", count: 1000), to: "mirror/out.bin.jgpart", in: dir)
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: segmented), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.note?.contains("unreadable") == true)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+        }
+    }
+
+    @Test func secondSyncOnALockedRootIsRefused() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
+            let lock = try RootLock(root: dir + "/mirror")
+            await #expect(throws: SyncError.self) { try await sync(manifest(url: server.url("/f")), in: dir) }
+            withExtendedLifetime(lock) {}
+        }
+    }
+
+    @Test func symlinkOutOfTheRootIsRefused() async throws {
+        serve()
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: dir + "/mirror/link", withDestinationPath: dir + "/outside")
+            let yaml = "version: 1\nitems:\n  - url: \(server.url("/f"))\n    dest: link/out.bin\n"
+            do {
+                _ = try await sync(yaml, in: dir)
+                Issue.record("expected a refusal")
+            } catch {
+                #expect((error as? SyncError)?.exitCode == .usage)
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/outside").isEmpty)
+            #expect(server.requests().isEmpty)
+        }
+    }
+
+    @Test func checksumsFileSuppliesChecksums() async throws {
+        serve("/d/a.bin")
+        server.set("/d/SHA256SUMS", TestServer.Route(body: Array("# sums\n\(sha(body))  a.bin\n".utf8)))
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nchecksums: [\(server.url("/d/SHA256SUMS"))]\nitems:\n  - url: \(server.url("/d/a.bin"))\n"
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.sha256Expected == sha(body))
+        }
+    }
+}
