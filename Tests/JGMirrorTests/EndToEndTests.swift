@@ -1,0 +1,153 @@
+import Foundation
+import JGMirror
+import Testing
+import TestServer
+
+/// Runs the built `jgmirror` binary and checks stdout, stderr, exit code and report.
+@Suite struct EndToEndTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer() }
+
+    @Test func typoedKeyExitsTwoWithPositionAndFetchesNothing() async throws {
+        server.set("/a", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    conections: 4\n", to: "site.yaml", in: dir)
+            let run = try execute(["sync", path, "--report", dir + "/r.json"])
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("site.yaml:4:5: unknown key 'conections' in an item (did you mean 'connections'?)"))
+            #expect(server.requests().isEmpty)
+            #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 2)
+        }
+    }
+
+    @Test func oneBadChecksumAmongTwentyExitsThreeThenGoodItemsAreUnchanged() async throws {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<21 {
+            let body = TestServer.bytes(count: 20_000 + index * 1000, seed: UInt64(index + 100))
+            server.set("/f\(index)", TestServer.Route(body: body, etag: "\"\(index)\""))
+            let checksum = index == 20 ? String(repeating: "a", count: 64) : sha(body)
+            lines += ["  - url: \(server.url("/f\(index)"))", "    dest: files/f\(index).bin", "    sha256: \(checksum)"]
+            if index == 20 { lines.append("    tags: [bad]") }
+        }
+        try await withTestDirectory { dir in
+            let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
+            let first = try execute(["sync", path, "--progress", "none", "--report", "-"])
+            #expect(first.status == 3)
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+            let totals = try #require(report["totals"] as? [String: Any])
+            #expect(totals["downloaded"] as? Int == 20)
+            #expect(totals["mismatch"] as? Int == 1)
+            let items = try #require(report["items"] as? [[String: Any]])
+            let bad = try #require(items.first { $0["status"] as? String == "mismatch" })
+            #expect(bad["sha256_expected"] as? String == String(repeating: "a", count: 64))
+            #expect((bad["sha256_actual"] as? String)?.count == 64)
+            #expect(exists(dir + "/files/f20.bin.jgbad") && !exists(dir + "/files/f20.bin"))
+            #expect(exists(dir + "/files/f0.bin"))
+
+            let before = server.requests().count
+            let second = try execute(["sync", path, "--skip-tag", "bad", "--report", dir + "/r2.json"])
+            #expect(second.status == 0)
+            #expect(server.requests().count == before)
+            let again = try loadReport(dir + "/r2.json")
+            #expect((again["totals"] as? [String: Any])?["unchanged"] as? Int == 20)
+            #expect(second.stderr.contains("20 unchanged"))
+        }
+    }
+
+    @Test func planPrintsTheQueueOnStdout() async throws {
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nitems:\n  - url: http://127.0.0.1:9/x.iso\n    dest: isos/\n", to: "m.yaml", in: dir)
+            let run = try execute(["plan", path])
+            #expect(run.status == 0)
+            #expect(run.stdout.contains("fetch"))
+            #expect(run.stdout.contains("isos/x.iso"))
+            #expect(run.stderr.contains("1 of 1 items"))
+        }
+    }
+
+    /// SIGKILL mid-transfer, then a second run completes from the saved state.
+    @Test func killedSyncResumesOnTheNextRun() async throws {
+        let body = TestServer.bytes(count: 12 << 20, seed: 77)
+        var route = TestServer.Route(body: body, etag: "\"k\"")
+        route.bytesPerSecond = 512 << 10
+        server.set("/big", route)
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let (process, _, _) = try launch(["sync", path, "--progress", "none"])
+            #expect(await waitFor(seconds: 15) { exists(dir + "/big.bin.jgd") })
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(!exists(dir + "/big.bin"))
+            #expect(exists(dir + "/big.bin.jgpart"))
+
+            server.update("/big") { $0.bytesPerSecond = nil }
+            let second = try execute(["sync", path, "--report", dir + "/r.json"])
+            #expect(second.status == 0)
+            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            let resumed = try #require(items.first?["resumed_from"] as? Int)
+            let downloaded = try #require(items.first?["bytes_downloaded"] as? Int)
+            #expect(resumed > 0)
+            #expect(downloaded < body.count)
+            #expect(fileSHA(dir + "/big.bin") == sha(body))
+        }
+    }
+
+    @Test func sigintExits130WithReportAndState() async throws {
+        let body = TestServer.bytes(count: 12 << 20, seed: 78)
+        var route = TestServer.Route(body: body, etag: "\"s\"")
+        route.bytesPerSecond = 1 << 20
+        server.set("/big", route)
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let (process, _, _) = try launch(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
+            #expect(await waitFor(seconds: 15) { exists(dir + "/big.bin.jgd") })
+            kill(process.processIdentifier, SIGINT)
+            #expect(await waitFor(seconds: 5, process: process))
+            #expect(process.terminationStatus == 130)
+            let report = try loadReport(dir + "/r.json")
+            #expect(report["exit_code"] as? Int == 130)
+            #expect((report["items"] as? [[String: Any]])?.first?["status"] as? String == "interrupted")
+            #expect(exists(dir + "/big.bin.jgd") && exists(dir + "/big.bin.jgpart"))
+        }
+    }
+
+    @Test func secondConcurrentSyncExitsFour() async throws {
+        let body = TestServer.bytes(count: 8 << 20, seed: 79)
+        var route = TestServer.Route(body: body)
+        route.bytesPerSecond = 1 << 20
+        server.set("/big", route)
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n", to: "m.yaml", in: dir)
+            let (first, _, _) = try launch(["sync", path, "--progress", "none"])
+            #expect(await waitFor(seconds: 10) { exists(dir + "/big.bin.jgpart") })
+            let second = try execute(["sync", path])
+            #expect(second.status == 4)
+            #expect(second.stderr.contains(".jgmirror.lock"))
+            kill(first.processIdentifier, SIGTERM)
+            first.waitUntilExit()
+        }
+    }
+
+    @Test func reportMergeCombinesShards() async throws {
+        try await withTestDirectory { dir in
+            let now = Date()
+            let a = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
+                ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytesDownloaded: 10)
+            ])
+            let b = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
+                ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: "http_404", message: "x"))
+            ])
+            try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))
+            try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))
+            let run = try execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json"])
+            #expect(run.status == 1)
+            let merged = try loadReport(dir + "/all.json")
+            #expect((merged["totals"] as? [String: Any])?["items"] as? Int == 2)
+            #expect(merged["exit_code"] as? Int == 1)
+        }
+    }
+}
