@@ -57,6 +57,16 @@ struct ManifestOptionGroup: ParsableArguments {
         }
     }
 
+    /// Writes the reports asked for and exits with the report's code.
+    func finish(_ report: RunReport) -> Never {
+        Terminal.finish(report, reportPath: self.report, junitPath: junit, quiet: quiet)
+    }
+
+    /// Reports a run that stopped as a whole and exits with its code.
+    func fail(_ error: SyncError, command: String) -> Never {
+        Terminal.fail(error, command: command, manifest: manifest, reportPath: report, junitPath: junit)
+    }
+
     var verbosity: ProgressRenderer.Verbosity { quiet ? .quiet : verbose ? .verbose : .normal }
 
     /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error.
@@ -75,7 +85,7 @@ struct ManifestOptionGroup: ParsableArguments {
             options.shard = try resolveShard()
             return Plan(manifest: manifest, options: options)
         } catch let error as ManifestError {
-            Terminal.fail(.manifest(error), command: command, manifest: manifest, reportPath: report, junitPath: junit)
+            fail(.manifest(error), command: command)
         } catch {
             Terminal.error(error.localizedDescription)
             Foundation.exit(JGMirror.ExitCode.usage.rawValue)

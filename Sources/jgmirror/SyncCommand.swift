@@ -21,12 +21,9 @@ struct SyncCommand: AsyncParsableCommand {
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         do {
             let report = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
-            Terminal.finish(
-                report, reportPath: manifestOptions.report, junitPath: manifestOptions.junit, quiet: manifestOptions.quiet)
+            manifestOptions.finish(report)
         } catch {
-            Terminal.fail(
-                error, command: "sync", manifest: manifestOptions.manifest, reportPath: manifestOptions.report,
-                junitPath: manifestOptions.junit)
+            manifestOptions.fail(error, command: "sync")
         }
     }
 }

@@ -17,12 +17,9 @@ struct VerifyCommand: AsyncParsableCommand {
             for item in report.items { continuation.yield(.itemFinished(item)) }
             continuation.finish()
             await renderer.consume(stream)
-            Terminal.finish(
-                report, reportPath: manifestOptions.report, junitPath: manifestOptions.junit, quiet: manifestOptions.quiet)
+            manifestOptions.finish(report)
         } catch {
-            Terminal.fail(
-                error, command: "verify", manifest: manifestOptions.manifest, reportPath: manifestOptions.report,
-                junitPath: manifestOptions.junit)
+            manifestOptions.fail(error, command: "verify")
         }
     }
 }

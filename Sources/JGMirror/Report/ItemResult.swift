@@ -39,7 +39,7 @@ public struct ItemError: Sendable, Codable, Equatable {
 }
 
 /// One item of the report, in the order SPEC §8 lists the fields.
-public struct ItemResult: Sendable, Codable, Equatable {
+public struct ItemResult: Sendable, Decodable, Equatable {
     public var dest: String
     public var url: String
     public var tag: Int?
@@ -93,26 +93,6 @@ public struct ItemResult: Sendable, Codable, Equatable {
         case sha256Expected = "sha256_expected"
         case sha256Actual = "sha256_actual"
         case error, insecure, note
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(dest, forKey: .dest)
-        try container.encode(url, forKey: .url)
-        try container.encode(tag, forKey: .tag)
-        try container.encode(tags, forKey: .tags)
-        try container.encode(status, forKey: .status)
-        try container.encode(bytes, forKey: .bytes)
-        try container.encode(bytesDownloaded, forKey: .bytesDownloaded)
-        try container.encode(resumedFrom, forKey: .resumedFrom)
-        try container.encode(connections, forKey: .connections)
-        try container.encode(attempts, forKey: .attempts)
-        try container.encode(RunReport.rounded(durationS), forKey: .durationS)
-        try container.encode(sha256Expected, forKey: .sha256Expected)
-        try container.encode(sha256Actual, forKey: .sha256Actual)
-        try container.encode(error, forKey: .error)
-        if insecure { try container.encode(true, forKey: .insecure) }
-        try container.encodeIfPresent(note, forKey: .note)
     }
 
     public init(from decoder: Decoder) throws {

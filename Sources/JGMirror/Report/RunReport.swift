@@ -1,7 +1,7 @@
 import Foundation
 
 /// The JSON report of one run (SPEC §8), and the model the library API returns.
-public struct RunReport: Sendable, Codable, Equatable {
+public struct RunReport: Sendable, Decodable, Equatable {
     public var jgmirror: String = JGMirrorVersion.string
     public var command: String
     public var manifest: String?
@@ -28,7 +28,7 @@ public struct RunReport: Sendable, Codable, Equatable {
     public var durationS: Double { finished.timeIntervalSince(started) }
 
     /// Counts per status, in the order of SPEC §8.
-    public struct Totals: Sendable, Codable, Equatable {
+    public struct Totals: Sendable, Equatable {
         public var items = 0
         public var downloaded = 0
         public var unchanged = 0
@@ -41,10 +41,6 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var missing = 0
         public var bytesDownloaded: Int64 = 0
 
-        enum CodingKeys: String, CodingKey {
-            case items, downloaded, unchanged, failed, mismatch, unverified, interrupted, skipped, verified, missing
-            case bytesDownloaded = "bytes_downloaded"
-        }
     }
 
     public var totals: Totals {
@@ -71,21 +67,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         case jgmirror, command, manifest, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case totals, error, items
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(jgmirror, forKey: .jgmirror)
-        try container.encode(command, forKey: .command)
-        try container.encode(manifest, forKey: .manifest)
-        try container.encode(RunReport.timestamp(started), forKey: .started)
-        try container.encode(RunReport.timestamp(finished), forKey: .finished)
-        try container.encode(RunReport.rounded(durationS), forKey: .durationS)
-        try container.encode(exitCode, forKey: .exitCode)
-        try container.encode(totals, forKey: .totals)
-        try container.encodeIfPresent(error, forKey: .error)
-        try container.encode(items, forKey: .items)
+        case error, items
     }
 
     public init(from decoder: Decoder) throws {

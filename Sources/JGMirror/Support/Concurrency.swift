@@ -25,3 +25,21 @@ final class Locked<Value: Sendable>: Sendable {
 
     var value: Value { mutex.withLock { $0 } }
 }
+
+/// `transform` over `0..<count` on up to `threads` threads, results in index order.
+func concurrentMap<Value: Sendable>(count: Int, threads: Int, _ transform: @Sendable (Int) -> Value) -> [Value] {
+    guard count > 0 else { return [] }
+    let results = ResultSlots<Value>(count: count)
+    let next = Locked(0)
+    DispatchQueue.concurrentPerform(iterations: max(1, min(threads, count))) { _ in
+        while true {
+            let index = next.withLock { value -> Int in
+                defer { value += 1 }
+                return value
+            }
+            guard index < count else { return }
+            results.set(index, transform(index))
+        }
+    }
+    return results.values()
+}

@@ -60,7 +60,7 @@ final class ItemRunner: Sendable {
 
     private func decide(_ index: Int, _ assessment: ItemAssessment) {
         let item = items[index]
-        if state.withLock({ $0.stopped }) || engineCancelled {
+        if state.withLock({ $0.stopped }) {
             record(index, result(item, status: .skipped))
             return
         }
@@ -78,8 +78,6 @@ final class ItemRunner: Sendable {
             fetch(index)
         }
     }
-
-    private var engineCancelled: Bool { false }
 
     private func fetch(_ index: Int) {
         let item = items[index]

@@ -25,7 +25,7 @@ public struct SyncOptions: Sendable {
     /// Seconds between progress events per item.
     public var progressInterval = 0.2
     /// Threads hashing files already on disk.
-    public var hashThreads = max(1, ProcessInfoCores.count)
+    public var hashThreads = ProcessInfo.processInfo.activeProcessorCount
 
     public init() {}
 
@@ -41,9 +41,4 @@ public struct SyncOptions: Sendable {
         configuration.progressInterval = progressInterval
         return configuration
     }
-}
-
-/// The number of cores, without importing Foundation into every file that asks.
-enum ProcessInfoCores {
-    static var count: Int { sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 0 ? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) : 1 }
 }

@@ -8,21 +8,10 @@ public enum Verification {
         let started = Date()
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let items = plan.items
-        let results = ResultSlots<ItemResult>(count: items.count)
-        let next = Locked(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(threads, items.count))) { _ in
-            while true {
-                let index = next.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
-                guard index < items.count else { return }
-                results.set(index, verify(items[index]))
-            }
-        }
+        let results = concurrentMap(count: items.count, threads: threads) { verify(items[$0]) }
         return RunReport(
             command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
-            items: items.isEmpty ? [] : results.values())
+            items: results)
     }
 
     static func verify(_ item: PlannedItem) -> ItemResult {

@@ -553,7 +553,7 @@ final class ItemTransfer {
 
     /// Spreads the missing bytes over up to `connections` workers.
     private func expand() {
-        guard rangesSupported, request.connections > workers.count, let total else { return }
+        guard rangesSupported, request.connections > workers.count, total != nil else { return }
         if !expanded {
             expanded = true
             if unassigned.isEmpty, let stream = workers.first, let end = stream.end, end - stream.pos >= 2 * request.minSegment {
@@ -565,7 +565,6 @@ final class ItemTransfer {
                 unassigned = ByteRange.split(unassigned, into: request.connections - workers.count, minimum: request.minSegment)
             }
         }
-        _ = total
         while workers.count < request.connections, !unassigned.isEmpty {
             let worker = makeWorker()
             worker.assign(unassigned.removeFirst())

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Hashes files on disk with large sequential reads.
 public enum FileHasher {
@@ -42,18 +41,8 @@ public enum FileHasher {
     public static func sha256(paths: [String], concurrency: Int = ProcessInfo.processInfo.activeProcessorCount)
         -> [Result<String, VerifyError>]
     {
-        let results = ResultSlots<Result<String, VerifyError>>(count: paths.count)
-        let next = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(concurrency, paths.count))) { _ in
-            while true {
-                let index = next.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
-                guard index < paths.count else { return }
-                results.set(index, Result { () throws(VerifyError) -> String in try sha256(path: paths[index]) })
-            }
+        concurrentMap(count: paths.count, threads: concurrency) { index in
+            Result { () throws(VerifyError) -> String in try sha256(path: paths[index]) }
         }
-        return results.values()
     }
 }
