@@ -18,6 +18,20 @@ import TestServer
     }
 }
 
+@Suite struct PaceTests {
+    @Test func piecesGrowWithTheBandwidthDelayProduct() {
+        // Loopback: 1 GB/s, 100 µs round trip -> the base piece.
+        #expect(Pace.pieceSize(bytes: 4 << 20, receiving: 0.004, roundTrip: 0.0001) == Pace.basePiece)
+        // 10 MB/s, 100 ms: 32 round trips' worth, about 32 MB.
+        let wan = Pace.pieceSize(bytes: 4 << 20, receiving: 0.4194304, roundTrip: 0.1)
+        #expect(wan == 32_000_000)
+        // Far and fast: capped.
+        #expect(Pace.pieceSize(bytes: 4 << 20, receiving: 0.01, roundTrip: 0.2) == Pace.maxPiece)
+        // Too little measured: the base.
+        #expect(Pace.pieceSize(bytes: 1000, receiving: 0.1, roundTrip: 0.1) == Pace.basePiece)
+    }
+}
+
 /// The engine against the in-process origin, one fault at a time.
 @Suite struct TransferTests {
     let server: TestServer
@@ -97,6 +111,52 @@ import TestServer
             let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
             #expect(report.items.first?.status == .downloaded)
             #expect(report.items.first?.attempts == 3)
+        }
+    }
+
+    @Test func tooManyRequestsHonoursRetryAfter() async throws {
+        serve { $0.fault = { index in index == 0 ? .status(429, retryAfter: 1) : nil } }
+        try await withTestDirectory { dir in
+            let started = Date()
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.attempts == 2)
+            // The test options' retry delay is a few milliseconds; only Retry-After explains a second.
+            #expect(Date().timeIntervalSince(started) >= 0.9)
+        }
+    }
+
+    @Test(arguments: [400, 401, 403, 410])
+    func otherClientErrorsAreNotRetried(status: Int) async throws {
+        serve { $0.fault = { _ in .status(status) } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: "retries: 3"), in: dir)
+            #expect(report.items.first?.error?.code == "http_\(status)")
+            #expect(server.requests("/f").count == 1)
+            #expect(report.exitCode == .transferFailed)
+        }
+    }
+
+    @Test func segmentsArriveInPiecesOverKeptAliveConnections() async throws {
+        // 12 MiB over 2 connections at 40 MB/s each: the bandwidth-delay product is far
+        // below a piece, so each 6 MiB range is fetched as pieces of at most 4 MiB.
+        let large = TestServer.bytes(count: 12 << 20, seed: 7)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.bytesPerSecond = 40_000_000
+        server.set("/large", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/large"), sha256: sha(large), extra: "connections: 2"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            let ranges = server.requests("/large").compactMap { $0.headers["range"] }
+            let lengths = ranges.compactMap { range -> Int64? in
+                let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int64($0) }
+                return bounds.count == 2 ? bounds[1] - bounds[0] + 1 : nil
+            }
+            #expect(lengths.count == ranges.count)
+            #expect(lengths.allSatisfy { $0 <= Pace.basePiece }, "\(ranges)")
+            #expect(ranges.count > 3)
+            #expect(server.connectionCount <= 3)
         }
     }
 

@@ -123,6 +123,13 @@ final class CurlEasy {
         return String(cString: pointer)
     }
 
+    /// A `CURLINFO_*_TIME_T` value of the finished request, in seconds.
+    func seconds(_ info: CURLINFO) -> Double {
+        var microseconds: curl_off_t = 0
+        guard jg_easy_getinfo_off_t(handle, info, &microseconds) == CURLE_OK else { return 0 }
+        return Double(microseconds) / 1_000_000
+    }
+
     private func check(_ code: CURLcode, _ option: CURLoption) throws(TransferError) {
         guard code == CURLE_OK else {
             throw TransferError(

@@ -139,13 +139,13 @@ final class ItemTransfer {
             worker.state = .ready
             return
         }
+        worker.requestStart = worker.pos
+        worker.requestedEnd = worker.end.map { min($0, worker.pos + max(worker.pieceSize, request.minSegment)) }
         do {
             let easy = try makeHandle(for: worker, url: url)
             worker.easy = easy
             worker.host = host
             worker.url = url
-            worker.requestStart = worker.pos
-            worker.requestedEnd = worker.end
             worker.state = .active
             try engine.attach(worker)
         } catch {
@@ -185,7 +185,7 @@ final class ItemTransfer {
         }
         if worker.pos > 0 || worker.end != nil {
             worker.sentRange = true
-            try easy.set(CURLOPT_RANGE, "\(worker.pos)-" + (worker.end.map { String($0 - 1) } ?? ""))
+            try easy.set(CURLOPT_RANGE, "\(worker.pos)-" + (worker.requestedEnd.map { String($0 - 1) } ?? ""))
             if worker.sourceIndex == validatorSource, let ifRange = validators.ifRange, total != nil {
                 headers.append("If-Range: \(ifRange)")
             }
@@ -249,7 +249,7 @@ final class ItemTransfer {
             if worker.sourceIndex == validatorSource, validators.conflicts(with: head.validators), total != nil {
                 return .restartFresh("remote file changed (validator differs); restarted from zero")
             }
-            if let rangeEnd = head.rangeEnd, let end = worker.end, rangeEnd < end {
+            if let rangeEnd = head.rangeEnd, let requested = worker.requestedEnd, rangeEnd < requested {
                 // A server may send less than asked; the rest is simply still missing.
                 worker.requestedEnd = rangeEnd
             }
@@ -354,9 +354,10 @@ final class ItemTransfer {
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
         var count = bytes.count
         if let end = worker.end {
-            let room = max(0, end - worker.pos)
+            let requested = worker.requestedEnd ?? end
+            let room = max(0, min(end, requested) - worker.pos)
             if Int64(count) > room {
-                if let requested = worker.requestedEnd, end >= requested {
+                if end >= requested {
                     pendingFailure = .sizeMismatch(
                         "server sent more bytes than announced (over \(requested) for \(Redactor.redactURL(worker.url)))")
                     return 0
@@ -423,6 +424,9 @@ final class ItemTransfer {
             case .restartFresh(let reason), .restartStream(let reason): pendingRestart = (reason, nil)
             }
         }
+        if code == CURLE_OK, let easy = worker.easy {
+            worker.pieceSize = Pace.pieceSize(after: easy, bytes: worker.pos - worker.requestStart)
+        }
         engine.detach(worker)
         worker.easy = nil
         guard !finished else { return }
@@ -438,7 +442,7 @@ final class ItemTransfer {
             failure = nil
         } else if code != CURLE_OK {
             failure = Curl.error(code, detail: errorText, url: worker.url)
-        } else if let end = worker.end, worker.pos < end {
+        } else if let end = worker.end, worker.pos < min(end, worker.requestedEnd ?? end) {
             failure = .retryable(
                 "connection",
                 "connection closed \(end - worker.pos) bytes short (\(Redactor.redactURL(worker.url)))")
@@ -456,7 +460,9 @@ final class ItemTransfer {
             handleFailure(worker, failure)
         } else {
             worker.retriesLeft = request.retries
-            if let next = nextRange(for: worker) {
+            if let end = worker.end, worker.pos < end {
+                launch(worker)  // the next piece of its own range
+            } else if let next = nextRange(for: worker) {
                 worker.assign(next)
                 launch(worker)
             } else {
@@ -508,6 +514,13 @@ final class ItemTransfer {
         // Leave the victim the half it is already streaming; align the cut to 64 KiB.
         var cut = victim.pos + largest / 2
         cut -= cut % (64 * 1024)
+        // Cutting inside the victim's request aborts it and its connection; cut where
+        // that request ends instead when enough is left beyond it.
+        if let requested = victim.requestedEnd, victim.easy != nil, cut < requested,
+            end - requested >= request.minSegment
+        {
+            cut = requested
+        }
         guard cut > victim.pos, cut < end else { return nil }
         victim.end = cut
         return ByteRange(lower: cut, upper: end)

@@ -143,6 +143,8 @@ final class TransferEngine: @unchecked Sendable {
             }
             for item in running { item.settle() }
             running.removeAll { $0.finished }
+            // A finished item's slot goes to the next one now, not after a poll.
+            if running.count < configuration.jobs, !waiting.isEmpty { continue }
             if running.isEmpty, waiting.isEmpty {
                 if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)

@@ -31,6 +31,9 @@ final class Worker {
     var requestedEnd: Int64?
     /// Where the current request started, to tell a short body from no body.
     var requestStart: Int64 = 0
+    /// The most one request asks for: a worker fetches its range as a run of pieces
+    /// over its kept-alive connection (see `Pace`).
+    var pieceSize = Pace.basePiece
 
     // Per request:
     var easy: CurlEasy?

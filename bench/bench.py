@@ -1,0 +1,521 @@
+#!/usr/bin/env python3
+"""jgmirror side by side with aria2c, axel, curl, wget2, openssl and sha256sum.
+
+Starts nginx on 127.0.0.1 (a plain server, one limited to 4 MiB/s per
+connection, and HTTPS + HTTP/2 servers signed by a throwaway CA), generates
+the data once under bench/out/, runs every tool of a scenario in the same
+round (the order rotates each round), and reports the median wall time and
+the peak RSS (from wait4) of each tool, the ratios the targets are stated in,
+and whether each target is met. Results go to bench/out/results.json and
+bench/out/results.svg; --publish copies them next to this script.
+
+Run it through bench/run.sh, which installs the tools and builds jgmirror.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+WWW = OUT / "www"
+DL = OUT / "dl"
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass
+class DataFile:
+    name: str  # path below WWW
+    size: int
+    sha256: str = ""
+
+
+def generate(files: list[DataFile]) -> None:
+    """Writes each file once (distinct pseudo-random content) and records its hash."""
+    index_path = WWW / "index.json"
+    index = json.loads(index_path.read_text()) if index_path.exists() else {}
+    block = os.urandom(4 * MiB)
+    changed = False
+    for number, spec in enumerate(files):
+        path = WWW / spec.name
+        known = index.get(spec.name)
+        if known and path.exists() and path.stat().st_size == spec.size == known["size"]:
+            spec.sha256 = known["sha256"]
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        with open(path, "wb") as out:
+            written, chunk = 0, 0
+            while written < spec.size:
+                piece = (number.to_bytes(8, "little") + chunk.to_bytes(8, "little") + block[16:])[: spec.size - written]
+                out.write(piece)
+                digest.update(piece)
+                written += len(piece)
+                chunk += 1
+        spec.sha256 = digest.hexdigest()
+        index[spec.name] = {"size": spec.size, "sha256": spec.sha256}
+        changed = True
+    if changed:
+        index_path.write_text(json.dumps(index))
+
+
+# ---------------------------------------------------------------- nginx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_quietly(cmd: list[str]) -> None:
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_certificates(directory: Path) -> None:
+    """A throwaway CA, a server certificate it signs, and a rogue self-signed one."""
+    if (directory / "rogue.crt").exists():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    d = str(directory)
+    run_quietly(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30",
+                 "-subj", "/CN=jgmirror bench CA", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.crt"])
+    (directory / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run_quietly(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                 "-keyout", f"{d}/server.key", "-out", f"{d}/server.csr"])
+    run_quietly(["openssl", "x509", "-req", "-in", f"{d}/server.csr", "-CA", f"{d}/ca.crt",
+                 "-CAkey", f"{d}/ca.key", "-CAcreateserial", "-days", "30",
+                 "-extfile", f"{d}/san.ext", "-out", f"{d}/server.crt"])
+    run_quietly(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30",
+                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                 "-keyout", f"{d}/rogue.key", "-out", f"{d}/rogue.crt"])
+
+
+class Nginx:
+    """nginx on loopback: plain, 4 MiB/s per connection, TLS+h2, TLS+h2 with a rogue cert."""
+
+    def __init__(self) -> None:
+        self.prefix = OUT / "nginx"
+        self.ports = {name: free_port() for name in ("plain", "throttled", "tls", "rogue")}
+        self.process: Optional[subprocess.Popen] = None
+
+    def url(self, server: str) -> str:
+        scheme = "https" if server in ("tls", "rogue") else "http"
+        return f"{scheme}://127.0.0.1:{self.ports[server]}"
+
+    def start(self) -> None:
+        certs = self.prefix / "certs"
+        make_certificates(certs)
+        for sub in ("logs", "tmp"):
+            (self.prefix / sub).mkdir(parents=True, exist_ok=True)
+        user = "user root root;" if os.geteuid() == 0 else ""
+        common = f"root {WWW}; access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000;"
+        config = f"""
+{user}
+worker_processes 2;
+daemon off;
+pid {self.prefix}/nginx.pid;
+error_log {self.prefix}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  default_type application/octet-stream;
+  client_body_temp_path {self.prefix}/tmp/body;
+  proxy_temp_path {self.prefix}/tmp/proxy;
+  fastcgi_temp_path {self.prefix}/tmp/fastcgi;
+  uwsgi_temp_path {self.prefix}/tmp/uwsgi;
+  scgi_temp_path {self.prefix}/tmp/scgi;
+  keepalive_timeout 120s;
+  server {{ listen 127.0.0.1:{self.ports['plain']}; {common} }}
+  server {{ listen 127.0.0.1:{self.ports['throttled']}; {common} limit_rate 4m; }}
+  server {{ listen 127.0.0.1:{self.ports['tls']} ssl http2; {common}
+           ssl_certificate {certs}/server.crt; ssl_certificate_key {certs}/server.key; }}
+  server {{ listen 127.0.0.1:{self.ports['rogue']} ssl http2; {common}
+           ssl_certificate {certs}/rogue.crt; ssl_certificate_key {certs}/rogue.key; }}
+}}
+"""
+        conf = self.prefix / "nginx.conf"
+        conf.write_text(config)
+        self.process = subprocess.Popen(["nginx", "-p", str(self.prefix), "-c", str(conf)],
+                                        stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.ports["plain"]), timeout=0.2):
+                    return
+            except OSError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.05)
+        sys.exit(f"nginx did not start; see {self.prefix}/logs/error.log")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+# ---------------------------------------------------------------- measuring
+
+
+@dataclass
+class Sample:
+    seconds: float
+    rss_kib: int
+
+
+def measure(cmd: list[str]) -> Sample:
+    """Runs cmd to completion; wall time, and the peak RSS of its largest process.
+
+    The RSS comes from GNU time rather than this script's wait4: Linux carries a
+    forked child's high-water mark across exec, so a child of this (larger)
+    process would report this process's size."""
+    with tempfile.TemporaryFile() as errors, tempfile.NamedTemporaryFile("r") as usage:
+        start = time.perf_counter()
+        code = subprocess.call(["/usr/bin/time", "-f", "%M", "-o", usage.name] + cmd,
+                               stdout=subprocess.DEVNULL, stderr=errors)
+        elapsed = time.perf_counter() - start
+        if code != 0:
+            errors.seek(0)
+            tail = errors.read().decode(errors="replace")[-800:]
+            raise RuntimeError(f"{' '.join(cmd[:3])}… exited {code}:\n{tail}")
+        rss_kib = int(usage.read().split()[-1])
+    return Sample(elapsed, rss_kib)
+
+
+@dataclass
+class Tool:
+    name: str
+    command: Callable[[], list[str]]
+    check: Callable[[], None] = lambda: None  # raises when the result is wrong
+    prepare: Callable[[], None] = lambda: None  # untimed, before every run
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def peak_rss_mib(self) -> float:
+        return max(s.rss_kib for s in self.samples) / 1024
+
+
+@dataclass
+class Target:
+    text: str
+    holds: Callable[[dict[str, Tool]], tuple[str, bool]]  # (measured, met)
+
+
+@dataclass
+class Scenario:
+    key: str
+    title: str
+    tools: list[Tool]
+    targets: list[Target]
+    unit: Optional[tuple[str, float]] = None  # ("files/s", count) to also show a rate
+
+
+def run(scenario: Scenario, reps: int) -> None:
+    print(f"\n== {scenario.title}", flush=True)
+    for round_number in range(reps):
+        shift = round_number % len(scenario.tools)
+        for tool in scenario.tools[shift:] + scenario.tools[:shift]:
+            tool.prepare()
+            sample = measure(tool.command())
+            tool.check()
+            tool.samples.append(sample)
+            print(f"   round {round_number + 1}: {tool.name:<34} {sample.seconds:8.3f} s"
+                  f"  {sample.rss_kib / 1024:8.1f} MiB", flush=True)
+    fastest = min(t.median for t in scenario.tools)
+    print(f"   {'tool':<34} {'median s':>9} {'× best':>7} {'peak RSS':>10}")
+    for tool in scenario.tools:
+        rate = f"   {scenario.unit[1] / tool.median:,.0f} {scenario.unit[0]}" if scenario.unit else ""
+        print(f"   {tool.name:<34} {tool.median:9.3f} {tool.median / fastest:7.2f}"
+              f" {tool.peak_rss_mib:7.1f} MiB{rate}")
+    by_name = {t.name: t for t in scenario.tools}
+    for target in scenario.targets:
+        measured, met = target.holds(by_name)
+        print(f"   target {target.text}: {measured} -> {'MET' if met else 'MISSED'}")
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def fresh(path: Path) -> Callable[[], None]:
+    def prepare() -> None:
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return prepare
+
+
+def has_size(path: Path, size: int) -> Callable[[], None]:
+    def check() -> None:
+        actual = path.stat().st_size if path.exists() else -1
+        if actual != size:
+            raise RuntimeError(f"{path} has {actual} bytes, expected {size}")
+    return check
+
+
+def has_files(directory: Path, files: list[DataFile]) -> Callable[[], None]:
+    def check() -> None:
+        for spec in files:
+            has_size(directory / Path(spec.name).name, spec.size)()
+    return check
+
+
+def ratio_target(text: str, subject: str, peers: list[str], limit: float, inverse: bool = False) -> Target:
+    """subject's time ≤ limit × the fastest peer's (or, inverse: peer ≥ limit × subject)."""
+    def holds(tools: dict[str, Tool]) -> tuple[str, bool]:
+        best = min(tools[p].median for p in peers)
+        ratio = best / tools[subject].median if inverse else tools[subject].median / best
+        return f"{ratio:.2f}×", (ratio >= limit if inverse else ratio <= limit)
+    return Target(text, holds)
+
+
+def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], extra: str = "") -> Path:
+    lines = [f"version: 1\nroot: {root}\n{extra}items:\n"]
+    for url, dest, sha in items:
+        lines.append(f"  - url: {url}\n    dest: {dest}\n    sha256: {sha}\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines))
+    return path
+
+
+def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
+    quiet = ["--progress", "none", "--quiet"]
+    f48 = DataFile("f48m.bin", 48 * MiB)
+    f1g = DataFile("f1g.bin", 1 * GiB)
+    f4g = DataFile("f4g.bin", 4 * GiB)
+    small = [DataFile(f"small/s{i:04}.bin", 16 * KiB) for i in range(2000)]
+    big = [DataFile(f"big/b{i:03}.bin", 16 * MiB) for i in range(200)]
+    generate([f48, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
+    plain, throttled = nginx.url("plain"), nginx.url("throttled")
+    out = DL / "file.bin"
+    result: list[Scenario] = []
+
+    def get(url: str, spec: DataFile, connections: int) -> list[str]:
+        return [jg, "get", url, "-o", str(out), "-c", str(connections), "--sha256", spec.sha256] + quiet
+
+    # 48 MiB at 4 MiB/s per connection, 8 connections.
+    url48 = f"{throttled}/{f48.name}"
+    result.append(Scenario("throttled48", "48 MiB from nginx limit_rate 4m (per connection), 8 connections", [
+        Tool("jgmirror get -c 8 (+sha256)", lambda: get(url48, f48, 8), has_size(out, f48.size), fresh(out)),
+        Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
+                                              "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url48],
+             has_size(out, f48.size), fresh(out)),
+        Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
+        Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
+    ], [ratio_target("jgmirror ≤ 0.9 × faster of aria2c/axel", "jgmirror get -c 8 (+sha256)",
+                     ["aria2c -x8 -s8 -k1M", "axel -n 8"], 0.9),
+        ratio_target("jgmirror ≤ 0.5 × one connection", "jgmirror get -c 8 (+sha256)",
+                     ["curl (one connection)"], 0.5)]))
+
+    # 1 GiB unthrottled, fetch + verify.
+    url1g = f"{plain}/{f1g.name}"
+    result.append(Scenario("fetch1g", "1 GiB unthrottled loopback, fetch + SHA-256", [
+        Tool("jgmirror get -c 4 (+sha256)", lambda: get(url1g, f1g, 4), has_size(out, f1g.size), fresh(out)),
+        Tool("curl -o (fetch only)", lambda: ["curl", "-sSf", "-o", str(out), url1g], has_size(out, f1g.size), fresh(out)),
+        Tool("aria2c -x4 --checksum", lambda: ["aria2c", "-q", "-x4", "-s4", f"--checksum=sha-256={f1g.sha256}",
+                                                "--allow-overwrite=true", "--auto-file-renaming=false",
+                                                "-d", str(DL), "-o", out.name, url1g],
+             has_size(out, f1g.size), fresh(out)),
+    ], [ratio_target("jgmirror ≤ 1.1 × curl fetch alone", "jgmirror get -c 4 (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror ≤ 0.5 × aria2c with checksum", "jgmirror get -c 4 (+sha256)",
+                     ["aria2c -x4 --checksum"], 0.5)]))
+
+    # 2000 × 16 KiB with checksums, 16 in flight.
+    small_dir = DL / "small"
+    manifest = write_manifest(OUT / "manifests" / "small.yaml", small_dir,
+                              [(f"{plain}/{s.name}", Path(s.name).name, s.sha256) for s in small])
+    urls = OUT / "manifests" / "small.urls"
+    urls.write_text("".join(f"{plain}/{s.name}\n" for s in small))
+    curl_config = OUT / "manifests" / "small.curl"
+    curl_config.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
+                                   for s in small))
+    aria_input = OUT / "manifests" / "small.aria2"
+    aria_input.write_text("".join(f"{plain}/{s.name}\n  dir={small_dir}\n  out={Path(s.name).name}\n"
+                                  f"  checksum=sha-256={s.sha256}\n" for s in small))
+    small_tools = [
+        Tool("jgmirror sync --jobs 16", lambda: [jg, "sync", str(manifest), "--jobs", "16"] + quiet),
+        Tool("wget2 --max-threads=16", lambda: ["wget2", "-q", "--max-threads=16", "--no-robots", "-nd",
+                                                 "-P", str(small_dir), "-i", str(urls)]),
+        Tool("curl --parallel-max 16", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
+                                                 "--create-dirs", "-K", str(curl_config)]),
+        Tool("aria2c -j16 -i (checksums)", lambda: ["aria2c", "-q", "-j16", "--allow-overwrite=true",
+                                                    "--auto-file-renaming=false", "-i", str(aria_input)]),
+    ]
+    for tool in small_tools:
+        tool.prepare, tool.check = fresh(small_dir), has_files(small_dir, small)
+    result.append(Scenario("small2000", "2000 files × 16 KiB, checksums on, 16 in flight", small_tools,
+                           [ratio_target("jgmirror ≥ 1.2 × fastest peer's files/s", "jgmirror sync --jobs 16",
+                                         ["wget2 --max-threads=16", "curl --parallel-max 16",
+                                          "aria2c -j16 -i (checksums)"], 1.2, inverse=True)],
+                           unit=("files/s", len(small))))
+
+    # verify 1 GiB on disk.
+    verify1g = write_manifest(OUT / "manifests" / "verify1g.yaml", WWW, [(f"{plain}/{f1g.name}", f1g.name, f1g.sha256)])
+    result.append(Scenario("verify1g", "verify 1 GiB on disk (page cache warm)", [
+        Tool("jgmirror verify", lambda: [jg, "verify", str(verify1g), "--quiet"]),
+        Tool("openssl dgst -sha256", lambda: ["openssl", "dgst", "-sha256", str(WWW / f1g.name)]),
+        Tool("sha256sum", lambda: ["sha256sum", str(WWW / f1g.name)]),
+    ], [ratio_target("jgmirror ≤ 1.1 × openssl", "jgmirror verify", ["openssl dgst -sha256"], 1.1)]))
+
+    # verify 200 × 16 MiB.
+    verify200 = write_manifest(OUT / "manifests" / "verify200.yaml", WWW,
+                               [(f"{plain}/{b.name}", b.name, b.sha256) for b in big])
+    big_list = " ".join(str(WWW / b.name) for b in big)
+    result.append(Scenario("verify200", "verify 200 files × 16 MiB (page cache warm)", [
+        Tool("jgmirror verify", lambda: [jg, "verify", str(verify200), "--quiet"]),
+        Tool("xargs -P2 sha256sum", lambda: ["sh", "-c", f"printf '%s\\n' {big_list} | xargs -P2 -n 10 sha256sum"]),
+    ], [ratio_target("jgmirror ≥ 1.5 × faster than xargs -P2 sha256sum", "jgmirror verify",
+                     ["xargs -P2 sha256sum"], 1.5, inverse=True)]))
+
+    # Peak RSS with 16 connections, 1 GiB and 4 GiB.
+    def rss_under(name: str, limit: float) -> Target:
+        return Target(f"{name} peak RSS ≤ {limit:.0f} MiB",
+                      lambda tools: (f"{tools[name].peak_rss_mib:.1f} MiB", tools[name].peak_rss_mib <= limit))
+    rss_tools = [Tool("jgmirror get 1 GiB -c 16", lambda: get(url1g, f1g, 16), has_size(out, f1g.size), fresh(out))]
+    if not quick:
+        url4g = f"{plain}/{f4g.name}"
+        rss_tools.append(Tool("jgmirror get 4 GiB -c 16", lambda: get(url4g, f4g, 16), has_size(out, f4g.size), fresh(out)))
+    result.append(Scenario("rss", "peak RSS, 16 connections", rss_tools,
+                           [rss_under(t.name, 64) for t in rss_tools]))
+
+    # Plan 100,000 items.
+    plan_root = OUT / "plan-root"
+    plan_root.mkdir(parents=True, exist_ok=True)
+    plan_manifest = write_manifest(OUT / "manifests" / "plan100k.yaml", plan_root,
+                                   [(f"{plain}/small/s{i % 2000:04}.bin", f"d{i // 1000:03}/f{i:06}.bin",
+                                     small[i % 2000].sha256) for i in range(100_000)],
+                                   extra="defaults:\n  connections: 4\n  tags: [bench]\n")
+    plan_tool = Tool("jgmirror plan (100,000 items)", lambda: [jg, "plan", str(plan_manifest), "--quiet"])
+    result.append(Scenario("plan100k", "plan a 100,000-item manifest", [plan_tool], [
+        Target("≤ 1 s", lambda t: (f"{plan_tool.median:.3f} s", plan_tool.median <= 1.0)),
+        Target("≤ 100 MiB", lambda t: (f"{plan_tool.peak_rss_mib:.1f} MiB", plan_tool.peak_rss_mib <= 100)),
+    ]))
+    return result
+
+
+# ---------------------------------------------------------------- output
+
+
+def as_json(ran: list[Scenario], reps: int) -> dict:
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "rounds": reps,
+        "scenarios": [{
+            "key": s.key, "title": s.title,
+            "tools": [{"name": t.name, "median_s": round(t.median, 4),
+                       "samples_s": [round(x.seconds, 4) for x in t.samples],
+                       "peak_rss_mib": round(t.peak_rss_mib, 1)} for t in s.tools],
+            "targets": [dict(zip(("target", "measured", "met"), (g.text,) + g.holds({t.name: t for t in s.tools})))
+                        for g in s.targets],
+        } for s in ran],
+    }
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}, {os.uname().sysname} {os.uname().release}"
+
+
+def as_svg(results: dict) -> str:
+    """Horizontal bars of median time per tool, one group per scenario, scaled within the group."""
+    width, label, bar_max, row = 860, 270, 460, 22
+    parts, y = [], 40
+    for scenario in results["scenarios"]:
+        parts.append(f'<text x="10" y="{y}" font-weight="bold">{escape(scenario["title"])}</text>')
+        y += 8
+        slowest = max(t["median_s"] for t in scenario["tools"]) or 1
+        for tool in scenario["tools"]:
+            length = max(2, bar_max * tool["median_s"] / slowest)
+            colour = "#2b7bb9" if tool["name"].startswith("jgmirror") else "#b0b0b0"
+            parts.append(f'<text x="{label - 8}" y="{y + 15}" text-anchor="end">{escape(tool["name"])}</text>'
+                         f'<rect x="{label}" y="{y + 3}" width="{length:.1f}" height="{row - 6}" fill="{colour}"/>'
+                         f'<text x="{label + length + 6:.1f}" y="{y + 15}">{tool["median_s"]:.2f} s · '
+                         f'{tool["peak_rss_mib"]:.0f} MiB</text>')
+            y += row
+        y += 22
+    header = (f'<text x="10" y="20" font-size="15" font-weight="bold">jgmirror vs peers — median wall time of '
+              f'{results["rounds"]} interleaved rounds, shorter is better ({escape(results["date"])}, '
+              f'{escape(results["machine"])})</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" font-family="sans-serif" '
+            f'font-size="12"><rect width="100%" height="100%" fill="white"/>{header}{"".join(parts)}</svg>\n')
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jgmirror", required=True, help="the jgmirror binary (release build)")
+    parser.add_argument("--reps", type=int, default=3, help="interleaved rounds per scenario (median reported)")
+    parser.add_argument("--only", default="", help="comma-separated scenario keys")
+    parser.add_argument("--quick", action="store_true", help="skip the 4 GiB file")
+    parser.add_argument("--publish", action="store_true", help="copy results.json/.svg next to this script")
+    parser.add_argument("--serve", action="store_true", help="start nginx with the data, print its URLs, wait")
+    options = parser.parse_args()
+
+    nginx = Nginx()
+    nginx.start()
+    try:
+        all_scenarios = scenarios(options.jgmirror, nginx, options.quick)
+        if options.serve:
+            for server in nginx.ports:
+                print(f"{server:>10}: {nginx.url(server)}")
+            print(f"CA: {nginx.prefix / 'certs' / 'ca.crt'}   data: {WWW}   (Ctrl-C stops)", flush=True)
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                return
+        wanted = set(filter(None, options.only.split(",")))
+        ran = [s for s in all_scenarios if not wanted or s.key in wanted]
+        for scenario in ran:
+            run(scenario, options.reps)
+        results = as_json(ran, options.reps)
+        (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        (OUT / "results.svg").write_text(as_svg(results))
+        print(f"\nwrote {OUT / 'results.json'} and {OUT / 'results.svg'}")
+        if options.publish:
+            shutil.copy(OUT / "results.json", HERE / "results.json")
+            shutil.copy(OUT / "results.svg", HERE / "results.svg")
+    finally:
+        nginx.stop()
+        shutil.rmtree(DL, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

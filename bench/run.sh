@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs jgmirror side by side with aria2c, axel, curl and wget2 against nginx on
+# loopback and prints times, ratios and peak RSS (see bench/README.md).
+#   bench/run.sh                 every scenario, median of 3 interleaved rounds
+#   bench/run.sh --reps 5        more rounds
+#   bench/run.sh --only small2000,verify1g
+#   bench/run.sh --serve         just start nginx with the bench data and wait
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time
+  libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "the benchmark needs: ${missing[*]}. Run:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+swift build -c release --product jgmirror >&2
+exec python3 bench/bench.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror" "$@"
