@@ -767,10 +767,11 @@ final class ItemTransfer {
         completion(outcome(.cancelled))
     }
 
-    /// Reports the item as never started.
-    func skip() {
+    /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when
+    /// a cancel stopped the run before its turn, so the run still counts as interrupted.
+    func skip(cancelled: Bool = false) {
         finished = true
-        completion(outcome(.skipped))
+        completion(outcome(cancelled ? .cancelled : .skipped))
     }
 
     private func stopWorkers() {

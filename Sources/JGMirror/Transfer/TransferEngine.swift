@@ -105,7 +105,7 @@ final class TransferEngine: @unchecked Sendable {
             }
             for (request, completion) in commands.submissions {
                 let item = ItemTransfer(engine: self, request: request, completion: completion)
-                if cancelled || skipping { item.skip() } else { waiting.append(item) }
+                if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
             }
             if commands.skipQueued {
                 skipping = true
@@ -114,7 +114,7 @@ final class TransferEngine: @unchecked Sendable {
             }
             if let clearing = commands.cancel {
                 cancelled = true
-                waiting.forEach { $0.skip() }
+                waiting.forEach { $0.skip(cancelled: true) }
                 waiting.removeAll()
                 running.forEach { $0.cancel(clearing: clearing) }
             }

@@ -1,0 +1,160 @@
+import Foundation
+import JGMirror
+import Testing
+import TestServer
+
+/// The library as an embedding program sees it: public API only.
+@Suite struct APITests {
+    let server: TestServer
+
+    init() throws { server = try TestServer() }
+
+    /// Runs `session`, collecting its events alongside.
+    func runCollecting(_ session: SyncSession) async throws -> (RunReport, [SyncEvent]) {
+        let collector = Task { () -> [SyncEvent] in
+            var events: [SyncEvent] = []
+            for await event in session.events { events.append(event) }
+            return events
+        }
+        let report = try await session.run()
+        return (report, await collector.value)
+    }
+
+    func plan(_ yaml: String, root: String) throws -> Plan {
+        var options = PlanOptions()
+        options.root = root
+        return Plan(manifest: try Manifest.parse(yaml, name: "api.yaml"), options: options)
+    }
+
+    @Test func eventsArriveInOrderWithMonotonicProgress() async throws {
+        let big = TestServer.bytes(count: 4 << 20, seed: 3)
+        let small = TestServer.bytes(count: 5000, seed: 4)
+        var route = TestServer.Route(body: big, etag: "\"e1\"")
+        route.bytesPerSecond = 4 << 20
+        server.set("/big", route)
+        server.set("/small", TestServer.Route(body: small))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/big")), dest: big.bin, sha256: \(sha(big)), connections: 4, min_segment: 256KiB, tag: 7}
+                  - {url: \(server.url("/small")), dest: small.bin, sha256: \(sha(small)), tag: 8}
+                """
+            var options = testOptions()
+            options.progressInterval = 0.05
+            let session = SyncSession(plan: try plan(yaml, root: dir), options: options)
+            let (report, events) = try await runCollecting(session)
+            #expect(report.exitCode == .success)
+
+            for dest in ["big.bin", "small.bin"] {
+                let mine = events.filter { $0.dest == dest }
+                guard case .itemStarted(let start) = mine.first else {
+                    Issue.record("\(dest): first event is not itemStarted")
+                    continue
+                }
+                guard case .itemFinished(let result) = mine.last else {
+                    Issue.record("\(dest): last event is not itemFinished")
+                    continue
+                }
+                #expect(mine.dropFirst().dropLast().allSatisfy { if case .progress = $0 { true } else { false } })
+                #expect(result.status == .downloaded)
+                #expect(start.length == result.bytes)
+                let progress = mine.compactMap { event -> ItemProgress? in
+                    if case .progress(let p) = event { p } else { nil }
+                }
+                #expect(zip(progress, progress.dropFirst()).allSatisfy {
+                    $0.bytesPresent <= $1.bytesPresent && $0.bytesThisRun <= $1.bytesThisRun
+                })
+                #expect(progress.allSatisfy { $0.bytesPresent <= ($0.expected ?? .max) && $0.tag == start.tag })
+            }
+            let bigStart = events.compactMap { event -> ItemStart? in
+                if case .itemStarted(let s) = event, s.dest == "big.bin" { s } else { nil }
+            }.first
+            #expect(bigStart?.connections == 4)
+            #expect(bigStart?.tag == 7)
+            // One second at 4 MiB/s per connection over 4 connections: several progress events.
+            #expect(events.filter { if case .progress(let p) = $0 { p.dest == "big.bin" } else { false } }.count >= 2)
+        }
+    }
+
+    @Test func resultsEqualWhatTheReportSays() async throws {
+        let good = TestServer.bytes(count: 70_000, seed: 5)
+        server.set("/good", TestServer.Route(body: good))
+        server.set("/bad", TestServer.Route(body: good))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/good")), dest: good.bin, sha256: \(sha(good))}
+                  - {url: \(server.url("/bad")), dest: bad.bin, sha256: \(String(repeating: "ab", count: 32))}
+                  - {url: \(server.url("/missing")), dest: missing.bin, retries: 1}
+                """
+            let session = SyncSession(plan: try plan(yaml, root: dir), options: testOptions())
+            let (report, events) = try await runCollecting(session)
+            let finished = events.compactMap { event -> ItemResult? in
+                if case .itemFinished(let r) = event { r } else { nil }
+            }
+            #expect(Set(finished.map(\.dest)) == Set(report.items.map(\.dest)))
+            for item in report.items {
+                let event = try #require(finished.first { $0.dest == item.dest })
+                #expect(event.status == item.status)
+                #expect(event.bytes == item.bytes)
+                #expect(event.sha256Actual == item.sha256Actual)
+                #expect(event.error?.code == item.error?.code)
+            }
+            #expect(report.items.map(\.status) == [.downloaded, .mismatch, .failed])
+            #expect(report.exitCode == .integrity)
+            // The JSON document says the same as the model it was written from.
+            let decoded = try RunReport.decode(try report.jsonData())
+            #expect(decoded.items.map(\.status) == report.items.map(\.status))
+            #expect(decoded.items.map(\.sha256Actual) == report.items.map(\.sha256Actual))
+            #expect(decoded.totals == report.totals)
+            #expect(decoded.exitCode == report.exitCode)
+        }
+    }
+
+    @Test func oneOffDownloadWithOptions() async throws {
+        let body = TestServer.bytes(count: 2 << 20, seed: 6)
+        server.set("/one", TestServer.Route(body: body, etag: "\"o1\""))
+        try await withTestDirectory { dir in
+            var download = Download(url: server.url("/one"), destination: dir + "/sub/one.bin")
+            download.connections = 3
+            download.minSegment = 256 << 10
+            download.tag = 42
+            download.sha256 = sha(body)
+            try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
+            let (report, events) = try await runCollecting(try download.session(options: testOptions()))
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded)
+            #expect(item.tag == 42)
+            #expect(item.connections == 3)
+            #expect(fileSHA(dir + "/sub/one.bin") == sha(body))
+            #expect(events.contains { if case .itemStarted(let s) = $0 { s.tag == 42 } else { false } })
+            #expect(throws: UsageError.self) { try Download(url: "ftp://x/y", destination: dir + "/f").session() }
+        }
+    }
+
+    @Test func cancelBeforeRunStartsNothing() async throws {
+        server.set("/f", TestServer.Route(body: TestServer.bytes(count: 1000, seed: 1)))
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nitems:\n  - {url: \(server.url("/f")), dest: f.bin}\n"
+            let session = SyncSession(plan: try plan(yaml, root: dir), options: testOptions())
+            session.cancel()
+            #expect(session.isCancelled)
+            let report = try await session.run()
+            #expect(report.exitCode == .interrupted)
+            #expect(server.requests("/f").isEmpty)
+            #expect(!exists(dir + "/f.bin"))
+        }
+    }
+}
+
+extension SyncEvent {
+    fileprivate var dest: String {
+        switch self {
+        case .itemStarted(let start): start.dest
+        case .progress(let progress): progress.dest
+        case .itemFinished(let result): result.dest
+        }
+    }
+}
