@@ -150,4 +150,124 @@ import TestServer
             #expect(merged["exit_code"] as? Int == 1)
         }
     }
+
+    @Test func threeShardsOnThreeRootsFetchEveryFileOnce() async throws {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<30 {
+            server.set("/s\(index)", TestServer.Route(body: TestServer.bytes(count: 3000 + index, seed: UInt64(index))))
+            lines += ["  - url: \(server.url("/s\(index)"))", "    dest: d\(index % 4)/s\(index).bin"]
+        }
+        try await withTestDirectory { dir in
+            let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
+            var reports: [String] = []
+            for shard in 0..<3 {
+                let report = dir + "/shard\(shard).json"
+                let run = try execute(
+                    ["sync", path, "--shard", "auto", "--shard-count", "3", "--root", dir + "/root\(shard)", "--report", report],
+                    environment: ["JOB_COMPLETION_INDEX": "\(shard)"])
+                #expect(run.status == 0, "\(run.stderr)")
+                reports.append(report)
+            }
+            // Each file was requested exactly once across the three shards.
+            for index in 0..<30 { #expect(server.requests("/s\(index)").count == 1, "s\(index)") }
+            var placed: [String] = []
+            for shard in 0..<3 {
+                let root = dir + "/root\(shard)"
+                let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []
+                placed += files.filter { $0.hasSuffix(".bin") }
+            }
+            #expect(placed.count == 30 && Set(placed).count == 30)
+            let merged = try execute(["report", "merge"] + reports + ["-o", dir + "/all.json"])
+            #expect(merged.status == 0)
+            let totals = try #require(try loadReport(dir + "/all.json")["totals"] as? [String: Any])
+            #expect(totals["items"] as? Int == 30)
+            #expect(totals["unverified"] as? Int == 30)
+        }
+    }
+
+    @Test func failFastStartsNoItemAfterTheFirstFailure() async throws {
+        var lines = ["version: 1", "items:", "  - url: \(server.url("/missing"))", "    dest: first.bin", "    retries: 1"]
+        for index in 0..<10 {
+            server.set("/ok\(index)", TestServer.Route(body: [UInt8(index)]))
+            lines += ["  - url: \(server.url("/ok\(index)"))", "    dest: ok\(index).bin"]
+        }
+        try await withTestDirectory { dir in
+            let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
+            let run = try execute(["sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json"])
+            #expect(run.status == 1)
+            let report = try loadReport(dir + "/r.json")
+            let items = try #require(report["items"] as? [[String: Any]])
+            #expect(items.first?["status"] as? String == "failed")
+            #expect(items.dropFirst().allSatisfy { $0["status"] as? String == "skipped" })
+            #expect((0..<10).allSatisfy { server.requests("/ok\($0)").isEmpty })
+        }
+    }
+
+    @Test func credentialsAndRedactedHeadersAppearInNoReportOrLog() async throws {
+        server.set("/secret", TestServer.Route(body: TestServer.bytes(count: 2000, seed: 9)))
+        try await withTestDirectory { dir in
+            let url = server.url("/secret").replacingOccurrences(of: "http://", with: "http://alice:hunter2@")
+            let yaml = """
+                version: 1
+                defaults:
+                  headers: {Authorization: "Bearer tok-${JG_TEST_TOKEN}", X-Api-Key: key-s3cr3t}
+                  redact: [X-Api-Key]
+                items:
+                  - url: \(url)
+                    dest: s.bin
+                  - url: \(server.url("/absent")).?token=1
+                    dest: absent.bin
+                    retries: 1
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let run = try execute(
+                ["sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", dir + "/r.json",
+                 "--junit", dir + "/j.xml", "--header", "Cookie: session=c00kie"],
+                environment: ["JG_TEST_TOKEN": "xyzzy"])
+            #expect(run.status == 1)
+            let report = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
+            let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
+            for secret in ["hunter2", "xyzzy", "key-s3cr3t"] {
+                #expect(!report.contains(secret) && !junit.contains(secret) && !run.stderr.contains(secret) && !run.stdout.contains(secret), "\(secret)")
+            }
+            #expect(report.contains("alice:***@") || report.contains("***@"))
+            // The credentials and headers were still sent.
+            let request = try #require(server.requests("/secret").first)
+            #expect(request.headers["authorization"] == "Bearer tok-xyzzy")
+            #expect(request.headers["x-api-key"] == "key-s3cr3t")
+            #expect(request.headers["cookie"] == "session=c00kie")
+        }
+    }
+
+    @Test func primaryNotFoundCompletesFromItsMirror() async throws {
+        let body = TestServer.bytes(count: 50_000, seed: 11)
+        server.set("/mirror/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let path = write(
+                "version: 1\nitems:\n  - url: \(server.url("/gone/f"))\n    mirrors: [\(server.url("/mirror/f"))]\n    dest: f.bin\n    sha256: \(sha(body))\n",
+                to: "m.yaml", in: dir)
+            let run = try execute(["sync", path, "--report", dir + "/r.json"])
+            #expect(run.status == 0)
+            #expect(fileSHA(dir + "/f.bin") == sha(body))
+        }
+    }
+
+    @Test(arguments: ["../x", "/abs/x", "a/../../x", "link/x"])
+    func escapingDestinationsAreRefusedWithExitTwo(dest: String) async throws {
+        server.set("/e", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/root", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: dir + "/root/link", withDestinationPath: dir + "/outside")
+            let path = write("version: 1\nroot: root\nitems:\n  - url: \(server.url("/e"))\n    dest: \(dest)\n", to: "m.yaml", in: dir)
+            let run = try execute(["sync", path])
+            #expect(run.status == 2)
+            // FILE:LINE:COL: the value for a lexical escape, the item for one through a symlink.
+            #expect(run.stderr.contains("m.yaml:5:11: destination") || run.stderr.contains("m.yaml:4:5: destination"), "\(run.stderr)")
+            #expect(server.requests().isEmpty)
+            let outside = try FileManager.default.contentsOfDirectory(atPath: dir + "/outside")
+            #expect(outside.isEmpty)
+            #expect(!exists(dir + "/x") && !exists("/abs/x"))
+        }
+    }
 }
