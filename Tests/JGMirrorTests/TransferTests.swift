@@ -218,6 +218,31 @@ import TestServer
         }
     }
 
+    @Test func connectionsAreSpreadOverMirrors() async throws {
+        serve("/a/f")
+        serve("/b/f")
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/a/f"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/b/f"))]"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.connections == 4)
+            #expect(server.requests("/a/f").count >= 2)
+            #expect(server.requests("/b/f").count >= 1)
+        }
+    }
+
+    @Test func deadPrimaryGetsNoNewConnections() async throws {
+        // The primary fails the first request with 404; every connection uses the mirror.
+        serve("/m/f")
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/gone"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/m/f"))]"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(server.requests("/gone").count == 1)
+            #expect(server.requests("/m/f").count >= 4)
+        }
+    }
+
     @Test func bodyLongerThanItsSizeFailsSizeMismatch() async throws {
         // A close-delimited body that runs past the manifest's size.
         serve {

@@ -39,6 +39,7 @@ public struct SyncOptions: Sendable {
         configuration.retryBaseDelay = retryBaseDelay
         configuration.checkpointInterval = checkpointInterval
         configuration.progressInterval = progressInterval
+        configuration.failFast = failFast
         return configuration
     }
 }

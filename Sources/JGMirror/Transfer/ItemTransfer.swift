@@ -21,6 +21,8 @@ final class ItemTransfer {
     private var validatorSource = 0
     /// Redirect-resolved URLs per source, so later ranges skip the redirects.
     private var effectiveURLs: [Int: String] = [:]
+    /// Sources that answered with a permanent error (404, …); no new worker starts there.
+    private var deadSources = Set<Int>()
     /// Missing ranges no worker owns, sorted.
     private var unassigned: [ByteRange] = []
     private var workers: [Worker] = []
@@ -486,9 +488,15 @@ final class ItemTransfer {
             worker.state = .backoff(until: engine.now() + engine.backoff(attempt: worker.consecutiveFailures, hint: error.retryAfter))
             return
         }
-        if worker.sourceIndex + 1 < request.sources.count {
+        // This source is spent for this worker; move on to the next one it has not tried.
+        if !error.retryable { deadSources.insert(worker.sourceIndex) }
+        let count = request.sources.count
+        if worker.sourcesTried < count,
+            let next = (1..<count).lazy.map({ (worker.sourceIndex + $0) % count }).first(where: { !self.deadSources.contains($0) })
+        {
             attempts += 1
-            worker.sourceIndex += 1
+            worker.sourcesTried += 1
+            worker.sourceIndex = next
             worker.retriesLeft = request.retries
             worker.consecutiveFailures = 0
             launch(worker)
@@ -578,8 +586,11 @@ final class ItemTransfer {
                 unassigned = ByteRange.split(unassigned, into: request.connections - workers.count, minimum: request.minSegment)
             }
         }
+        // With mirrors, the connections are spread over the sources still alive.
+        let live = request.sources.indices.filter { !deadSources.contains($0) }
         while workers.count < request.connections, !unassigned.isEmpty {
             let worker = makeWorker()
+            if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
             worker.assign(unassigned.removeFirst())
             launch(worker)
         }
@@ -750,6 +761,7 @@ final class ItemTransfer {
         finished = true
         part = nil
         completion(outcome(.failed(error)))
+        engine.itemFailed()
     }
 
     /// Stops the item for a cancel: keeps resume state, or clears every trace.

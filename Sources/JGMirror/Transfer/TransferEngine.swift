@@ -29,6 +29,8 @@ final class TransferEngine: @unchecked Sendable {
         var checkpointInterval = 1.0
         /// Seconds between progress events per item.
         var progressInterval = 0.2
+        /// After a failed item, start no queued one (`--fail-fast`).
+        var failFast = false
     }
 
     /// Commands from other threads.
@@ -158,6 +160,15 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     // MARK: Services for items (engine thread)
+
+    /// An item failed: under `--fail-fast` no queued item starts. Decided here, before
+    /// the next item could take the freed slot.
+    func itemFailed() {
+        guard configuration.failFast, !skipping else { return }
+        skipping = true
+        waiting.forEach { $0.skip() }
+        waiting.removeAll()
+    }
 
     /// Monotonic seconds.
     func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

@@ -19,6 +19,8 @@ final class Worker {
     var state: State = .ready
     /// Index into the item's sources.
     var sourceIndex = 0
+    /// Sources this worker has used, to stop once it has tried each.
+    var sourcesTried = 1
     var retriesLeft: Int
     /// Retries used in a row, for the backoff exponent.
     var consecutiveFailures = 0
