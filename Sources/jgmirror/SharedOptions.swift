@@ -53,7 +53,7 @@ struct ManifestOptionGroup: ParsableArguments {
         if let connections, !(1...64).contains(connections) { throw ValidationError("--connections must be from 1 to 64") }
         if let retries, !(0...100).contains(retries) { throw ValidationError("--retries must be from 0 to 100") }
         for header in headers where HTTPHeader(line: header) == nil {
-            throw ValidationError("--header takes 'Name: value', not '\(header)'")
+            throw ValidationError("--header takes one line 'Name: value', not \(header.debugDescription)")
         }
     }
 

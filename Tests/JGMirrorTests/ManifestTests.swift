@@ -57,6 +57,8 @@ import Testing
         ("version: 1\nitems:\n  - dest: x\n", "m.yaml:3:5: item has no 'url'"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: x.jgpart\n", "m.yaml:4:11: destination 'x.jgpart' uses a name jgmirror reserves"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d/x\n", "m.yaml:6:11: destination 'd/x' lies inside 'd'"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    headers: {A: \"c\\r\\nInjected: 1\"}\n", "m.yaml:4:18: the value of header 'A' contains a line break or control character"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    headers: {\"A B\": c}\n", "m.yaml:4:15: 'A B' is not a valid header name"),
     ])
     func errorsNameFileLineAndColumn(yaml: String, expected: String) {
         #expect(throws: ManifestError.self) { try Manifest.parse(yaml, name: "m.yaml") }

@@ -323,13 +323,13 @@ struct ManifestParser {
             guard case .scalar(let name, _) = event else {
                 throw error(location, "header names must be strings, found \(event.noun)")
             }
-            guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0 == " " || $0 == "\r" || $0 == "\n" }) else {
+            guard HTTPHeader.isValidName(name) else {
                 throw error(location, "'\(name)' is not a valid header name")
             }
             guard seen.insert(name.lowercased()).inserted else { throw error(location, "header '\(name)' is set twice") }
             let (value, valueLocation) = try readString(name)
-            guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                throw error(valueLocation, "the value of header '\(name)' contains a line break")
+            guard HTTPHeader.isValidValue(value) else {
+                throw error(valueLocation, "the value of header '\(name)' contains a line break or control character")
             }
             headers.append(HTTPHeader(name: name, value: value))
         }

@@ -64,12 +64,25 @@ public struct HTTPHeader: Sendable, Hashable {
         self.value = value
     }
 
-    /// Parses `Name: value`, as `--header` takes it.
+    /// Parses `Name: value`, as `--header` takes it; nil for anything that could not
+    /// be sent as one header line.
     public init?(line: String) {
         guard let colon = line.firstIndex(of: ":") else { return nil }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, !name.contains(" ") else { return nil }
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard Self.isValidName(name), Self.isValidValue(value) else { return nil }
         self.name = name
-        self.value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        self.value = value
+    }
+
+    /// An RFC 9110 token: visible ASCII without separators.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains($0) }
+    }
+
+    /// No CR, LF, NUL or other control character (a tab is allowed): one header line.
+    public static func isValidValue(_ value: String) -> Bool {
+        value.unicodeScalars.allSatisfy { $0 == "\t" || ($0.value >= 32 && $0.value != 127) }
     }
 }
