@@ -27,11 +27,9 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Linux calls glibc hides behind _GNU_SOURCE.
-        .target(name: "CSystem"),
         .target(
             name: "JGMirror",
-            dependencies: ["CCurl", "CYAML", "CCrypto", "CSystem"]
+            dependencies: ["CCurl", "CYAML", "CCrypto"]
         ),
         .executableTarget(
             name: "jgmirror",

@@ -138,11 +138,11 @@ import TestServer
     }
 
     @Test func segmentsArriveInPiecesOverKeptAliveConnections() async throws {
-        // 12 MiB over 2 connections at 40 MB/s each: the bandwidth-delay product is far
+        // 12 MiB over 2 connections at 10 MB/s each: the bandwidth-delay product is far
         // below a piece, so each 6 MiB range is fetched as pieces of at most 4 MiB.
         let large = TestServer.bytes(count: 12 << 20, seed: 7)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
-        route.bytesPerSecond = 40_000_000
+        route.bytesPerSecond = 10_000_000
         server.set("/large", route)
         try await withTestDirectory { dir in
             let report = try await sync(

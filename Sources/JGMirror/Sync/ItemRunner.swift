@@ -13,6 +13,8 @@ final class ItemRunner: Sendable {
     private let hashing: OperationQueue
     private let state: Locked<State>
     private let finishing = DispatchQueue(label: "jgmirror.finishing", attributes: .concurrent)
+    /// Folders already created this run, so each is made once, not once per item.
+    private let madeFolders = Locked(Set<String>())
 
     private struct State {
         var results: [ItemResult?]
@@ -83,7 +85,10 @@ final class ItemRunner: Sendable {
         let item = items[index]
         let folder = Paths.parent(of: item.path)
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if !madeFolders.withLock({ $0.contains(folder) }) {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                madeFolders.withLock { _ = $0.insert(folder) }
+            }
         } catch {
             var result = result(item, status: .failed)
             result.error = ItemError(code: "permission_denied", message: "cannot create folder \(folder): \(error.localizedDescription)")
@@ -150,7 +155,8 @@ final class ItemRunner: Sendable {
                         return
                     }
                     let verified = result
-                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: item.statePath) { error in
+                    let state = outcome.hasState ? item.statePath : nil
+                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
                         var result = verified
                         if let error {
                             result.status = .failed

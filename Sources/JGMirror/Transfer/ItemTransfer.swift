@@ -4,10 +4,12 @@ import Synchronization
 
 /// One file being fetched: its part file, its ranges and the workers that fill them.
 ///
-/// Confined to the engine thread. Decisions that would touch curl handles from
+/// Confined to the engine thread, except `prepare()`, which does the item's file work
+/// on another thread before the engine hands it to `start()` (the handoff goes
+/// through the engine's inbox lock). Decisions that would touch curl handles from
 /// inside a libcurl callback (restart, fail, spawn more workers) are recorded and
 /// carried out by `settle()`, which the engine calls outside callbacks.
-final class ItemTransfer {
+final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
     private let completion: @Sendable (TransferOutcome) -> Void
@@ -41,6 +43,10 @@ final class ItemTransfer {
 
     /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
     private var stateful = false
+    /// Resume state exists on disk or a checkpoint was queued: dropping or completing
+    /// must wait for the checkpoint queue.
+    private var checkpointed = false
+    private var prepareFailure: TransferError?
     private let checkpointBusy = Locked(false)
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
@@ -60,44 +66,55 @@ final class ItemTransfer {
 
     // MARK: Start
 
-    /// Opens the part file, adopts valid resume state, and sends the first request.
-    func begin() {
-        let now = engine.now()
-        lastCheckpoint = now
-        lastProgress = now
-        let partExists = FileManager.default.fileExists(atPath: request.partPath)
+    /// Opens the part file and adopts valid resume state. Blocking file work, run off
+    /// the engine thread so that opening many small files does not stall transfers.
+    func prepare() {
+        var info = stat()
+        let partExists = lstat(request.partPath, &info) == 0
+        let partSize: Int64? = partExists ? Int64(info.st_size) : nil
+        let stateExists = lstat(request.statePath, &info) == 0
         if !request.resume {
-            discardFiles()
+            if stateExists { unlink(request.statePath) }
+            if partExists { unlink(request.partPath) }
+        } else if !stateExists {
+            // A part file without state holds nothing we can vouch for.
+            if partExists { unlink(request.partPath) }
         } else {
-            var partSize: Int64?
-            if partExists, let attributes = try? FileManager.default.attributesOfItem(atPath: request.partPath) {
-                partSize = (attributes[.size] as? NSNumber)?.int64Value
-            }
             switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize) {
             case .valid(let state):
                 total = state.length
                 validators = state.validators
                 rangesSupported = true
                 stateful = true
+                checkpointed = true
                 unassigned = state.missingRanges
                 resumedFrom = state.length - unassigned.reduce(0) { $0 + $1.count }
             case .discarded(let reason):
                 note = reason
                 discardFiles()
             case .none:
-                // A part file without state holds nothing we can vouch for.
                 if partExists { unlink(request.partPath) }
             }
         }
         do {
-            part = try PartFile(path: request.partPath)
-            if total == nil { try part?.truncate() }
+            part = try PartFile(path: request.partPath, truncating: total == nil)
         } catch {
-            fail(error)
+            prepareFailure = error
             return
         }
         if let total, resumedFrom > 0 {
             request.observer?.prefixCompleted(upTo: unassigned.first?.lower ?? total)
+        }
+    }
+
+    /// Sends the first request (engine thread, after `prepare()`).
+    func start() {
+        let now = engine.now()
+        lastCheckpoint = now
+        lastProgress = now
+        if let failure = prepareFailure {
+            fail(failure)
+            return
         }
         let first = makeWorker()
         if total != nil {
@@ -310,10 +327,12 @@ final class ItemTransfer {
         if let expected = request.expectedSize, let length, length != expected {
             return .sizeMismatch("server announced \(length) bytes, the manifest says \(expected)")
         }
-        if let length, let part {
+        stateful = rangesSupported && (length ?? 0) > request.minSegment && request.resume
+        // A small single-request file is written in one go; reserving it costs more
+        // than it saves. Resumable files get their full length at once.
+        if let length, let part, stateful || length > 1 << 20 {
             do { try part.reserve(length) } catch { return error }
         }
-        stateful = rangesSupported && (length ?? 0) > request.minSegment && request.resume
         announce()
         return nil
     }
@@ -687,6 +706,7 @@ final class ItemTransfer {
         let state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
         let path = request.statePath
         if wait {
+            checkpointed = true
             engine.checkpoints.sync {
                 _ = try? part.syncData()
                 _ = try? state.write(to: path)
@@ -695,6 +715,7 @@ final class ItemTransfer {
         }
         let busy = checkpointBusy
         guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
+        checkpointed = true
         engine.checkpoints.async {
             do {
                 try part.syncData()
@@ -709,11 +730,13 @@ final class ItemTransfer {
 
     /// Removes resume state, durably, before the part file is reused for other bytes.
     private func dropState() {
+        stateful = false
+        guard checkpointed else { return }
+        checkpointed = false
         let path = request.statePath
         engine.checkpoints.sync {
             if unlink(path) == 0 { Self.syncDirectory(of: path) }
         }
-        stateful = false
     }
 
     private func discardFiles() {
@@ -734,7 +757,7 @@ final class ItemTransfer {
     private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
         TransferOutcome(
             status: status, length: total, bytesDownloaded: bytesThisRun, resumedFrom: resumedFrom,
-            connections: max(peakConnections, 1), attempts: attempts, note: note)
+            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: checkpointed)
     }
 
     private func complete() {
@@ -742,7 +765,7 @@ final class ItemTransfer {
         finished = true
         announce()
         // Wait for any checkpoint in flight so none lands after the caller renames.
-        engine.checkpoints.sync {}
+        if checkpointed { engine.checkpoints.sync {} }
         request.observer?.prefixCompleted(upTo: total ?? 0)
         part = nil
         completion(outcome(.completed))

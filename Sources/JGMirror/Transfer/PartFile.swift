@@ -8,10 +8,10 @@ final class PartFile: Sendable {
     let path: String
     let fd: Int32
 
-    /// Opens or creates the part file; never follows a symlink.
-    init(path: String) throws(TransferError) {
+    /// Opens or creates the part file, emptied when `truncating`; never follows a symlink.
+    init(path: String, truncating: Bool) throws(TransferError) {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncating ? O_TRUNC : 0), 0o644)
         guard fd >= 0 else { throw .local(errno: errno, path: path, doing: "cannot open") }
     }
 

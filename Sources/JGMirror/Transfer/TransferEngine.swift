@@ -39,6 +39,8 @@ final class TransferEngine: @unchecked Sendable {
         var cancel: Bool?
         var skipQueued = false
         var shutdown = false
+        /// Items whose `prepare()` finished, ready to start.
+        var prepared: [ItemTransfer] = []
     }
 
     let configuration: Configuration
@@ -56,7 +58,11 @@ final class TransferEngine: @unchecked Sendable {
     private var limiter: RateLimiter?
     private var ratePaused: [Worker] = []
     private var cancelled = false
+    private var cancelClearing = false
     private var skipping = false
+    /// Items handed to `preparation` and not yet back.
+    private var preparing = 0
+    private let preparation = DispatchQueue(label: "jgmirror.prepare", attributes: .concurrent)
 
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
@@ -116,14 +122,30 @@ final class TransferEngine: @unchecked Sendable {
             }
             if let clearing = commands.cancel {
                 cancelled = true
+                cancelClearing = clearing
                 waiting.forEach { $0.skip(cancelled: true) }
                 waiting.removeAll()
                 running.forEach { $0.cancel(clearing: clearing) }
             }
-            while running.count < configuration.jobs, !waiting.isEmpty {
-                let item = waiting.removeFirst()
+            for item in commands.prepared {
+                preparing -= 1
                 running.append(item)
-                item.begin()
+                if cancelled {
+                    item.cancel(clearing: cancelClearing)
+                } else {
+                    item.start()
+                }
+            }
+            // File work for the next items happens off this thread; they join
+            // `running` through the inbox once their part file is open.
+            while running.count + preparing < configuration.jobs, !waiting.isEmpty {
+                let item = waiting.removeFirst()
+                preparing += 1
+                preparation.async { [self] in
+                    item.prepare()
+                    inbox.withLock { $0.prepared.append(item) }
+                    multi.wakeup()
+                }
             }
             let time = now()
             if var limiter {
@@ -146,8 +168,8 @@ final class TransferEngine: @unchecked Sendable {
             for item in running { item.settle() }
             running.removeAll { $0.finished }
             // A finished item's slot goes to the next one now, not after a poll.
-            if running.count < configuration.jobs, !waiting.isEmpty { continue }
-            if running.isEmpty, waiting.isEmpty {
+            if running.count + preparing < configuration.jobs, !waiting.isEmpty { continue }
+            if running.isEmpty, waiting.isEmpty, preparing == 0 {
                 if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)
                 continue

@@ -50,6 +50,8 @@ struct TransferOutcome: Sendable {
     var attempts: Int = 0
     /// Why resume state was discarded or the item restarted, when it was.
     var note: String?
+    /// A `DEST.jgd` may exist and must be removed once the file is placed.
+    var hasState = false
 }
 
 /// What the engine reports while it works, on its own thread.
