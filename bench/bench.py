@@ -345,6 +345,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     result.append(Scenario("fetch1g", "1 GiB unthrottled loopback, fetch + SHA-256", [
         Tool("jgmirror get -c 4 (+sha256)", lambda: get(url1g, f1g, 4), has_size(out, f1g.size), fresh(out)),
         Tool("curl -o (fetch only)", lambda: ["curl", "-sSf", "-o", str(out), url1g], has_size(out, f1g.size), fresh(out)),
+        Tool("curl -o + sync (durable)", lambda: ["sh", "-c", f"curl -sSf -o {out} {url1g} && sync {out}"],
+             has_size(out, f1g.size), fresh(out)),
         Tool("aria2c -x4 --checksum", lambda: ["aria2c", "-q", "-x4", "-s4", f"--checksum=sha-256={f1g.sha256}",
                                                 "--allow-overwrite=true", "--auto-file-renaming=false",
                                                 "-d", str(DL), "-o", out.name, url1g],

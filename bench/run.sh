@@ -7,7 +7,7 @@
 #   bench/run.sh --serve         just start nginx with the bench data and wait
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time
+packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2
   libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
@@ -24,4 +24,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 swift build -c release --product jgmirror >&2
+if [ -n "${BENCH_INSTALL_ONLY:-}" ]; then exit 0; fi
 exec python3 bench/bench.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror" "$@"

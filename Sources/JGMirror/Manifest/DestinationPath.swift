@@ -34,7 +34,15 @@ enum DestinationPath {
             raw += name
         }
         if raw.hasPrefix("/") || raw.hasPrefix("~") { return .failure(.absolute(raw)) }
-        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) { return .failure(.invalid(raw)) }
+        if raw.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) { return .failure(.invalid(raw)) }
+        // Already normal (no empty, '.' or '..' segment): most manifests, checked on bytes.
+        if !raw.hasPrefix("."), !raw.contains(ascii: "//"), !raw.contains(ascii: "/."), !raw.hasSuffix("/") {
+            let last = Paths.lastComponent(of: raw)
+            if last == ".jgmirror.lock" || reservedSuffixes.contains(where: { last.hasSuffix($0) }) {
+                return .failure(.reserved(raw))
+            }
+            return .success(raw)
+        }
         var parts: [Substring] = []
         for part in raw.split(separator: "/", omittingEmptySubsequences: true) {
             switch part {
@@ -54,7 +62,7 @@ enum DestinationPath {
 
     /// The last path segment of `url`, percent-decoded; nil when there is none.
     static func fileName(of url: String) -> String? {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
+        guard let schemeEnd = url.range(ofASCII: "://") else { return nil }
         var path = url[schemeEnd.upperBound...]
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
         guard let slash = path.firstIndex(of: "/") else { return nil }

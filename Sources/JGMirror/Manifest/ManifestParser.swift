@@ -215,7 +215,7 @@ struct ManifestParser {
     }
 
     private func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
-        guard let schemeEnd = url.range(of: "://") else {
+        guard let schemeEnd = url.range(ofASCII: "://") else {
             throw error(location, "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)")
         }
         let scheme = url[..<schemeEnd.lowerBound].lowercased()
@@ -233,7 +233,7 @@ struct ManifestParser {
         default:
             throw error(location, "unsupported URL scheme '\(scheme)'; use http or https")
         }
-        if url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }) {
+        if url.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }) {
             throw error(location, "URL contains white space; percent-encode it (%20)")
         }
     }
@@ -387,10 +387,10 @@ struct ManifestParser {
     /// Replaces `${NAME}` with the environment variable's value, so secrets and
     /// hosts can stay out of the file.
     private func expandEnvironment(_ text: String, at location: SourceLocation) throws(ManifestError) -> String {
-        guard text.contains("${") else { return text }
+        guard text.contains(ascii: "${") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let start = rest.range(of: "${") {
+        while let start = rest.range(ofASCII: "${") {
             result += rest[..<start.lowerBound]
             guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
                 throw error(location, "unterminated '${' in '\(text)'")

@@ -2,7 +2,8 @@ import Foundation
 
 /// The expanded queue: every selected item with its options resolved, under one root.
 public struct Plan: Sendable {
-    /// The manifest the plan came from.
+    /// The manifest the plan came from, without its item list: the items live on,
+    /// resolved, in `items` (keeping both doubled the memory of a large plan).
     public var manifest: Manifest
     /// Absolute destination root.
     public var root: String
@@ -12,14 +13,20 @@ public struct Plan: Sendable {
     public var totalInManifest: Int
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
-    public init(manifest: Manifest, options: PlanOptions = PlanOptions()) {
+    public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
+        // The manifest's items are taken from the back and released in chunks while
+        // the plan fills, so a large manifest is not held twice at its peak.
+        var source: [ManifestItem] = []
+        swap(&source, &manifest.items)
         self.manifest = manifest
-        totalInManifest = manifest.items.count
+        totalInManifest = source.count
         root = Plan.resolveRoot(manifest: manifest, override: options.root)
         let defaults = manifest.defaults
         var selected: [PlannedItem] = []
-        selected.reserveCapacity(manifest.items.count)
-        for (index, item) in manifest.items.enumerated() {
+        selected.reserveCapacity(source.count)
+        while let item = source.popLast() {
+            let index = source.count
+            if source.count < source.capacity / 2, source.capacity > 4096 { source = Array(source) }
             let tags = item.settings.tags ?? defaults.tags ?? []
             if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
             if tags.contains(where: options.skipTags.contains) { continue }
@@ -34,7 +41,7 @@ public struct Plan: Sendable {
                     url: item.url,
                     mirrors: item.mirrors,
                     dest: dest,
-                    path: root + "/" + dest,
+                    root: root,
                     sha256: item.sha256,
                     size: item.size,
                     connections: connections,
@@ -50,6 +57,7 @@ public struct Plan: Sendable {
                     sha256Location: item.sha256Location
                 ))
         }
+        selected.reverse()
         items = selected
     }
 

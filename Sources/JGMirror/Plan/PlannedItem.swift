@@ -9,8 +9,10 @@ public struct PlannedItem: Sendable, Identifiable {
     public var mirrors: [String]
     /// Destination relative to the root, normalised.
     public var dest: String
-    /// Absolute destination path.
-    public var path: String
+    /// Absolute destination root.
+    public var root: String
+    /// Absolute destination path (computed: storing it cost 100 bytes per item).
+    public var path: String { root + "/" + dest }
     /// Expected SHA-256 (lower-case hex), when known.
     public var sha256: String?
     /// Expected length; a server that disagrees fails the item.

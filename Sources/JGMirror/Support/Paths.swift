@@ -4,7 +4,7 @@ public enum Paths {
     /// Everything before the last `/`: "a/b" → "a", "/a" → "/", "a" → "".
     public static func parent(of path: String) -> String {
         var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
@@ -12,7 +12,7 @@ public enum Paths {
     /// Everything after the last `/`.
     public static func lastComponent(of path: String) -> String {
         var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
         return String(trimmed[trimmed.index(after: slash)...])
     }

@@ -17,7 +17,7 @@ public struct Redactor: Sendable {
 
     /// Returns `url` with any `user:password@` part replaced by `***@`.
     public static func redactURL(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
+        guard url.utf8.contains(UInt8(ascii: "@")), let schemeEnd = url.range(ofASCII: "://") else { return url }
         let afterScheme = url[schemeEnd.upperBound...]
         let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
@@ -36,10 +36,10 @@ public struct Redactor: Sendable {
 
     /// Masks credentials of every URL that appears inside free text.
     static func redactAllURLs(in text: String) -> String {
-        guard text.contains("@"), text.contains("://") else { return text }
+        guard text.contains("@"), text.contains(ascii: "://") else { return text }
         var output = ""
         var rest = Substring(text)
-        while let schemeEnd = rest.range(of: "://") {
+        while let schemeEnd = rest.range(ofASCII: "://") {
             output += rest[..<schemeEnd.upperBound]
             rest = rest[schemeEnd.upperBound...]
             let authorityEnd =

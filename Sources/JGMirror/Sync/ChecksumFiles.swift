@@ -17,7 +17,7 @@ enum ChecksumFiles {
             if name.hasPrefix("*") { name = name.dropFirst() }
             if name.hasPrefix("./") { name = name.dropFirst(2) }
             guard !name.isEmpty else { continue }
-            let url = name.contains("://") ? String(name) : folder + String(name)
+            let url = name.contains(ascii: "://") ? String(name) : folder + String(name)
             sums[url] = hash
         }
         return sums

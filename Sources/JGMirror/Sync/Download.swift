@@ -39,7 +39,7 @@ public struct Download: Sendable {
         }
         guard (1...64).contains(connections) else { throw UsageError("connections must be from 1 to 64") }
         let item = PlannedItem(
-            id: 0, url: url, mirrors: mirrors, dest: name, path: absolute, sha256: sha256?.lowercased(), size: nil,
+            id: 0, url: url, mirrors: mirrors, dest: name, root: root, sha256: sha256?.lowercased(), size: nil,
             connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
             headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)

@@ -27,10 +27,10 @@ extension PlannedItem {
 
     /// Decides the action; hashes the destination when it exists and a checksum is known.
     public func assess(resume: Bool = true) -> ItemAssessment {
-        if resume, FileManager.default.fileExists(atPath: statePath), FileManager.default.fileExists(atPath: partPath) {
+        var info = stat()
+        if resume, lstat(statePath, &info) == 0, lstat(partPath, &info) == 0 {
             return ItemAssessment(action: .resume)
         }
-        var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return ItemAssessment(action: .fetch) }
         let size = Int64(info.st_size)
         if let size = self.size, size != Int64(info.st_size) { return ItemAssessment(action: .fetch, size: Int64(info.st_size)) }

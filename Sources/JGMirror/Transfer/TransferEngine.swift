@@ -199,7 +199,7 @@ final class TransferEngine: @unchecked Sendable {
 
     /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
     static func hostKey(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
+        guard let schemeEnd = url.range(ofASCII: "://") else { return url }
         var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         return (url[..<schemeEnd.upperBound] + authority).lowercased()

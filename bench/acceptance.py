@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Acceptance checks against a real nginx on loopback (run through bench/acceptance.sh).
+
+- 48 MiB at 4 MiB/s per connection: 8 connections vs 1, and what the report says;
+- SIGKILL halfway through, then a second sync resumes with the right SHA-256;
+- a remote replaced between two runs ends as the new version, whole;
+- HTTPS + HTTP/2 from a throwaway CA: an 8-connection item holds 8 TCP
+  connections (counted with `ss`), 2000 small items share a few;
+- a certificate the CA did not sign fails with `tls` and exit 1; `insecure: true`
+  works and the report marks it.
+Prints one line per check and exits 1 if any fails.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import OUT, WWW, DataFile, Nginx, generate  # noqa: E402
+
+WORK = OUT / "acceptance"
+failures: list[str] = []
+
+
+def check(name: str, ok: bool, detail: str) -> None:
+    print(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}", flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def manifest(name: str, root: str, items: list[dict]) -> Path:
+    lines = ["version: 1", f"root: {root}", "items:"]
+    for item in items:
+        lines.append("  - " + "\n    ".join(f"{k}: {v}" for k, v in item.items()))
+    path = WORK / f"{name}.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def sync(jg: str, path: Path, *extra: str) -> tuple[int, dict, float]:
+    report = WORK / f"{path.stem}.json"
+    start = time.perf_counter()
+    code = subprocess.call([jg, "sync", str(path), "--progress", "none", "--quiet", "--report", str(report), *extra])
+    return code, json.loads(report.read_text()), time.perf_counter() - start
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def established(port: int) -> set[str]:
+    """Local ports of established TCP connections to 127.0.0.1:port."""
+    out = subprocess.run(["ss", "-tnH", "state", "established", f"( dport = :{port} )"],
+                         capture_output=True, text=True).stdout
+    return {line.split()[-2] for line in out.splitlines() if line.strip()}
+
+
+def watch_connections(process: subprocess.Popen, port: int) -> tuple[int, int]:
+    """(most at once, distinct seen) while process runs."""
+    most, seen = 0, set()
+    while process.poll() is None:
+        now = established(port)
+        most, seen = max(most, len(now)), seen | now
+        time.sleep(0.02)
+    return most, len(seen)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jgmirror", required=True)
+    jg = parser.parse_args().jgmirror
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    f48, f1g = DataFile("f48m.bin", 48 << 20), DataFile("f1g.bin", 1 << 30)
+    small = [DataFile(f"small/s{i:04}.bin", 16 << 10) for i in range(2000)]
+    generate([f48, f1g] + small)
+    nginx = Nginx()
+    nginx.start()
+    try:
+        throttled, tls, rogue = nginx.url("throttled"), nginx.url("tls"), nginx.url("rogue")
+        ca = str(nginx.prefix / "certs" / "ca.crt")
+
+        # Issue 2: 8 connections vs 1 at 4 MiB/s per connection.
+        times = {}
+        for connections in (8, 1):
+            m = manifest(f"throttled{connections}", str(WORK / f"t{connections}"),
+                         [{"url": f"{throttled}/{f48.name}", "dest": "os.iso", "sha256": f48.sha256,
+                           "connections": connections}])
+            code, report, seconds = sync(jg, m)
+            item = report["items"][0]
+            times[connections] = seconds
+            check(f"48 MiB, connections: {connections}", code == 0 and item["connections"] == connections,
+                  f"exit {code}, {seconds:.2f} s, report connections {item['connections']}")
+        check("8 connections well under half of one", times[8] < 0.5 * times[1],
+              f"{times[8]:.2f} s vs {times[1]:.2f} s = {times[8] / times[1]:.2f}×")
+
+        # Issue 3: SIGKILL halfway, then resume.
+        m = manifest("killed", str(WORK / "k"), [{"url": f"{throttled}/{f48.name}", "dest": "os.iso",
+                                                  "sha256": f48.sha256, "connections": 4}])
+        process = subprocess.Popen([jg, "sync", str(m), "--progress", "none", "--quiet"])
+        time.sleep(1.6)  # 48 MiB at 4 × 4 MiB/s takes about 3 s
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        left = sorted(p.name for p in (WORK / "k").iterdir())
+        check("SIGKILL leaves part + state, no destination", "os.iso" not in left and "os.iso.jgd" in left,
+              f"{left}")
+        code, report, _ = sync(jg, m)
+        item = report["items"][0]
+        check("resumed run", code == 0 and item["resumed_from"] > 0 and item["bytes_downloaded"] < f48.size
+              and sha256(WORK / "k" / "os.iso") == f48.sha256,
+              f"exit {code}, resumed_from {item['resumed_from']}, bytes_downloaded {item['bytes_downloaded']} "
+              f"of {f48.size}, SHA-256 {'ok' if sha256(WORK / 'k' / 'os.iso') == f48.sha256 else 'WRONG'}")
+
+        # Issue 3: the remote is replaced between two runs.
+        replaced = WWW / "replaced.bin"
+        shutil.copy(WWW / f48.name, replaced)
+        m = manifest("replaced", str(WORK / "r"), [{"url": f"{throttled}/replaced.bin", "dest": "file.bin",
+                                                    "connections": 4}])
+        process = subprocess.Popen([jg, "sync", str(m), "--progress", "none", "--quiet"])
+        time.sleep(1.6)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        fresh_bytes = os.urandom(f48.size)
+        replaced.write_bytes(fresh_bytes)
+        code, report, _ = sync(jg, m)
+        whole = sha256(WORK / "r" / "file.bin") == hashlib.sha256(fresh_bytes).hexdigest()
+        check("replaced remote ends as the new version", code == 0 and whole,
+              f"exit {code}, new version whole: {whole}, note: {report['items'][0].get('note')}")
+        replaced.unlink()
+
+        # Issue 6: HTTPS + HTTP/2, 8 connections for one item.
+        tls_port = nginx.ports["tls"]
+        m = manifest("tls8", str(WORK / "tls"), [{"url": f"{tls}/{f1g.name}", "dest": "big.bin",
+                                                  "sha256": f1g.sha256, "connections": 8}])
+        process = subprocess.Popen([jg, "sync", str(m), "--ca-cert", ca, "--max-rate", "300M", "--progress", "none",
+                                    "--quiet"])
+        most, _ = watch_connections(process, tls_port)
+        check("HTTP/2 item with connections: 8 holds 8 TCP connections (ss -tn)", process.returncode == 0 and most == 8,
+              f"exit {process.returncode}, most established at once: {most}")
+
+        m = manifest("tlssmall", str(WORK / "tlssmall"),
+                     [{"url": f"{tls}/{s.name}", "dest": Path(s.name).name, "sha256": s.sha256} for s in small])
+        process = subprocess.Popen([jg, "sync", str(m), "--ca-cert", ca, "--jobs", "16", "--progress", "none", "--quiet"])
+        most, distinct = watch_connections(process, tls_port)
+        check("2000 small HTTPS items share connections", process.returncode == 0 and distinct <= 16,
+              f"exit {process.returncode}, distinct connections seen: {distinct}, most at once: {most}")
+
+        # Issue 6: a certificate the CA did not sign; insecure: true.
+        m = manifest("rogue", str(WORK / "rogue"), [
+            {"url": f"{rogue}/{small[0].name}", "dest": "a.bin"},
+            {"url": f"{rogue}/{small[1].name}", "dest": "b.bin", "insecure": "true"}])
+        code, report, _ = sync(jg, m, "--ca-cert", ca)
+        a, b = report["items"]
+        check("unsigned certificate fails with tls, exit 1", code == 1 and (a["error"] or {}).get("code") == "tls",
+              f"exit {code}, error {a['error']}")
+        check("insecure: true works and is marked", b["status"] == "unverified" and b.get("insecure") is True,
+              f"status {b['status']}, insecure {b.get('insecure')}")
+    finally:
+        nginx.stop()
+    print(f"\n{len(failures)} failed" if failures else "\nall passed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
