@@ -20,8 +20,10 @@ import TestServer
 
 @Suite struct PaceTests {
     @Test func piecesGrowWithTheBandwidthDelayProduct() {
-        // Loopback: 1 GB/s, 100 µs round trip -> the base piece.
-        #expect(Pace.pieceSize(bytes: 4 << 20, receiving: 0.004, roundTrip: 0.0001) == Pace.basePiece)
+        // Loopback: 1 GB/s, 100 µs round trip, 8 connections -> the base piece.
+        #expect(Pace.pieceSize(bytes: 4 << 20, receiving: 0.004, roundTrip: 0.0001, connections: 8) == Pace.basePiece)
+        // The same link on one connection: 32 round trips' worth, about 3.4 MB.
+        #expect(Pace.pieceSize(bytes: 4 << 20, receiving: 0.004, roundTrip: 0.0001) == 3_355_443)
         // 10 MB/s, 100 ms: 32 round trips' worth, about 32 MB.
         let wan = Pace.pieceSize(bytes: 4 << 20, receiving: 0.4194304, roundTrip: 0.1)
         #expect(wan == 32_000_000)
@@ -139,7 +141,7 @@ import TestServer
 
     @Test func segmentsArriveInPiecesOverKeptAliveConnections() async throws {
         // 12 MiB over 2 connections at 10 MB/s each: the bandwidth-delay product is far
-        // below a piece, so each 6 MiB range is fetched as pieces of at most 4 MiB.
+        // below a piece, so each 6 MiB range is fetched as pieces of the base size.
         let large = TestServer.bytes(count: 12 << 20, seed: 7)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
         route.bytesPerSecond = 10_000_000

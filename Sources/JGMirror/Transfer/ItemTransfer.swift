@@ -47,6 +47,9 @@ final class ItemTransfer: @unchecked Sendable {
     /// must wait for the checkpoint queue.
     private var checkpointed = false
     private var prepareFailure: TransferError?
+    /// The shortest request-to-first-byte time seen: requests that waited behind
+    /// others in libcurl's loop would overstate the round trip.
+    private var minRoundTrip = Double.infinity
     private let checkpointBusy = Locked(false)
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
@@ -446,7 +449,11 @@ final class ItemTransfer: @unchecked Sendable {
             }
         }
         if code == CURLE_OK, let easy = worker.easy {
-            worker.pieceSize = Pace.pieceSize(after: easy, bytes: worker.pos - worker.requestStart)
+            let timing = Pace.Timing(easy)
+            minRoundTrip = min(minRoundTrip, timing.roundTrip)
+            worker.pieceSize = Pace.pieceSize(
+                bytes: worker.pos - worker.requestStart, receiving: timing.receiving, roundTrip: minRoundTrip,
+                connections: request.connections)
         }
         engine.detach(worker)
         worker.easy = nil
