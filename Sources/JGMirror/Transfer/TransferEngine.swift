@@ -62,7 +62,9 @@ final class TransferEngine: @unchecked Sendable {
     private var skipping = false
     /// Items handed to `preparation` and not yet back.
     private var preparing = 0
-    private let preparation = DispatchQueue(label: "jgmirror.prepare", attributes: .concurrent)
+    /// Serial: creating many files at once in one folder contends on the folder's
+    /// lock and was slower than one after another.
+    private let preparation = DispatchQueue(label: "jgmirror.prepare")
 
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
