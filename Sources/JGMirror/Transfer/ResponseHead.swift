@@ -15,7 +15,7 @@ struct ResponseHead {
 
     /// Feeds one header line; a new status line starts over (redirects, 100-continue).
     mutating func consume(line raw: Substring) {
-        let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = raw.trimmedASCII
         if line.hasPrefix("HTTP/") {
             self = ResponseHead()
             let parts = line.split(separator: " ", maxSplits: 2)
@@ -24,11 +24,11 @@ struct ResponseHead {
         }
         guard let colon = line.firstIndex(of: ":") else { return }
         let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = String(line[line.index(after: colon)...].trimmedASCII)
         switch name {
         case "content-length": contentLength = Int64(value)
         case "content-range": parseContentRange(value)
-        case "accept-ranges": acceptsRanges = value.lowercased().contains("bytes")
+        case "accept-ranges": acceptsRanges = value.lowercased().contains(ascii: "bytes")
         case "etag": validators.etag = value
         case "last-modified": validators.lastModified = value
         case "retry-after": retryAfter = Double(value)
@@ -49,5 +49,15 @@ struct ResponseHead {
             rangeStart = Int64(bounds[0])
             rangeEnd = Int64(bounds[1]).map { $0 + 1 }
         }
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces, tabs, CR and LF (Foundation's trimming
+    /// bridges through NSString, once per header line of every response).
+    var trimmedASCII: Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return self[first...last]
     }
 }
