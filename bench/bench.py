@@ -456,7 +456,7 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} cores, {model}, {os.uname().sysname} {os.uname().release}"
+    return f"{os.cpu_count()} cores, {model}, {os.uname().sysname}"
 
 
 def as_svg(results: dict) -> str:

@@ -271,3 +271,15 @@ import TestServer
         }
     }
 }
+
+/// The README's library example is the example program the package builds.
+@Suite struct ReadmeTests {
+    @Test func readmeShowsTheCompiledExample() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let example = try String(
+            contentsOf: root.appendingPathComponent("Examples/MirrorTwoFiles/main.swift"), encoding: .utf8)
+        #expect(readme.contains("```swift\n" + example + "```"))
+    }
+}
