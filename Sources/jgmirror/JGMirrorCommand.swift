@@ -21,6 +21,9 @@ struct JGMirrorCommand: AsyncParsableCommand {
 @main
 enum Entry {
     static func main() async {
+        // Past a file-size limit (`ulimit -f`) a write must fail the item with the
+        // path named (exit 4), not kill the run before its report is written.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try JGMirrorCommand.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

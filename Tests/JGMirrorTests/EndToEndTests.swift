@@ -252,6 +252,43 @@ import TestServer
         }
     }
 
+    @Test func localWriteFailureExitsFourNamingThePath() async throws {
+        // A file-size limit makes reserving the 3 MiB part file fail (EFBIG); running
+        // as root, this is a local failure no permission bit could provoke.
+        let body = TestServer.bytes(count: 3 << 20, seed: 5)
+        server.set("/big", TestServer.Route(body: body, etag: "\"b\""))
+        try await withTestDirectory { dir in
+            let path = write(
+                "version: 1\nitems:\n  - {url: \(server.url("/big")), dest: big.bin, connections: 4, min_segment: 256KiB}\n",
+                to: "m.yaml", in: dir)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f 1024; exec \"$0\" sync \"$1\" --report \"$2\"", jgmirrorBinary, path, dir + "/r.json"]
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 4, "\(stderr)")
+            #expect(stderr.contains(dir + "/big.bin.jgpart"), "\(stderr)")
+            #expect(!exists(dir + "/big.bin"))
+            #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 4)
+        }
+    }
+
+    @Test func unwritableFolderExitsFourNamingThePath() async throws {
+        server.set("/f", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            // A file where the item's folder should be.
+            write("not a folder", to: "blocker", in: dir)
+            let path = write("version: 1\nitems:\n  - {url: \(server.url("/f")), dest: blocker/f.bin}\n", to: "m.yaml", in: dir)
+            let run = try execute(["sync", path])
+            #expect(run.status == 4, "\(run.stderr)")
+            #expect(run.stderr.contains(dir + "/blocker"), "\(run.stderr)")
+            #expect(server.requests("/f").isEmpty)
+        }
+    }
+
     @Test(arguments: ["../x", "/abs/x", "a/../../x", "link/x"])
     func escapingDestinationsAreRefusedWithExitTwo(dest: String) async throws {
         server.set("/e", TestServer.Route(body: [1, 2, 3]))
