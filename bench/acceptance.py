@@ -2,8 +2,8 @@
 """Acceptance checks against a real nginx on loopback (run through bench/acceptance.sh).
 
 - 48 MiB at 4 MiB/s per connection: 8 connections vs 1, and what the report says;
-- SIGKILL halfway through (the killed run capped at 16 MB/s overall so that
-  "halfway" is a moment one can hit), then a second sync resumes with the right SHA-256;
+- SIGKILL midway (the killed run capped at 16 MB/s overall so that there is a
+  middle to hit), then a second sync resumes with the right SHA-256;
 - a remote replaced between two runs ends as the new version, whole;
 - HTTPS + HTTP/2 from a throwaway CA: an 8-connection item holds 8 TCP
   connections (counted with `ss`), 2000 small items share a few;
@@ -77,15 +77,25 @@ def watch_connections(process: subprocess.Popen, port: int) -> tuple[int, int]:
     return most, len(seen)
 
 
+def kill_midway(process: subprocess.Popen, state: Path) -> None:
+    """SIGKILL once the first checkpoint has landed and a little more has arrived."""
+    deadline = time.time() + 20
+    while not state.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jgmirror", required=True)
     jg = parser.parse_args().jgmirror
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
-    f48, f1g = DataFile("f48m.bin", 48 << 20), DataFile("f1g.bin", 1 << 30)
+    f48 = DataFile("f48m.bin", 48 << 20)
     small = [DataFile(f"small/s{i:04}.bin", 16 << 10) for i in range(2000)]
-    generate([f48, f1g] + small)
+    generate([f48] + small)
     nginx = Nginx()
     nginx.start()
     try:
@@ -110,11 +120,9 @@ def main() -> None:
         m = manifest("killed", str(WORK / "k"), [{"url": f"{throttled}/{f48.name}", "dest": "os.iso",
                                                   "sha256": f48.sha256, "connections": 4}])
         # Pieces of 1 MiB ride nginx's per-response burst, so 4 connections finish in a
-        # fraction of a second; an overall cap of 16 MB/s makes "halfway" about 1.5 s.
+        # fraction of a second; an overall cap of 16 MB/s leaves time to kill it midway.
         process = subprocess.Popen([jg, "sync", str(m), "--progress", "none", "--quiet", "--max-rate", "16M"])
-        time.sleep(1.5)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        kill_midway(process, WORK / "k" / "os.iso.jgd")
         left = sorted(p.name for p in (WORK / "k").iterdir())
         check("SIGKILL leaves part + state, no destination", "os.iso" not in left and "os.iso.jgd" in left,
               f"{left}")
@@ -131,9 +139,7 @@ def main() -> None:
         m = manifest("replaced", str(WORK / "r"), [{"url": f"{throttled}/replaced.bin", "dest": "file.bin",
                                                     "connections": 4}])
         process = subprocess.Popen([jg, "sync", str(m), "--progress", "none", "--quiet", "--max-rate", "16M"])
-        time.sleep(1.5)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        kill_midway(process, WORK / "r" / "file.bin.jgd")
         fresh_bytes = os.urandom(f48.size)
         replaced.write_bytes(fresh_bytes)
         code, report, _ = sync(jg, m)
@@ -144,9 +150,10 @@ def main() -> None:
 
         # Issue 6: HTTPS + HTTP/2, 8 connections for one item.
         tls_port = nginx.ports["tls"]
-        m = manifest("tls8", str(WORK / "tls"), [{"url": f"{tls}/{f1g.name}", "dest": "big.bin",
-                                                  "sha256": f1g.sha256, "connections": 8}])
-        process = subprocess.Popen([jg, "sync", str(m), "--ca-cert", ca, "--max-rate", "300M", "--progress", "none",
+        # Capped at 16 MB/s overall so the connections stay open long enough to count.
+        m = manifest("tls8", str(WORK / "tls"), [{"url": f"{tls}/{f48.name}", "dest": "big.bin",
+                                                  "sha256": f48.sha256, "connections": 8}])
+        process = subprocess.Popen([jg, "sync", str(m), "--ca-cert", ca, "--max-rate", "16M", "--progress", "none",
                                     "--quiet"])
         most, _ = watch_connections(process, tls_port)
         check("HTTP/2 item with connections: 8 holds 8 TCP connections (ss -tn)", process.returncode == 0 and most == 8,

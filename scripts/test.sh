@@ -1,7 +1,31 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything, and runs the whole test suite.
+# Installs what is missing, builds everything, runs the whole test suite, then the
+# acceptance checks against a real nginx on loopback (bench/acceptance.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 "$@"
+
+# nginx, TLS and HTTP/2 on loopback: installed when run as root, otherwise the
+# command to install them is printed and these checks are left out.
+extra=(nginx python3 openssl iproute2)
+missing=()
+for package in "${extra[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -eq 0 ]; then
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1) \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; } \
+    || true
+  missing=()
+  for package in "${extra[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "nginx acceptance checks left out; to run them: sudo apt-get install -y ${missing[*]}" >&2
+  exit 0
+fi
+swift build -c release --product jgmirror
+python3 bench/acceptance.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror"
