@@ -147,6 +147,41 @@ import TestServer
             #expect(!exists(dir + "/f.bin"))
         }
     }
+
+    @Test func maxRateCapsTheWholeRun() async throws {
+        // 2 MiB over 4 connections under a 1 MiB/s cap cannot finish much before 2 s,
+        // whatever the machine (a lower bound only: slowness never makes it fail).
+        let body = TestServer.bytes(count: 2 << 20, seed: 12)
+        server.set("/rate", TestServer.Route(body: body, etag: "\"r\""))
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nitems:\n  - {url: \(server.url("/rate")), dest: r.bin, sha256: \(sha(body)), connections: 4, min_segment: 256KiB}\n"
+            var options = testOptions()
+            options.maxRate = 1 << 20
+            let started = Date()
+            let report = try await SyncSession(plan: try plan(yaml, root: dir), options: options).run()
+            #expect(report.items.first?.status == .downloaded)
+            #expect(Date().timeIntervalSince(started) >= 1.2)
+        }
+    }
+
+    @Test func maxPerHostCapsConnectionsAcrossItems() async throws {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<8 {
+            var route = TestServer.Route(body: TestServer.bytes(count: 200_000, seed: UInt64(index)))
+            route.bytesPerSecond = 2_000_000
+            server.set("/h\(index)", route)
+            lines.append("  - {url: \(server.url("/h\(index)")), dest: h\(index).bin, connections: 1}")
+        }
+        try await withTestDirectory { dir in
+            var options = testOptions()
+            options.jobs = 8
+            options.maxPerHost = 2
+            let report = try await SyncSession(plan: try plan(lines.joined(separator: "\n") + "\n", root: dir), options: options).run()
+            #expect(report.items.allSatisfy { $0.status == .unverified })
+            // Eight items, at most two connections at a time, kept alive and reused.
+            #expect(server.connectionCount <= 2)
+        }
+    }
 }
 
 extension SyncEvent {

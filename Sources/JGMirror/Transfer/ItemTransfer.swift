@@ -193,6 +193,11 @@ final class ItemTransfer: @unchecked Sendable {
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         try easy.set(CURLOPT_NETRC, jg_netrc_optional())
         try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
+        if worker.slot == 0, url.lowercased().hasPrefix("https:") {
+            // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
+            // rather than open another: a burst of small items then shares one.
+            try easy.set(CURLOPT_PIPEWAIT, 1)
+        }
         if request.insecure {
             try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
