@@ -252,6 +252,26 @@ import TestServer
         }
     }
 
+    @Test func progressModesWriteWhatTheySay() async throws {
+        let body = TestServer.bytes(count: 3 << 20, seed: 21)
+        var route = TestServer.Route(body: body, etag: "\"p\"")
+        route.bytesPerSecond = 3 << 20
+        server.set("/p", route)
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\nitems:\n  - {url: \(server.url("/p")), dest: p.bin, sha256: \(sha(body)), connections: 2, min_segment: 256KiB}\n"
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let bars = try execute(["sync", path, "--progress", "bars", "--root", dir + "/bars"])
+            #expect(bars.status == 0)
+            #expect(bars.stderr.contains("\u{1B}[") && bars.stderr.contains("] ") && bars.stderr.contains("total "), "\(bars.stderr)")
+            #expect(bars.stderr.contains("connections"))
+            let lines = try execute(["sync", path, "--progress", "lines", "--root", dir + "/lines"])
+            #expect(lines.stderr.contains("downloaded p.bin") && !lines.stderr.contains("\u{1B}["), "\(lines.stderr)")
+            let quiet = try execute(["sync", path, "--progress", "none", "--quiet", "--root", dir + "/quiet"])
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+            #expect(bars.stdout.isEmpty && lines.stdout.isEmpty && quiet.stdout.isEmpty)
+        }
+    }
+
     @Test func localWriteFailureExitsFourNamingThePath() async throws {
         // A file-size limit makes reserving the 3 MiB part file fail (EFBIG); running
         // as root, this is a local failure no permission bit could provoke.
