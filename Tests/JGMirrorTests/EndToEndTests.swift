@@ -13,7 +13,7 @@ import TestServer
         server.set("/a", TestServer.Route(body: [1, 2, 3]))
         try await withTestDirectory { dir in
             let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    conections: 4\n", to: "site.yaml", in: dir)
-            let run = try execute(["sync", path, "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--report", dir + "/r.json"])
             #expect(run.status == 2)
             #expect(run.stderr.contains("site.yaml:4:5: unknown key 'conections' in an item (did you mean 'connections'?)"))
             #expect(server.requests().isEmpty)
@@ -32,7 +32,7 @@ import TestServer
         }
         try await withTestDirectory { dir in
             let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
-            let first = try execute(["sync", path, "--progress", "none", "--report", "-"])
+            let first = try await execute(["sync", path, "--progress", "none", "--report", "-"])
             #expect(first.status == 3)
             let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
             let totals = try #require(report["totals"] as? [String: Any])
@@ -46,7 +46,7 @@ import TestServer
             #expect(exists(dir + "/files/f0.bin"))
 
             let before = server.requests().count
-            let second = try execute(["sync", path, "--skip-tag", "bad", "--report", dir + "/r2.json"])
+            let second = try await execute(["sync", path, "--skip-tag", "bad", "--report", dir + "/r2.json"])
             #expect(second.status == 0)
             #expect(server.requests().count == before)
             let again = try loadReport(dir + "/r2.json")
@@ -58,7 +58,7 @@ import TestServer
     @Test func planPrintsTheQueueOnStdout() async throws {
         try await withTestDirectory { dir in
             let path = write("version: 1\nitems:\n  - url: http://127.0.0.1:9/x.iso\n    dest: isos/\n", to: "m.yaml", in: dir)
-            let run = try execute(["plan", path])
+            let run = try await execute(["plan", path])
             #expect(run.status == 0)
             #expect(run.stdout.contains("fetch"))
             #expect(run.stdout.contains("isos/x.iso"))
@@ -84,7 +84,7 @@ import TestServer
             #expect(exists(dir + "/big.bin.jgpart"))
 
             server.update("/big") { $0.bytesPerSecond = nil }
-            let second = try execute(["sync", path, "--report", dir + "/r.json"])
+            let second = try await execute(["sync", path, "--report", dir + "/r.json"])
             #expect(second.status == 0)
             let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
             let resumed = try #require(items.first?["resumed_from"] as? Int)
@@ -116,15 +116,17 @@ import TestServer
     }
 
     @Test func secondConcurrentSyncExitsFour() async throws {
+        // One connection at 512 KiB/s: the first sync holds the lock for 16 s unless killed.
         let body = TestServer.bytes(count: 8 << 20, seed: 79)
         var route = TestServer.Route(body: body)
-        route.bytesPerSecond = 1 << 20
+        route.bytesPerSecond = 512 << 10
         server.set("/big", route)
         try await withTestDirectory { dir in
-            let path = write("version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n", to: "m.yaml", in: dir)
+            let path = write(
+                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 1\n", to: "m.yaml", in: dir)
             let (first, _, _) = try launch(["sync", path, "--progress", "none"])
             #expect(await waitFor(seconds: 10) { exists(dir + "/big.bin.jgpart") })
-            let second = try execute(["sync", path])
+            let second = try await execute(["sync", path])
             #expect(second.status == 4)
             #expect(second.stderr.contains(".jgmirror.lock"))
             kill(first.processIdentifier, SIGTERM)
@@ -143,7 +145,7 @@ import TestServer
             ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))
             try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))
-            let run = try execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json"])
+            let run = try await execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json"])
             #expect(run.status == 1)
             let merged = try loadReport(dir + "/all.json")
             #expect((merged["totals"] as? [String: Any])?["items"] as? Int == 2)
@@ -162,7 +164,7 @@ import TestServer
             var reports: [String] = []
             for shard in 0..<3 {
                 let report = dir + "/shard\(shard).json"
-                let run = try execute(
+                let run = try await execute(
                     ["sync", path, "--shard", "auto", "--shard-count", "3", "--root", dir + "/root\(shard)", "--report", report],
                     environment: ["JOB_COMPLETION_INDEX": "\(shard)"])
                 #expect(run.status == 0, "\(run.stderr)")
@@ -177,7 +179,7 @@ import TestServer
                 placed += files.filter { $0.hasSuffix(".bin") }
             }
             #expect(placed.count == 30 && Set(placed).count == 30)
-            let merged = try execute(["report", "merge"] + reports + ["-o", dir + "/all.json"])
+            let merged = try await execute(["report", "merge"] + reports + ["-o", dir + "/all.json"])
             #expect(merged.status == 0)
             let totals = try #require(try loadReport(dir + "/all.json")["totals"] as? [String: Any])
             #expect(totals["items"] as? Int == 30)
@@ -193,7 +195,7 @@ import TestServer
         }
         try await withTestDirectory { dir in
             let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
-            let run = try execute(["sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json"])
             #expect(run.status == 1)
             let report = try loadReport(dir + "/r.json")
             let items = try #require(report["items"] as? [[String: Any]])
@@ -220,7 +222,7 @@ import TestServer
                     retries: 1
                 """
             let path = write(yaml, to: "m.yaml", in: dir)
-            let run = try execute(
+            let run = try await execute(
                 ["sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", dir + "/r.json",
                  "--junit", dir + "/j.xml", "--header", "Cookie: session=c00kie"],
                 environment: ["JG_TEST_TOKEN": "xyzzy"])
@@ -246,7 +248,7 @@ import TestServer
             let path = write(
                 "version: 1\nitems:\n  - url: \(server.url("/gone/f"))\n    mirrors: [\(server.url("/mirror/f"))]\n    dest: f.bin\n    sha256: \(sha(body))\n",
                 to: "m.yaml", in: dir)
-            let run = try execute(["sync", path, "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--report", dir + "/r.json"])
             #expect(run.status == 0)
             #expect(fileSHA(dir + "/f.bin") == sha(body))
         }
@@ -260,13 +262,13 @@ import TestServer
         try await withTestDirectory { dir in
             let yaml = "version: 1\nitems:\n  - {url: \(server.url("/p")), dest: p.bin, sha256: \(sha(body)), connections: 2, min_segment: 256KiB}\n"
             let path = write(yaml, to: "m.yaml", in: dir)
-            let bars = try execute(["sync", path, "--progress", "bars", "--root", dir + "/bars"])
+            let bars = try await execute(["sync", path, "--progress", "bars", "--root", dir + "/bars"])
             #expect(bars.status == 0)
             #expect(bars.stderr.contains("\u{1B}[") && bars.stderr.contains("] ") && bars.stderr.contains("total "), "\(bars.stderr)")
             #expect(bars.stderr.contains("connections"))
-            let lines = try execute(["sync", path, "--progress", "lines", "--root", dir + "/lines"])
+            let lines = try await execute(["sync", path, "--progress", "lines", "--root", dir + "/lines"])
             #expect(lines.stderr.contains("downloaded p.bin") && !lines.stderr.contains("\u{1B}["), "\(lines.stderr)")
-            let quiet = try execute(["sync", path, "--progress", "none", "--quiet", "--root", dir + "/quiet"])
+            let quiet = try await execute(["sync", path, "--progress", "none", "--quiet", "--root", dir + "/quiet"])
             #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
             #expect(bars.stdout.isEmpty && lines.stdout.isEmpty && quiet.stdout.isEmpty)
         }
@@ -302,7 +304,7 @@ import TestServer
             // A file where the item's folder should be.
             write("not a folder", to: "blocker", in: dir)
             let path = write("version: 1\nitems:\n  - {url: \(server.url("/f")), dest: blocker/f.bin}\n", to: "m.yaml", in: dir)
-            let run = try execute(["sync", path])
+            let run = try await execute(["sync", path])
             #expect(run.status == 4, "\(run.stderr)")
             #expect(run.stderr.contains(dir + "/blocker"), "\(run.stderr)")
             #expect(server.requests("/f").isEmpty)
@@ -317,7 +319,7 @@ import TestServer
             try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir + "/root/link", withDestinationPath: dir + "/outside")
             let path = write("version: 1\nroot: root\nitems:\n  - url: \(server.url("/e"))\n    dest: \(dest)\n", to: "m.yaml", in: dir)
-            let run = try execute(["sync", path])
+            let run = try await execute(["sync", path])
             #expect(run.status == 2)
             // FILE:LINE:COL: the value for a lexical escape, the item for one through a symlink.
             #expect(run.stderr.contains("m.yaml:5:11: destination") || run.stderr.contains("m.yaml:4:5: destination"), "\(run.stderr)")

@@ -52,7 +52,12 @@ func manifest(url: String, sha256: String? = nil, extra: String = "") -> String 
 }
 
 /// The result of running the built `jgmirror` binary.
-struct Execution {
+/// Written by one thread before a semaphore signals, read after the wait.
+private final class OutputBox: @unchecked Sendable {
+    var data = Data()
+}
+
+struct Execution: Sendable {
     var status: Int32
     var stdout: String
     var stderr: String
@@ -84,14 +89,33 @@ func launch(_ arguments: [String], environment: [String: String] = [:]) throws -
     return (process, out, err)
 }
 
-func execute(_ arguments: [String], environment: [String: String] = [:]) throws -> Execution {
+/// Runs the binary to the end on a thread of its own, so that waiting for it never
+/// holds one of the cooperative pool's threads (two on a 2-core machine).
+func execute(_ arguments: [String], environment: [String: String] = [:]) async throws -> Execution {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try executeBlocking(arguments, environment: environment) })
+        }
+        thread.start()
+    }
+}
+
+private func executeBlocking(_ arguments: [String], environment: [String: String]) throws -> Execution {
     let (process, out, err) = try launch(arguments, environment: environment)
+    // Both pipes drain at once, so a full one can never stall the child.
+    let stderr = OutputBox()
+    let errors = err.fileHandleForReading
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        stderr.data = errors.readDataToEndOfFile()
+        done.signal()
+    }.start()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    done.wait()  // orders the read of `stderr.data` after its write
     process.waitUntilExit()
     return Execution(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
+        stderr: String(decoding: stderr.data, as: UTF8.self))
 }
 
 /// Polls `condition` every 20 ms for up to `seconds`, without blocking the
