@@ -405,6 +405,9 @@ final class ItemTransfer: @unchecked Sendable {
             pendingFailure = error
             return 0
         }
+        if let observer = request.observer, let total, total <= PrefixHasher.inlineLimit {
+            observer.written(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: worker.pos)
+        }
         worker.pos += Int64(count)
         worker.consecutiveFailures = 0
         bytesThisRun += Int64(count)

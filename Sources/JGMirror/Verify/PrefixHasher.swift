@@ -35,6 +35,17 @@ public final class PrefixHasher: PartFileObserver, @unchecked Sendable {
         queue.async { self.advance(to: offset) }
     }
 
+    /// Hashes a small file's bytes from a copy when they continue the prefix, which
+    /// spares opening and reading the part file back (2000 small files: 6000 calls).
+    public func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
+        let copy = [UInt8](bytes)
+        queue.async {
+            guard self.failure == nil, let hasher = self.hasher, offset == self.hashed else { return }
+            copy.withUnsafeBytes { hasher.update($0) }
+            self.hashed += Int64(copy.count)
+        }
+    }
+
     public func restarted() {
         queue.async {
             self.hasher?.reset()
