@@ -240,6 +240,9 @@ def run(scenario: Scenario, reps: int) -> None:
         shift = round_number % len(scenario.tools)
         for tool in scenario.tools[shift:] + scenario.tools[:shift]:
             tool.prepare()
+            # Untimed: write back what the previous run left dirty, so no tool pays
+            # for another's page cache (curl, wget2 and axel never sync).
+            os.sync()
             sample = measure(tool.command())
             tool.check()
             tool.samples.append(sample)
