@@ -789,32 +789,29 @@ final class ItemTransfer: @unchecked Sendable {
     /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.
     func fail(_ error: TransferError) {
         guard !finished else { return }
-        stopWorkers()
-        if error.code == "size_mismatch" || !stateful {
-            dropState()
-            unlink(request.partPath)
-        } else {
-            checkpoint(wait: true)
-        }
-        finished = true
-        part = nil
-        completion(outcome(.failed(error)))
+        stop(keepingState: error.code != "size_mismatch", as: .failed(error))
         engine.itemFailed()
     }
 
     /// Stops the item for a cancel: keeps resume state, or clears every trace.
     func cancel(clearing: Bool) {
         guard !finished else { return }
+        stop(keepingState: !clearing, as: .cancelled)
+    }
+
+    /// Ends the item early: the last checkpoint is written when state is kept (and
+    /// there is any), otherwise the part file and its state go.
+    private func stop(keepingState: Bool, as status: TransferOutcome.Status) {
         stopWorkers()
-        if clearing || !stateful {
+        if keepingState && stateful {
+            checkpoint(wait: true)
+        } else {
             dropState()
             unlink(request.partPath)
-        } else {
-            checkpoint(wait: true)
         }
         finished = true
         part = nil
-        completion(outcome(.cancelled))
+        completion(outcome(status))
     }
 
     /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when
