@@ -22,7 +22,8 @@ struct PlanCommand: AsyncParsableCommand {
         // Nothing exists under a missing folder: a fresh mirror plans without a stat per item.
         var folderExists: [Substring: Bool] = [:]
         for item in plan.items {
-            let folder = item.path[..<(item.path.lastIndex(of: "/") ?? item.path.endIndex)]
+            let path = item.path
+            let folder = path[..<(path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.endIndex)]
             let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: String(folder))
             folderExists[folder] = exists
             let assessment = exists ? item.assess(resume: !noResume) : nil

@@ -222,8 +222,10 @@ struct ManifestParser {
         let rest = url[schemeEnd.upperBound...]
         switch scheme {
         case "http", "https":
-            let authority = rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
-            guard !authority.isEmpty, !authority.hasSuffix("@") else {
+            let authority = rest.utf8.prefix(while: {
+                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+            })
+            guard !authority.isEmpty, authority.last != UInt8(ascii: "@") else {
                 throw error(location, "URL '\(Redactor.redactURL(url))' has no host")
             }
         case "file":

@@ -5,7 +5,7 @@ public enum Paths {
     public static func parent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
@@ -13,7 +13,7 @@ public enum Paths {
     public static func lastComponent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
-        return String(trimmed[trimmed.index(after: slash)...])
+        guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return String(trimmed) }
+        return String(trimmed[trimmed.utf8.index(after: slash)...])
     }
 }
