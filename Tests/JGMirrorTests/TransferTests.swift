@@ -18,6 +18,19 @@ import TestServer
     }
 }
 
+@Suite struct HostKeyTests {
+    @Test(arguments: [
+        ("http://User:pw@Example.COM:8080/a?b", "http://example.com:8080"),
+        ("https://h/x#y", "https://h"),
+        ("https://h?q=1", "https://h"),
+        ("https://a@b@h/x", "https://h"),
+        ("not a url", "not a url"),
+    ])
+    func hostKeyIsSchemeAndAuthorityWithoutCredentials(url: String, key: String) {
+        #expect(TransferEngine.hostKey(url) == key)
+    }
+}
+
 @Suite struct PaceTests {
     @Test func piecesGrowWithTheBandwidthDelayProduct() {
         // Loopback: 1 GB/s, 100 µs round trip, 8 connections -> the base piece.

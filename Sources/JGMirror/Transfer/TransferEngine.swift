@@ -202,9 +202,11 @@ final class TransferEngine: @unchecked Sendable {
     /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
     static func hostKey(_ url: String) -> String {
         guard let schemeEnd = url.range(ofASCII: "://") else { return url }
-        var authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        return (url[..<schemeEnd.upperBound] + authority).lowercased()
+        let rest = url.utf8[schemeEnd.upperBound...]
+        let end = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        var start = schemeEnd.upperBound
+        if let at = rest[..<end].lastIndex(of: UInt8(ascii: "@")) { start = url.utf8.index(after: at) }
+        return (url[..<schemeEnd.upperBound] + url[start..<end]).lowercased()
     }
 
     /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
