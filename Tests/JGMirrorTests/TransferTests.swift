@@ -153,8 +153,10 @@ import TestServer
     }
 
     @Test func segmentsArriveInPiecesOverKeptAliveConnections() async throws {
-        // 12 MiB over 2 connections at 10 MB/s each: the bandwidth-delay product is far
-        // below a piece, so each 6 MiB range is fetched as pieces of the base size.
+        // 12 MiB over 2 connections at 10 MB/s each: each connection's 5.5 MiB range
+        // arrives as several pieces over one kept-alive connection. (Piece sizes grow
+        // with the measured round trip, which a loaded machine inflates, so the exact
+        // size is PaceTests' business; here no request may cover a whole range.)
         let large = TestServer.bytes(count: 12 << 20, seed: 7)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
         route.bytesPerSecond = 10_000_000
@@ -169,7 +171,7 @@ import TestServer
                 return bounds.count == 2 ? bounds[1] - bounds[0] + 1 : nil
             }
             #expect(lengths.count == ranges.count)
-            #expect(lengths.allSatisfy { $0 <= Pace.basePiece }, "\(ranges)")
+            #expect(lengths.allSatisfy { $0 < 5 << 20 }, "\(ranges)")
             #expect(ranges.count > 3)
             #expect(server.connectionCount <= 3)
         }
