@@ -20,11 +20,10 @@ struct PlanCommand: AsyncParsableCommand {
         leading.reserveCapacity(plan.items.count)
         var widths = ["ACTION", "SIZE", "CONN", "TAG", "DEST"].map(\.count)
         // Nothing exists under a missing folder: a fresh mirror plans without a stat per item.
-        var folderExists: [Substring: Bool] = [:]
+        var folderExists: [String: Bool] = [:]
         for item in plan.items {
-            let path = item.path
-            let folder = path[..<(path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.endIndex)]
-            let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: String(folder))
+            let folder = Paths.parent(of: item.path)
+            let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: folder)
             folderExists[folder] = exists
             let assessment = exists ? item.assess(resume: !noResume) : nil
             let action = (assessment?.action ?? .fetch).rawValue

@@ -215,17 +215,13 @@ struct ManifestParser {
     }
 
     private func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
-        guard let schemeEnd = url.range(ofASCII: "://") else {
+        guard let authority = URLAuthority(url) else {
             throw error(location, "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)")
         }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
-        let rest = url[schemeEnd.upperBound...]
+        let scheme = authority.scheme.lowercased()
         switch scheme {
         case "http", "https":
-            let authority = rest.utf8.prefix(while: {
-                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
-            })
-            guard !authority.isEmpty, authority.last != UInt8(ascii: "@") else {
+            guard authority.hasHost(in: url) else {
                 throw error(location, "URL '\(Redactor.redactURL(url))' has no host")
             }
         case "file":

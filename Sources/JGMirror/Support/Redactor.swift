@@ -17,12 +17,10 @@ public struct Redactor: Sendable {
 
     /// Returns `url` with any `user:password@` part replaced by `***@`.
     public static func redactURL(_ url: String) -> String {
-        guard url.utf8.contains(UInt8(ascii: "@")), let schemeEnd = url.range(ofASCII: "://") else { return url }
-        let afterScheme = url[schemeEnd.upperBound...]
-        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
-        let authority = afterScheme[..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@") else { return url }
-        return String(url[..<schemeEnd.upperBound]) + "***" + String(url[at...])
+        guard url.utf8.contains(UInt8(ascii: "@")), let authority = URLAuthority(url), let at = authority.at else {
+            return url
+        }
+        return String(url[..<authority.start]) + "***" + String(url[at...])
     }
 
     /// Returns `text` with URL credentials and known secret values masked.

@@ -53,8 +53,7 @@ final class Placement: Sendable {
             DispatchQueue.global().async(group: group) { syncs.set(index, Self.syncFile(commit.part)) }
         }
         group.wait()
-        var failures: [Int: TransferError] = [:]
-        for (index, failure) in syncs.values().enumerated() { failures[index] = failure }
+        var failures = syncs.values()
         var directories = Set<String>()
         for (index, commit) in batch.enumerated() where failures[index] == nil {
             if rename(commit.part, commit.destination) != 0 {

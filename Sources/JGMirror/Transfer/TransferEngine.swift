@@ -117,11 +117,7 @@ final class TransferEngine: @unchecked Sendable {
                 let item = ItemTransfer(engine: self, request: request, completion: completion)
                 if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
             }
-            if commands.skipQueued {
-                skipping = true
-                waiting.forEach { $0.skip() }
-                waiting.removeAll()
-            }
+            if commands.skipQueued { skipWaiting() }
             if let clearing = commands.cancel {
                 cancelled = true
                 cancelClearing = clearing
@@ -188,7 +184,11 @@ final class TransferEngine: @unchecked Sendable {
     /// An item failed: under `--fail-fast` no queued item starts. Decided here, before
     /// the next item could take the freed slot.
     func itemFailed() {
-        guard configuration.failFast, !skipping else { return }
+        if configuration.failFast { skipWaiting() }
+    }
+
+    /// Reports every queued item as skipped and takes no more.
+    private func skipWaiting() {
         skipping = true
         waiting.forEach { $0.skip() }
         waiting.removeAll()
@@ -201,12 +201,8 @@ final class TransferEngine: @unchecked Sendable {
 
     /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
     static func hostKey(_ url: String) -> String {
-        guard let schemeEnd = url.range(ofASCII: "://") else { return url }
-        let rest = url.utf8[schemeEnd.upperBound...]
-        let end = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
-        var start = schemeEnd.upperBound
-        if let at = rest[..<end].lastIndex(of: UInt8(ascii: "@")) { start = url.utf8.index(after: at) }
-        return (url[..<schemeEnd.upperBound] + url[start..<end]).lowercased()
+        guard let authority = URLAuthority(url) else { return url }
+        return (url[..<authority.start] + url[authority.hostStart(in: url)..<authority.end]).lowercased()
     }
 
     /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
