@@ -58,7 +58,7 @@ struct GetCommand: AsyncParsableCommand {
         download.sha256 = sha256
         download.tag = tag
         download.insecure = insecure
-        download.headers = headers.compactMap(HTTPHeader.init(line:))
+        download.headers = try parseHeaders(headers)
         guard let segment = Units.parseSize(minSegment), segment >= 16 * 1024 else {
             throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
         }
@@ -70,7 +70,7 @@ struct GetCommand: AsyncParsableCommand {
         let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)
         let session: SyncSession
         do { session = try download.session(options: options) } catch { throw ValidationError(error.message) }
-        let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: quiet ? .quiet : verbose ? .verbose : .normal)
+        let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
         do {
             let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
             Terminal.finish(result, reportPath: report, junitPath: nil, quiet: quiet)

@@ -52,9 +52,7 @@ struct ManifestOptionGroup: ParsableArguments {
     func validate() throws {
         if let connections, !(1...64).contains(connections) { throw ValidationError("--connections must be from 1 to 64") }
         if let retries, !(0...100).contains(retries) { throw ValidationError("--retries must be from 0 to 100") }
-        for header in headers where HTTPHeader(line: header) == nil {
-            throw ValidationError("--header takes one line 'Name: value', not \(header.debugDescription)")
-        }
+        _ = try parseHeaders(headers)
     }
 
     /// Writes the reports asked for and exits with the report's code.
@@ -67,7 +65,7 @@ struct ManifestOptionGroup: ParsableArguments {
         Terminal.fail(error, command: command, manifest: manifest, reportPath: report, junitPath: junit)
     }
 
-    var verbosity: ProgressRenderer.Verbosity { quiet ? .quiet : verbose ? .verbose : .normal }
+    var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
     /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error.
     func loadPlan(command: String) -> Plan {
@@ -81,7 +79,7 @@ struct ManifestOptionGroup: ParsableArguments {
             options.root = root
             options.connections = connections
             options.retries = retries
-            options.headers = headers.compactMap(HTTPHeader.init(line:))
+            options.headers = try parseHeaders(headers)
             options.shard = try resolveShard()
             return Plan(manifest: manifest, options: options)
         } catch let error as ManifestError {
@@ -172,4 +170,18 @@ enum SessionRunner {
         if session.isCancelled { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
         return report
     }
+}
+
+/// `--header` values as headers; refuses anything that is not one `Name: value` line.
+func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {
+    try lines.map { line throws(ValidationError) in
+        guard let header = HTTPHeader(line: line) else {
+            throw ValidationError("--header takes one line 'Name: value', not \(line.debugDescription)")
+        }
+        return header
+    }
+}
+
+extension ProgressRenderer.Verbosity {
+    init(quiet: Bool, verbose: Bool) { self = quiet ? .quiet : verbose ? .verbose : .normal }
 }

@@ -271,6 +271,21 @@ import TestServer
         }
     }
 
+    @Test(arguments: [["get", "URL", "-o", "OUT"], ["sync", "MANIFEST"]])
+    func headerThatIsNotOneLineIsAUsageError(command: [String]) async throws {
+        server.set("/h", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            let manifest = write("version: 1\nitems:\n  - {url: \(server.url("/h")), dest: h.bin}\n", to: "m.yaml", in: dir)
+            let arguments = command.map {
+                ["URL": server.url("/h"), "OUT": dir + "/out.bin", "MANIFEST": manifest][$0] ?? $0
+            }
+            let run = try await execute(arguments + ["--header", "X-A: 1\r\nX-B: 2"])
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.contains("--header takes one line"), "\(run.stderr)")
+            #expect(server.requests("/h").isEmpty)
+        }
+    }
+
     @Test func localWriteFailureExitsFourNamingThePath() async throws {
         // A file-size limit makes reserving the 3 MiB part file fail (EFBIG); running
         // as root, this is a local failure no permission bit could provoke.
