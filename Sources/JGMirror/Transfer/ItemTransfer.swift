@@ -76,11 +76,9 @@ final class ItemTransfer: @unchecked Sendable {
         let partExists = lstat(request.partPath, &info) == 0
         let partSize: Int64? = partExists ? Int64(info.st_size) : nil
         let stateExists = lstat(request.statePath, &info) == 0
-        if !request.resume {
+        if !request.resume || !stateExists {
+            // Resume is off, or a part file has no state and holds nothing we can vouch for.
             if stateExists { unlink(request.statePath) }
-            if partExists { unlink(request.partPath) }
-        } else if !stateExists {
-            // A part file without state holds nothing we can vouch for.
             if partExists { unlink(request.partPath) }
         } else {
             switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize) {
@@ -405,7 +403,7 @@ final class ItemTransfer: @unchecked Sendable {
             pendingFailure = error
             return 0
         }
-        if let observer = request.observer, let total, total <= PrefixHasher.inlineLimit {
+        if let observer = request.observer, let total, total <= partFileInlineLimit {
             observer.written(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: worker.pos)
         }
         worker.pos += Int64(count)

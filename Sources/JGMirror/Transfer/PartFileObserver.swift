@@ -8,13 +8,13 @@ public protocol PartFileObserver: Sendable {
     /// The part file starts over from zero (a changed remote file).
     func restarted()
     /// A small file's bytes as they are written at `offset`, so they need not be
-    /// read back; only called for files of at most `PartFileObserver.inlineLimit`.
+    /// read back; only called for files of at most `partFileInlineLimit` bytes.
     func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64)
 }
 
 extension PartFileObserver {
-    /// Files up to this length hand their bytes over as they are written.
-    public static var inlineLimit: Int64 { 1 << 20 }
-
     public func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {}
 }
+
+/// Files up to this length hand their bytes to the observer as they are written.
+let partFileInlineLimit: Int64 = 1 << 20
