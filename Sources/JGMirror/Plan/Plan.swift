@@ -14,8 +14,7 @@ public struct Plan: Sendable {
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
-        // The manifest's items are taken from the back and released in chunks while
-        // the plan fills, so a large manifest is not held twice at its peak.
+        // The plan keeps the items, resolved; the manifest keeps the rest.
         var source: [ManifestItem] = []
         swap(&source, &manifest.items)
         self.manifest = manifest
@@ -24,9 +23,7 @@ public struct Plan: Sendable {
         let defaults = manifest.defaults
         var selected: [PlannedItem] = []
         selected.reserveCapacity(source.count)
-        while let item = source.popLast() {
-            let index = source.count
-            if source.count < source.capacity / 2, source.capacity > 4096 { source = Array(source) }
+        for (index, item) in source.enumerated() {
             let tags = item.settings.tags ?? defaults.tags ?? []
             if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
             if tags.contains(where: options.skipTags.contains) { continue }
@@ -57,7 +54,6 @@ public struct Plan: Sendable {
                     sha256Location: item.sha256Location
                 ))
         }
-        selected.reverse()
         items = selected
     }
 
