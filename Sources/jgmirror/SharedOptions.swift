@@ -140,6 +140,7 @@ struct TransferOptionGroup: ParsableArguments {
         options.allowFileURLs = allowFileURLs
         options.requireChecksums = requireChecksums
         options.retryBaseDelay = Units.parseDuration(retryDelay) ?? 0.5
+        options.emitsEvents = progress != .none
         return options
     }
 }

@@ -47,6 +47,104 @@ import TestServer
     }
 }
 
+@Suite struct ResponseHeadTests {
+    func parse(_ lines: [String]) -> ResponseHead {
+        var head = ResponseHead()
+        for line in lines { head.consume(line: line) }
+        return head
+    }
+
+    @Test func readsWhatTheEngineNeeds() {
+        let head = parse([
+            "HTTP/1.1 206 Partial Content\r\n", "content-RANGE:  bytes 100-199/1000 \r\n", "Content-Length: 100\r\n",
+            "Accept-Ranges: none, Bytes\r\n", "ETag: \"v1\"\r\n", "Last-Modified: Sun, 22 Nov 2026 10:00:00 GMT\r\n",
+            "Retry-After: 7\r\n", "X-Other: 5\r\n", "\r\n",
+        ])
+        #expect(head.status == 206)
+        #expect(head.rangeStart == 100 && head.rangeEnd == 200 && head.rangeTotal == 1000)
+        #expect(head.contentLength == 100)
+        #expect(head.acceptsRanges)
+        #expect(head.validators == Validators(etag: "\"v1\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT"))
+        #expect(head.retryAfter == 7)
+    }
+
+    @Test func aNewStatusLineStartsOverAndBadNumbersAreIgnored() {
+        let head = parse([
+            "HTTP/1.1 302 Found\r\n", "ETag: old\r\n", "HTTP/2 200\r\n", "Content-Length: 12x\r\n",
+            "Content-Range: bytes */77\r\n", "Content-Length: 99999999999999999999\r\n", "no colon here\r\n",
+        ])
+        #expect(head.status == 200)
+        #expect(head.validators == Validators())
+        #expect(head.contentLength == nil)
+        #expect(head.rangeTotal == 77 && head.rangeStart == nil)
+        #expect(!head.acceptsRanges)
+    }
+}
+
+@Suite struct FIFOTests {
+    @Test func keepsOrderAcrossCompaction() {
+        var queue = FIFO<Int>()
+        var expected = 0
+        for value in 0..<20_000 {
+            queue.append(value)
+            if value % 3 == 0, let first = queue.popFirst() {
+                #expect(first == expected)
+                expected += 1
+            }
+        }
+        while let first = queue.popFirst() {
+            #expect(first == expected)
+            expected += 1
+        }
+        #expect(expected == 20_000 && queue.isEmpty)
+    }
+}
+
+@Suite struct PrefixHasherTests {
+    @Test func hashesWrittenBytesReadsBackTheRestAndStartsOver() async throws {
+        try await withTestDirectory { directory async throws in
+            let path = directory + "/f.jgpart"
+            let bytes = TestServer.bytes(count: 300_000, seed: 7)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let hasher = PrefixHasher(path: path)
+            // The first 100,000 bytes as written; a later stretch out of order is read back.
+            bytes.withUnsafeBytes { all in
+                hasher.written(UnsafeRawBufferPointer(rebasing: all[0..<100_000]), at: 0)
+                hasher.written(UnsafeRawBufferPointer(rebasing: all[200_000...]), at: 200_000)
+            }
+            #expect(try await hasher.finish(length: 300_000).get() == sha(bytes))
+
+            // After a restart nothing hashed before counts.
+            let again = PrefixHasher(path: path)
+            bytes.withUnsafeBytes { again.written(UnsafeRawBufferPointer(rebasing: $0[0..<50_000]), at: 0) }
+            again.restarted()
+            let shorter = Array(bytes[0..<120_000])
+            try Data(shorter).write(to: URL(fileURLWithPath: path))
+            again.prefixCompleted(upTo: 120_000)
+            #expect(try await again.finish(length: 120_000).get() == sha(shorter))
+            // Asking for more than the file holds is an error, not a digest.
+            await #expect(throws: VerifyError.self) { try await PrefixHasher(path: path).finish(length: 130_000).get() }
+        }
+    }
+}
+
+@Suite struct PartFileTests {
+    @Test func aFreshPartFileReplacesALinkInsteadOfWritingThroughIt() async throws {
+        try await withTestDirectory { directory in
+            let precious = directory + "/precious"
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: precious))
+            for (name, makeLink) in [("hard", link), ("soft", symlink)] {
+                let path = directory + "/\(name).jgpart"
+                #expect(makeLink(precious, path) == 0)
+                let part = try PartFile(path: path, fresh: true)
+                try Data("new".utf8).withUnsafeBytes { try part.write($0, at: 0) }
+                #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
+                #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
+            }
+        }
+    }
+}
+
 /// The engine against the in-process origin, one fault at a time.
 @Suite struct TransferTests {
     let server: TestServer

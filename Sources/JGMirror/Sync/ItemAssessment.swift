@@ -19,6 +19,8 @@ public struct ItemAssessment: Sendable {
     public var sha256: String?
     /// Its length, when it exists.
     public var size: Int64?
+    /// No resume state was found, so a fetch may start a new part file without looking.
+    var noResumeState = false
 }
 
 extension PlannedItem {
@@ -27,15 +29,41 @@ extension PlannedItem {
 
     /// Decides the action; hashes the destination when it exists and a checksum is known.
     public func assess(resume: Bool = true) -> ItemAssessment {
-        var info = stat()
-        if resume, lstat(statePath, &info) == 0, lstat(partPath, &info) == 0 {
-            return ItemAssessment(action: .resume)
+        switch inspect(resume: resume) {
+        case .decided(let assessment): return assessment
+        case .needsHashing(let size): return assessByHashing(size: size)
         }
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return ItemAssessment(action: .fetch) }
+    }
+
+    /// What the disk says without reading any file.
+    enum Inspection {
+        case decided(ItemAssessment)
+        /// The destination exists with a plausible size; only its hash can decide.
+        case needsHashing(size: Int64)
+    }
+
+    func inspect(resume: Bool) -> Inspection {
+        var info = stat()
+        var noState = false
+        if resume {
+            noState = lstat(statePath, &info) != 0
+            if !noState, lstat(partPath, &info) == 0 { return .decided(ItemAssessment(action: .resume)) }
+        }
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return .decided(ItemAssessment(action: .fetch, noResumeState: noState))
+        }
         let size = Int64(info.st_size)
-        if let size = self.size, size != Int64(info.st_size) { return ItemAssessment(action: .fetch, size: Int64(info.st_size)) }
-        guard let expected = sha256 else { return ItemAssessment(action: .present, size: size) }
-        guard let actual = try? FileHasher.sha256(path: path) else { return ItemAssessment(action: .fetch, size: size) }
+        if let expected = self.size, expected != size {
+            return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState))
+        }
+        guard sha256 != nil else { return .decided(ItemAssessment(action: .present, size: size)) }
+        return .needsHashing(size: size)
+    }
+
+    func assessByHashing(size: Int64) -> ItemAssessment {
+        guard let expected = sha256, let actual = try? FileHasher.sha256(path: path) else {
+            return ItemAssessment(action: .fetch, size: size)
+        }
         return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size)
     }
 }

@@ -12,7 +12,6 @@ final class ItemRunner: Sendable {
     private let placement = Placement()
     private let hashing: OperationQueue
     private let state: Locked<State>
-    private let finishing = DispatchQueue(label: "jgmirror.finishing", attributes: .concurrent)
     /// Folders already created this run, so each is made once, not once per item.
     private let madeFolders = Locked(Set<String>())
 
@@ -45,13 +44,12 @@ final class ItemRunner: Sendable {
             state.withLock { $0.done = { continuation.resume(returning: $0) } }
             for index in items.indices {
                 let item = items[index]
-                var info = stat()
-                let exists = stat(item.path, &info) == 0
-                if exists, item.sha256 != nil {
+                switch item.inspect(resume: options.resume) {
+                case .decided(let assessment):
+                    decide(index, assessment)
+                case .needsHashing(let size):
                     // Hashing what is already there runs on all cores, beside the transfers.
-                    hashing.addOperation { self.decide(index, item.assess(resume: self.options.resume)) }
-                } else {
-                    decide(index, item.assess(resume: options.resume))
+                    hashing.addOperation { self.decide(index, item.assessByHashing(size: size)) }
                 }
             }
         }
@@ -77,11 +75,11 @@ final class ItemRunner: Sendable {
             result.bytes = assessment.size
             record(index, result)
         default:
-            fetch(index)
+            fetch(index, knownFresh: assessment.noResumeState)
         }
     }
 
-    private func fetch(_ index: Int) {
+    private func fetch(_ index: Int, knownFresh: Bool) {
         let item = items[index]
         let folder = Paths.parent(of: item.path)
         do {
@@ -100,11 +98,11 @@ final class ItemRunner: Sendable {
             id: index, sources: [item.url] + item.mirrors, partPath: item.partPath, statePath: item.statePath,
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" }, insecure: item.insecure,
-            resume: options.resume, observer: hasher)
+            resume: options.resume, knownFresh: knownFresh, observer: hasher)
         let started = Date()
-        engine.submit(request) { outcome in
-            self.finishing.async { self.finish(index, outcome, hasher: hasher, started: started) }
-        }
+        // On the engine thread: a small file's digest is ready by now and placement
+        // queues the rest, so no other thread needs waking up for it.
+        engine.submit(request) { outcome in self.finish(index, outcome, hasher: hasher, started: started) }
     }
 
     private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date) {
@@ -156,7 +154,9 @@ final class ItemRunner: Sendable {
                     }
                     let verified = result
                     let state = outcome.hasState ? item.statePath : nil
-                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
+                    let commit = Placement.Commit(
+                        part: item.partPath, file: outcome.part, destination: item.path, state: state
+                    ) { error in
                         var result = verified
                         if let error {
                             result.status = .failed

@@ -13,6 +13,8 @@ import Synchronization
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
+        /// The part file's open descriptor, when the caller still holds it.
+        var file: PartFile?
         var destination: String
         /// Resume state to remove after the rename, when one may exist.
         var state: String?
@@ -50,7 +52,7 @@ final class Placement: Sendable {
         let syncs = ResultSlots<TransferError?>(count: batch.count)
         let group = DispatchGroup()
         for (index, commit) in batch.enumerated() {
-            DispatchQueue.global().async(group: group) { syncs.set(index, Self.syncFile(commit.part)) }
+            DispatchQueue.global().async(group: group) { syncs.set(index, Self.sync(commit)) }
         }
         group.wait()
         var failures = syncs.values()
@@ -74,10 +76,10 @@ final class Placement: Sendable {
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
 
-    private static func syncFile(_ path: String) -> TransferError? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .local(errno: errno, path: path, doing: "cannot open") }
-        defer { close(fd) }
-        return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: path, doing: "cannot sync")
+    private static func sync(_ commit: Commit) -> TransferError? {
+        let fd = commit.file?.fd ?? open(commit.part, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .local(errno: errno, path: commit.part, doing: "cannot open") }
+        defer { if commit.file == nil { close(fd) } }
+        return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: commit.part, doing: "cannot sync")
     }
 }

@@ -26,6 +26,9 @@ public struct SyncOptions: Sendable {
     public var progressInterval = 0.2
     /// Threads hashing files already on disk.
     public var hashThreads = ProcessInfo.processInfo.activeProcessorCount
+    /// Deliver `SyncSession.events`. Off, the stream ends at once and a run nobody
+    /// watches spares a hand-off to the consuming task per event.
+    public var emitsEvents = true
 
     public init() {}
 

@@ -11,7 +11,8 @@ import Foundation
 /// let report = try await session.run()
 /// ```
 public final class SyncSession: Sendable {
-    /// Item events in order: started, progress…, finished. Ends when `run` returns.
+    /// Item events in order: started, progress…, finished. Ends when `run` returns, or
+    /// at once when `SyncOptions.emitsEvents` is off.
     public let events: AsyncStream<SyncEvent>
     private let continuation: AsyncStream<SyncEvent>.Continuation
     private let plan: Plan
@@ -40,6 +41,7 @@ public final class SyncSession: Sendable {
         self.takesLock = takesLock
         self.refetchUnverified = refetchUnverified
         (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .unbounded)
+        if !options.emitsEvents { continuation.finish() }
     }
 
     /// Stops every transfer. Resume state is kept (the next run continues) unless

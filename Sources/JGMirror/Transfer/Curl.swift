@@ -12,6 +12,13 @@ enum Curl {
         }
     }
 
+    /// Whether `~/.netrc` exists. libcurl opens it on every request it is asked to
+    /// consult it for, so it is only asked when there is one to read.
+    static let hasNetrc: Bool = {
+        guard let home = getenv("HOME") else { return true }
+        return access(String(cString: home) + "/.netrc", F_OK) == 0
+    }()
+
     static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
 
     /// The CA folder libcurl was built with, so `--ca-cert` adds to the system's trust

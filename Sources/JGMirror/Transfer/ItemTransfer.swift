@@ -72,6 +72,20 @@ final class ItemTransfer: @unchecked Sendable {
     /// Opens the part file and adopts valid resume state. Blocking file work, run off
     /// the engine thread so that opening many small files does not stall transfers.
     func prepare() {
+        if !request.knownFresh { takeOverEarlierRun() }
+        do {
+            part = try PartFile(path: request.partPath, fresh: total == nil)
+        } catch {
+            prepareFailure = error
+            return
+        }
+        if let total, resumedFrom > 0 {
+            request.observer?.prefixCompleted(upTo: unassigned.first?.lower ?? total)
+        }
+    }
+
+    /// Loads a valid resume state, or removes what an earlier run left behind.
+    private func takeOverEarlierRun() {
         var info = stat()
         let partExists = lstat(request.partPath, &info) == 0
         let partSize: Int64? = partExists ? Int64(info.st_size) : nil
@@ -96,15 +110,6 @@ final class ItemTransfer: @unchecked Sendable {
             case .none:
                 if partExists { unlink(request.partPath) }
             }
-        }
-        do {
-            part = try PartFile(path: request.partPath, truncating: total == nil)
-        } catch {
-            prepareFailure = error
-            return
-        }
-        if let total, resumedFrom > 0 {
-            request.observer?.prefixCompleted(upTo: unassigned.first?.lower ?? total)
         }
     }
 
@@ -189,7 +194,7 @@ final class ItemTransfer: @unchecked Sendable {
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
         try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        try easy.set(CURLOPT_NETRC, jg_netrc_optional())
+        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
         try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
         if worker.slot == 0, url.lowercased().hasPrefix("https:") {
             // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
@@ -228,10 +233,7 @@ final class ItemTransfer: @unchecked Sendable {
             guard let data, let userdata else { return 0 }
             let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
             let length = size * count
-            let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-                String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-            }
-            worker.head.consume(line: Substring(line))
+            worker.head.consume(line: UnsafeRawBufferPointer(start: data, count: length))
             return length
         }
         return easy
@@ -780,8 +782,10 @@ final class ItemTransfer: @unchecked Sendable {
         // Wait for any checkpoint in flight so none lands after the caller renames.
         if checkpointed { engine.checkpoints.sync {} }
         request.observer?.prefixCompleted(upTo: total ?? 0)
+        var result = outcome(.completed)
+        result.part = part
         part = nil
-        completion(outcome(.completed))
+        completion(result)
     }
 
     /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.

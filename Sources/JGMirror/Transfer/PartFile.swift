@@ -8,11 +8,18 @@ final class PartFile: Sendable {
     let path: String
     let fd: Int32
 
-    /// Opens or creates the part file, emptied when `truncating`; never follows a symlink.
-    init(path: String, truncating: Bool) throws(TransferError) {
+    /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
+    /// whatever had that name (a symlink or another file's hard link is removed, never
+    /// written through); never follows a symlink.
+    init(path: String, fresh: Bool) throws(TransferError) {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncating ? O_TRUNC : 0), 0o644)
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
+        var fd = open(path, flags | (fresh ? O_EXCL : 0), 0o644)
+        if fd < 0, fresh, errno == EEXIST, unlink(path) == 0 {
+            fd = open(path, flags | O_EXCL, 0o644)
+        }
         guard fd >= 0 else { throw .local(errno: errno, path: path, doing: "cannot open") }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -2,6 +2,9 @@ import Foundation
 
 /// The status line and headers of the response a request ended on (the last one,
 /// after redirects), parsed as libcurl hands them over line by line.
+///
+/// Lines are read as bytes: every response of every request passes through here,
+/// and only the two validators ever become Swift strings.
 struct ResponseHead {
     var status = 0
     var contentLength: Int64?
@@ -14,50 +17,119 @@ struct ResponseHead {
     var retryAfter: Double?
 
     /// Feeds one header line; a new status line starts over (redirects, 100-continue).
-    mutating func consume(line raw: Substring) {
-        let line = raw.trimmedASCII
+    mutating func consume(line raw: UnsafeRawBufferPointer) {
+        let line = HeaderBytes(raw).trimmed
         if line.hasPrefix("HTTP/") {
             self = ResponseHead()
-            let parts = line.split(separator: " ", maxSplits: 2)
-            if parts.count >= 2 { status = Int(parts[1]) ?? 0 }
+            // HTTP/1.1 206 Partial Content
+            guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return }
+            let rest = line.dropFirst(space + 1)
+            status = Int(rest.prefix(rest.firstIndex(of: UInt8(ascii: " ")) ?? rest.count).integer ?? 0)
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = String(line[line.index(after: colon)...].trimmedASCII)
-        switch name {
-        case "content-length": contentLength = Int64(value)
-        case "content-range": parseContentRange(value)
-        case "accept-ranges": acceptsRanges = value.lowercased().contains(ascii: "bytes")
-        case "etag": validators.etag = value
-        case "last-modified": validators.lastModified = value
-        case "retry-after": retryAfter = Double(value)
-        default: break
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = line.prefix(colon)
+        let value = line.dropFirst(colon + 1).trimmed
+        if name.equalsIgnoringCase("content-length") {
+            contentLength = value.integer
+        } else if name.equalsIgnoringCase("content-range") {
+            parseContentRange(value)
+        } else if name.equalsIgnoringCase("accept-ranges") {
+            acceptsRanges = value.containsIgnoringCase("bytes")
+        } else if name.equalsIgnoringCase("etag") {
+            validators.etag = value.string
+        } else if name.equalsIgnoringCase("last-modified") {
+            validators.lastModified = value.string
+        } else if name.equalsIgnoringCase("retry-after") {
+            retryAfter = value.integer.map(Double.init)
         }
     }
 
-    private mutating func parseContentRange(_ value: String) {
+    /// Feeds one header line given as text (tests).
+    mutating func consume(line: String) {
+        var copy = line
+        copy.withUTF8 { consume(line: UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func parseContentRange(_ value: HeaderBytes) {
         // bytes 0-499/1234  or  bytes */1234
-        let text = value.lowercased()
-        guard text.hasPrefix("bytes ") else { return }
-        let spec = text.dropFirst(6)
-        let halves = spec.split(separator: "/")
-        guard halves.count == 2 else { return }
-        rangeTotal = Int64(halves[1])
-        let bounds = halves[0].split(separator: "-")
-        if bounds.count == 2 {
-            rangeStart = Int64(bounds[0])
-            rangeEnd = Int64(bounds[1]).map { $0 + 1 }
+        guard value.count > 6, value.prefix(6).equalsIgnoringCase("bytes ") else { return }
+        let spec = value.dropFirst(6)
+        guard let slash = spec.firstIndex(of: UInt8(ascii: "/")) else { return }
+        rangeTotal = spec.dropFirst(slash + 1).integer
+        let bounds = spec.prefix(slash)
+        if let dash = bounds.firstIndex(of: UInt8(ascii: "-")),
+            let start = bounds.prefix(dash).integer, let end = bounds.dropFirst(dash + 1).integer
+        {
+            rangeStart = start
+            rangeEnd = end + 1
         }
     }
 }
 
-extension Substring {
-    /// Without leading and trailing spaces, tabs, CR and LF (Foundation's trimming
-    /// bridges through NSString, once per header line of every response).
-    var trimmedASCII: Substring {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
-        return self[first...last]
+/// A borrowed slice of a header line, valid only inside the header callback.
+struct HeaderBytes {
+    private let bytes: UnsafeRawBufferPointer
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var count: Int { bytes.count }
+
+    /// Without leading and trailing spaces, tabs, CR and LF.
+    var trimmed: HeaderBytes {
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var lower = 0
+        var upper = bytes.count
+        while lower < upper, blank(bytes[lower]) { lower += 1 }
+        while upper > lower, blank(bytes[upper - 1]) { upper -= 1 }
+        return slice(lower, upper)
+    }
+
+    func firstIndex(of byte: UInt8) -> Int? { bytes.firstIndex(of: byte) }
+
+    func prefix(_ length: Int) -> HeaderBytes { slice(0, min(length, bytes.count)) }
+
+    func dropFirst(_ length: Int) -> HeaderBytes { slice(min(length, bytes.count), bytes.count) }
+
+    func hasPrefix(_ literal: StaticString) -> Bool {
+        literal.utf8CodeUnitCount <= bytes.count && prefix(literal.utf8CodeUnitCount).matches(literal, ignoringCase: false)
+    }
+
+    func equalsIgnoringCase(_ literal: StaticString) -> Bool {
+        literal.utf8CodeUnitCount == bytes.count && matches(literal, ignoringCase: true)
+    }
+
+    func containsIgnoringCase(_ literal: StaticString) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard length <= bytes.count else { return false }
+        return (0...(bytes.count - length)).contains { slice($0, $0 + length).matches(literal, ignoringCase: true) }
+    }
+
+    /// A non-negative decimal integer, all of the slice; nil otherwise (or on overflow).
+    var integer: Int64? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in bytes {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int64(byte - 0x30)
+        }
+        return value
+    }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    private func slice(_ lower: Int, _ upper: Int) -> HeaderBytes {
+        HeaderBytes(UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]))
+    }
+
+    private func matches(_ literal: StaticString, ignoringCase: Bool) -> Bool {
+        literal.withUTF8Buffer { expected in
+            for index in 0..<expected.count {
+                var byte = bytes[index]
+                if ignoringCase, byte >= 0x41, byte <= 0x5A { byte |= 0x20 }
+                if byte != expected[index] { return false }
+            }
+            return true
+        }
     }
 }

@@ -48,10 +48,13 @@ final class TransferEngine: @unchecked Sendable {
     let checkpoints = DispatchQueue(label: "jgmirror.checkpoints")
     private let onEvent: @Sendable (TransferEvent) -> Void
     private let inbox = Mutex(Inbox())
+    /// Set by the first command since the loop last read the inbox, so a burst of
+    /// commands costs one `curl_multi_wakeup`, not one each.
+    private let wakePending = Atomic<Bool>(false)
     private let multi: CurlMulti
 
     // Engine thread only:
-    private var waiting: [ItemTransfer] = []
+    private var waiting = FIFO<ItemTransfer>()
     private var running: [ItemTransfer] = []
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     private var hostLoad: [String: Int] = [:]
@@ -82,25 +85,30 @@ final class TransferEngine: @unchecked Sendable {
     /// Queues a file; `completion` runs on the engine thread when it ends.
     func submit(_ request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         inbox.withLock { $0.submissions.append((request, completion)) }
-        multi.wakeup()
+        wake()
     }
 
     /// Stops every transfer; resume state is kept unless `clearing`.
     func cancel(clearing: Bool) {
         inbox.withLock { $0.cancel = clearing || ($0.cancel ?? false) }
-        multi.wakeup()
+        wake()
     }
 
     /// Reports items not yet started as skipped and starts no more (`--fail-fast`).
     func skipQueued() {
         inbox.withLock { $0.skipQueued = true }
-        multi.wakeup()
+        wake()
     }
 
     /// Lets the thread end once nothing is left; submissions after this are not taken.
     func shutdown() {
         inbox.withLock { $0.shutdown = true }
-        multi.wakeup()
+        wake()
+    }
+
+    /// Interrupts the loop's poll unless a wake-up is already on its way.
+    private func wake() {
+        if !wakePending.exchange(true, ordering: .sequentiallyConsistent) { multi.wakeup() }
     }
 
     // MARK: Event loop
@@ -108,6 +116,7 @@ final class TransferEngine: @unchecked Sendable {
     private func run() {
         if limiter != nil { limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
         while true {
+            wakePending.store(false, ordering: .sequentiallyConsistent)
             let commands = inbox.withLock { box -> Inbox in
                 let taken = box
                 box = Inbox(shutdown: box.shutdown)
@@ -121,8 +130,7 @@ final class TransferEngine: @unchecked Sendable {
             if let clearing = commands.cancel {
                 cancelled = true
                 cancelClearing = clearing
-                waiting.forEach { $0.skip(cancelled: true) }
-                waiting.removeAll()
+                while let item = waiting.popFirst() { item.skip(cancelled: true) }
                 running.forEach { $0.cancel(clearing: clearing) }
             }
             for item in commands.prepared {
@@ -134,15 +142,22 @@ final class TransferEngine: @unchecked Sendable {
                     item.start()
                 }
             }
-            // File work for the next items happens off this thread; they join
-            // `running` through the inbox once their part file is open.
-            while running.count + preparing < configuration.jobs, !waiting.isEmpty {
-                let item = waiting.removeFirst()
+            // A new part file is created here, which costs less than a hand-off to
+            // another thread; taking over an earlier run's files (stat, read the
+            // state, unlink) happens off this thread, and the item joins `running`
+            // through the inbox once its part file is open.
+            while running.count + preparing < configuration.jobs, let item = waiting.popFirst() {
+                if item.request.knownFresh {
+                    item.prepare()
+                    running.append(item)
+                    item.start()
+                    continue
+                }
                 preparing += 1
                 preparation.async { [self] in
                     item.prepare()
                     inbox.withLock { $0.prepared.append(item) }
-                    multi.wakeup()
+                    wake()
                 }
             }
             let time = now()
@@ -190,8 +205,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Reports every queued item as skipped and takes no more.
     private func skipWaiting() {
         skipping = true
-        waiting.forEach { $0.skip() }
-        waiting.removeAll()
+        while let item = waiting.popFirst() { item.skip() }
     }
 
     /// Monotonic seconds.

@@ -20,6 +20,8 @@ struct TransferRequest: Sendable {
     var insecure: Bool
     /// Use and keep resume state.
     var resume: Bool
+    /// The caller just found no resume state: start a new part file without looking.
+    var knownFresh = false
     /// Told how far the verified-ready prefix reaches.
     var observer: PartFileObserver?
     /// Most bytes accepted when the length is unknown (checksums files).
@@ -52,6 +54,8 @@ struct TransferOutcome: Sendable {
     var note: String?
     /// A `DEST.jgd` may exist and must be removed once the file is placed.
     var hasState = false
+    /// The completed part file, still open, so placement can sync it without opening it again.
+    var part: PartFile?
 }
 
 /// What the engine reports while it works, on its own thread.

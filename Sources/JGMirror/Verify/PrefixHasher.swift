@@ -2,55 +2,68 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Hashes a part file's contiguous prefix while the download continues, on its own
-/// serial queue, so that verifying a finished file costs only its last stretch.
+/// Hashes a part file's contiguous prefix while the download continues, so that
+/// verifying a finished file costs only its last stretch.
 ///
-/// It reads back what the engine wrote (from the page cache), which works the same
-/// for a single stream, for many ranges arriving out of order, and for bytes a
-/// resumed download already had on disk.
-public final class PrefixHasher: PartFileObserver, @unchecked Sendable {
-    // Everything below is touched only on `queue`.
+/// Large files are read back (from the page cache) on a hashing queue, which works
+/// the same for a single stream, for many ranges arriving out of order, and for
+/// bytes a resumed download already had on disk. A small file's bytes are hashed
+/// as they are written, on the writer's thread: 16 KiB hash in microseconds, less
+/// than handing them to another thread would cost.
+public final class PrefixHasher: PartFileObserver, Sendable {
+    private struct State {
+        var fd: Int32 = -1
+        var hasher: SHA256?
+        var hashed: Int64 = 0
+        var failure: VerifyError?
+        /// A read-back is feeding `hasher` outside the lock; written bytes wait for it.
+        var reading = false
+        /// Bumped by a restart, so read-backs from before it change nothing.
+        var generation = 0
+    }
+
     private let queue: DispatchQueue
     private let path: String
-    private var fd: Int32 = -1
-    private var hasher: SHA256?
-    private var hashed: Int64 = 0
-    private var failure: VerifyError?
+    private let state: Mutex<State>
 
     /// A hasher for the part file at `path`, which may not exist yet.
     public init(path: String) {
         self.path = path
         queue = DispatchQueue(label: "jgmirror.prefix-hasher", target: PrefixHasher.pool)
-        hasher = SHA256()
+        state = Mutex(State(hasher: SHA256()))
     }
 
     deinit {
-        if fd >= 0 { close(fd) }
+        state.withLock { if $0.fd >= 0 { close($0.fd) } }
     }
 
     /// Hashing queues share the cores with everything else.
     private static let pool = DispatchQueue(label: "jgmirror.hashing", attributes: .concurrent)
 
     public func prefixCompleted(upTo offset: Int64) {
-        queue.async { self.advance(to: offset) }
+        guard let generation = state.withLock({ $0.hashed < offset ? $0.generation : nil }) else { return }
+        queue.async { self.advance(to: offset, generation: generation) }
     }
 
-    /// Hashes a small file's bytes from a copy when they continue the prefix, which
-    /// spares opening and reading the part file back (2000 small files: 6000 calls).
+    /// Hashes bytes that continue the prefix at once; others (or any while a
+    /// read-back is running) are read back later, as they are on disk already.
     public func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
-        let copy = [UInt8](bytes)
-        queue.async {
-            guard self.failure == nil, let hasher = self.hasher, offset == self.hashed else { return }
-            copy.withUnsafeBytes { hasher.update($0) }
-            self.hashed += Int64(copy.count)
+        state.withLock { state in
+            guard !state.reading, state.failure == nil, let hasher = state.hasher, offset == state.hashed else { return }
+            hasher.update(bytes)
+            state.hashed += Int64(bytes.count)
         }
     }
 
+    /// Starts over with a new hasher: a read-back still feeding the old one finishes
+    /// harmlessly.
     public func restarted() {
-        queue.async {
-            self.hasher?.reset()
-            self.hashed = 0
-            self.failure = nil
+        state.withLock {
+            $0.hasher = SHA256()
+            $0.hashed = 0
+            $0.failure = nil
+            $0.reading = false
+            $0.generation += 1
         }
     }
 
@@ -61,35 +74,57 @@ public final class PrefixHasher: PartFileObserver, @unchecked Sendable {
         }
     }
 
-    /// Calls `completion` on the hasher's queue with the digest of the first `length` bytes.
+    /// Calls `completion` with the digest of the first `length` bytes: at once when
+    /// they are all hashed, otherwise on the hashing queue after reading the rest.
     func finish(length: Int64, completion: @escaping @Sendable (Result<String, VerifyError>) -> Void) {
+        let generation = state.withLock { $0.hashed == length && !$0.reading ? nil : $0.generation }
+        guard let generation else {
+            completion(state.withLock { digest($0, length: length) })
+            return
+        }
         queue.async {
-            self.advance(to: length)
-            if let failure = self.failure {
-                completion(.failure(failure))
-            } else if let hasher = self.hasher, self.hashed == length {
-                completion(.success(hasher.finalizeHex()))
-            } else if self.hasher == nil {
-                completion(.failure(.noHasher))
-            } else {
-                completion(.failure(.unreadable(path: self.path, reason: "file is shorter than \(length) bytes")))
-            }
+            self.advance(to: length, generation: generation)
+            completion(self.state.withLock { self.digest($0, length: length) })
         }
     }
 
-    private func advance(to offset: Int64) {
-        guard failure == nil, let hasher, offset > hashed else { return }
-        if fd < 0 {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
-                return
-            }
+    private func digest(_ state: State, length: Int64) -> Result<String, VerifyError> {
+        if let failure = state.failure { return .failure(failure) }
+        guard let hasher = state.hasher else { return .failure(.noHasher) }
+        guard state.hashed == length else {
+            return .failure(.unreadable(path: path, reason: "file is shorter than \(length) bytes"))
         }
-        do {
-            hashed = try FileHasher.hashRange(fd: fd, from: hashed, to: offset, into: hasher, path: path)
-        } catch {
-            failure = error
+        return .success(hasher.finalizeHex())
+    }
+
+    /// Reads `[hashed, offset)` back into the hasher (hashing queue, one at a time),
+    /// without holding the lock the writer's thread takes.
+    private func advance(to offset: Int64, generation: Int) {
+        let work = state.withLock { state -> (fd: Int32, from: Int64, hasher: SHA256)? in
+            guard state.generation == generation, state.failure == nil, let hasher = state.hasher,
+                offset > state.hashed
+            else { return nil }
+            if state.fd < 0 {
+                state.fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard state.fd >= 0 else {
+                    state.failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
+                    return nil
+                }
+            }
+            state.reading = true
+            return (state.fd, state.hashed, hasher)
+        }
+        guard let work else { return }
+        let reached = Result { () throws(VerifyError) -> Int64 in
+            try FileHasher.hashRange(fd: work.fd, from: work.from, to: offset, into: work.hasher, path: path)
+        }
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.reading = false
+            switch reached {
+            case .success(let offset): state.hashed = offset
+            case .failure(let error): state.failure = error
+            }
         }
     }
 }

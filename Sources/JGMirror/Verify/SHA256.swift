@@ -2,7 +2,10 @@ import CCrypto
 
 /// An incremental SHA-256 over OpenSSL's EVP interface, which picks the CPU's SHA
 /// instructions when it has them (the deprecated `SHA256_*` calls may not).
-final class SHA256 {
+///
+/// Not for use from two threads at once; it may be handed from one thread to
+/// another (`PrefixHasher` guarantees one user at a time), hence `@unchecked`.
+final class SHA256: @unchecked Sendable {
     private let context: OpaquePointer
 
     /// Returns nil only when libcrypto cannot allocate a context.
