@@ -326,8 +326,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     out = DL / "file.bin"
     result: list[Scenario] = []
 
-    def get(url: str, spec: DataFile, connections: int) -> list[str]:
-        return [jg, "get", url, "-o", str(out), "-c", str(connections), "--sha256", spec.sha256] + quiet
+    def get(url: str, spec: DataFile, connections: int, *extra: str) -> list[str]:
+        return [jg, "get", url, "-o", str(out), "-c", str(connections), "--sha256", spec.sha256, *extra] + quiet
 
     # 48 MiB at 4 MiB/s per connection, 8 connections.
     url48 = f"{throttled}/{f48.name}"
@@ -347,6 +347,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     url1g = f"{plain}/{f1g.name}"
     result.append(Scenario("fetch1g", "1 GiB unthrottled loopback, fetch + SHA-256", [
         Tool("jgmirror get -c 4 (+sha256)", lambda: get(url1g, f1g, 4), has_size(out, f1g.size), fresh(out)),
+        Tool("jgmirror get -c 4 --no-fsync (+sha256)", lambda: get(url1g, f1g, 4, "--no-fsync"),
+             has_size(out, f1g.size), fresh(out)),
         Tool("curl -o (fetch only)", lambda: ["curl", "-sSf", "-o", str(out), url1g], has_size(out, f1g.size), fresh(out)),
         Tool("curl -o + sync (durable)", lambda: ["sh", "-c", f"curl -sSf -o {out} {url1g} && sync {out}"],
              has_size(out, f1g.size), fresh(out)),
@@ -355,6 +357,10 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                                                 "-d", str(DL), "-o", out.name, url1g],
              has_size(out, f1g.size), fresh(out)),
     ], [ratio_target("jgmirror ≤ 1.1 × curl fetch alone", "jgmirror get -c 4 (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror --no-fsync (no sync, as curl) ≤ 1.1 × curl fetch alone",
+                     "jgmirror get -c 4 --no-fsync (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror ≤ 1.1 × curl -o + sync (both durable)", "jgmirror get -c 4 (+sha256)",
+                     ["curl -o + sync (durable)"], 1.1),
         ratio_target("jgmirror ≤ 0.5 × aria2c with checksum", "jgmirror get -c 4 (+sha256)",
                      ["aria2c -x4 --checksum"], 0.5)]))
 
@@ -372,6 +378,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                                   f"  checksum=sha-256={s.sha256}\n" for s in small))
     small_tools = [
         Tool("jgmirror sync --jobs 16", lambda: [jg, "sync", str(manifest), "--jobs", "16"] + quiet),
+        Tool("jgmirror sync --jobs 16 --no-fsync", lambda: [jg, "sync", str(manifest), "--jobs", "16", "--no-fsync"] + quiet),
         Tool("wget2 --max-threads=16", lambda: ["wget2", "-q", "--max-threads=16", "--no-robots", "-nd",
                                                  "-P", str(small_dir), "-i", str(urls)]),
         Tool("curl --parallel-max 16", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
@@ -383,6 +390,10 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
         tool.prepare, tool.check = fresh(small_dir), has_files(small_dir, small)
     result.append(Scenario("small2000", "2000 files × 16 KiB, checksums on, 16 in flight", small_tools,
                            [ratio_target("jgmirror ≥ 1.2 × fastest peer's files/s", "jgmirror sync --jobs 16",
+                                         ["wget2 --max-threads=16", "curl --parallel-max 16",
+                                          "aria2c -j16 -i (checksums)"], 1.2, inverse=True),
+                            ratio_target("jgmirror --no-fsync (no sync, as the peers) ≥ 1.2 × fastest peer's files/s",
+                                         "jgmirror sync --jobs 16 --no-fsync",
                                          ["wget2 --max-threads=16", "curl --parallel-max 16",
                                           "aria2c -j16 -i (checksums)"], 1.2, inverse=True)],
                            unit=("files/s", len(small))))

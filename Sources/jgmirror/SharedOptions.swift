@@ -120,6 +120,11 @@ struct TransferOptionGroup: ParsableArguments {
     @Option(help: "Progress display: auto, bars, lines or none.")
     var progress: ProgressRenderer.Mode = .auto
 
+    @Flag(
+        name: .customLong("no-fsync"),
+        help: "Skip fsync (disposable disks only): after a power cut, files placed shortly before may be empty or partial.")
+    var noFsync = false
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard maxPerHost >= 1 else { throw ValidationError("--max-per-host must be at least 1") }
@@ -141,6 +146,7 @@ struct TransferOptionGroup: ParsableArguments {
         options.requireChecksums = requireChecksums
         options.retryBaseDelay = Units.parseDuration(retryDelay) ?? 0.5
         options.emitsEvents = progress != .none
+        options.durable = !noFsync
         return options
     }
 }

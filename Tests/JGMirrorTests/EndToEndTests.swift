@@ -286,6 +286,24 @@ import TestServer
         }
     }
 
+    @Test(arguments: [["get", "URL", "-o", "OUT", "-c", "4", "--sha256", "SHA"], ["sync", "MANIFEST", "--root", "ROOT"]])
+    func noFsyncStillVerifiesAndPlaces(command: [String]) async throws {
+        let body = TestServer.bytes(count: 3 << 20, seed: 23)
+        server.set("/n", TestServer.Route(body: body, etag: "\"n\""))
+        try await withTestDirectory { dir in
+            let manifest = write(
+                "version: 1\nitems:\n  - {url: \(server.url("/n")), dest: out.bin, sha256: \(sha(body)), connections: 4}\n",
+                to: "m.yaml", in: dir)
+            let arguments = command.map {
+                ["URL": server.url("/n"), "OUT": dir + "/out.bin", "MANIFEST": manifest, "ROOT": dir, "SHA": sha(body)][$0] ?? $0
+            }
+            let run = try await execute(arguments + ["--no-fsync"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(fileSHA(dir + "/out.bin") == sha(body))
+            #expect(!exists(dir + "/out.bin.jgpart") && !exists(dir + "/out.bin.jgd"))
+        }
+    }
+
     @Test func localWriteFailureExitsFourNamingThePath() async throws {
         // A file-size limit makes reserving the 3 MiB part file fail (EFBIG); running
         // as root, this is a local failure no permission bit could provoke.

@@ -448,6 +448,51 @@ import TestServer
         }
     }
 
+    @Test func withoutFsyncResumeStateIsTrustedOnlyInTheBootThatWroteIt() async throws {
+        let big = TestServer.bytes(count: 8 << 20, seed: 17)
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"n1\""); r.bytesPerSecond = 2 << 20; return r }())
+        try await withTestDirectory { dir in
+            let path = write(
+                manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml",
+                in: dir)
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let plan = Plan(manifest: try Manifest.load(path: path), options: planOptions)
+            var options = testOptions()
+            options.durable = false
+            let statePath = dir + "/mirror/out.bin.jgd"
+            /// Runs until resume state exists, cancels, returns the state's JSON.
+            func interruptedRun() async throws -> [String: Any] {
+                let session = SyncSession(plan: plan, options: options)
+                let running = Task { try await session.run() }
+                #expect(await waitFor(seconds: 10) { exists(statePath) })
+                try await Task.sleep(nanoseconds: 300_000_000)
+                session.cancel()
+                #expect(try await running.value.items.first?.status == .interrupted)
+                return try loadReport(statePath)
+            }
+
+            // The same boot: the state is used.
+            #expect(try await interruptedRun()["unsynced_boot"] as? String == ResumeState.bootID)
+            server.update("/big") { $0.bytesPerSecond = nil }
+            let resumed = try #require(try await SyncSession(plan: plan, options: options).run().items.first)
+            #expect(resumed.status == .downloaded && resumed.resumedFrom > 0)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(big))
+
+            // As if the machine had restarted since: the state is not trusted.
+            try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
+            server.update("/big") { $0.bytesPerSecond = 2 << 20 }
+            var state = try await interruptedRun()
+            state["unsynced_boot"] = "a-boot-before-a-power-cut"
+            try JSONSerialization.data(withJSONObject: state).write(to: URL(fileURLWithPath: statePath))
+            server.update("/big") { $0.bytesPerSecond = nil }
+            let restarted = try #require(try await SyncSession(plan: plan, options: testOptions()).run().items.first)
+            #expect(restarted.status == .downloaded && restarted.resumedFrom == 0)
+            #expect(restarted.note?.contains("written without fsync before a restart") == true)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(big))
+        }
+    }
+
     @Test func cancelAndClearRemovesState() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 8)
         server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 2 << 20; return r }())

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Path arithmetic on plain strings. (Foundation's `deletingLastPathComponent`
 /// traps on some inputs, such as "-", on Linux.)
 public enum Paths {
@@ -15,5 +17,14 @@ public enum Paths {
         while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return String(trimmed) }
         return String(trimmed[trimmed.utf8.index(after: slash)...])
+    }
+
+    /// `fsync`s a folder, so the names created, renamed or removed in it are durable.
+    static func syncFolder(_ folder: String) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
     }
 }

@@ -9,7 +9,7 @@ final class ItemRunner: Sendable {
     private let engine: TransferEngine
     private let events: AsyncStream<SyncEvent>.Continuation
     private let refetchUnverified: Bool
-    private let placement = Placement()
+    private let placement: Placement
     private let hashing: OperationQueue
     private let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
@@ -32,6 +32,7 @@ final class ItemRunner: Sendable {
         self.engine = engine
         self.events = events
         self.refetchUnverified = refetchUnverified
+        placement = Placement(durable: options.durable)
         hashing = OperationQueue()
         hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
         state = Locked(State(results: Array(repeating: nil, count: items.count), remaining: items.count))

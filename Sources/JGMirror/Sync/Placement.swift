@@ -23,6 +23,10 @@ final class Placement: Sendable {
 
     private let queue = DispatchQueue(label: "jgmirror.placement")
     private let pending = Locked<[Commit]>([])
+    /// Sync files and folders; off only under `--no-fsync`.
+    private let durable: Bool
+
+    init(durable: Bool) { self.durable = durable }
 
     /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
     func commit(_ commit: Commit) {
@@ -47,15 +51,7 @@ final class Placement: Sendable {
             return list
         }
         guard !batch.isEmpty else { return }
-        // All at once (not concurrentPerform, which stops at the core count): the more
-        // syncs wait together, the more of them one journal commit covers.
-        let syncs = ResultSlots<TransferError?>(count: batch.count)
-        let group = DispatchGroup()
-        for (index, commit) in batch.enumerated() {
-            DispatchQueue.global().async(group: group) { syncs.set(index, Self.sync(commit)) }
-        }
-        group.wait()
-        var failures = syncs.values()
+        var failures = durable ? Self.syncAll(batch) : Array(repeating: nil, count: batch.count)
         var directories = Set<String>()
         for (index, commit) in batch.enumerated() where failures[index] == nil {
             if rename(commit.part, commit.destination) != 0 {
@@ -65,15 +61,22 @@ final class Placement: Sendable {
             if let state = commit.state { unlink(state) }
             directories.insert(Paths.parent(of: commit.destination))
         }
-        for directory in directories {
-            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if fd >= 0 {
-                fsync(fd)
-                close(fd)
-            }
-        }
+        if durable { directories.forEach(Paths.syncFolder) }
         for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
+    }
+
+    /// `fdatasync`s every part file of the batch at once (not `concurrentPerform`, which
+    /// stops at the core count: the more syncs wait together, the more of them one
+    /// journal commit covers); a failure per file, or nil.
+    private static func syncAll(_ batch: [Commit]) -> [TransferError?] {
+        let syncs = ResultSlots<TransferError?>(count: batch.count)
+        let group = DispatchGroup()
+        for (index, commit) in batch.enumerated() {
+            DispatchQueue.global().async(group: group) { syncs.set(index, sync(commit)) }
+        }
+        group.wait()
+        return syncs.values()
     }
 
     private static func sync(_ commit: Commit) -> TransferError? {

@@ -29,6 +29,11 @@ public struct SyncOptions: Sendable {
     /// Deliver `SyncSession.events`. Off, the stream ends at once and a run nobody
     /// watches spares a hand-off to the consuming task per event.
     public var emitsEvents = true
+    /// `fsync` part files before they are placed or their resume state is written,
+    /// and folders after renames (SPEC §4, §6). Off (`--no-fsync`), for disks thrown
+    /// away after the job: a power cut can leave recently placed files empty or
+    /// partial, and resume state written without it is not trusted after a reboot.
+    public var durable = true
 
     public init() {}
 
@@ -43,6 +48,7 @@ public struct SyncOptions: Sendable {
         configuration.checkpointInterval = checkpointInterval
         configuration.progressInterval = progressInterval
         configuration.failFast = failFast
+        configuration.durable = durable
         return configuration
     }
 }

@@ -715,30 +715,30 @@ final class ItemTransfer: @unchecked Sendable {
     // MARK: Resume state
 
     /// Saves resume state: the part file's data is synced first, so the record never
-    /// claims bytes a power cut could lose.
+    /// claims bytes a power cut could lose (under `--no-fsync` the record says so, and
+    /// is not trusted after a reboot).
     private func checkpoint(wait: Bool) {
         guard stateful, let total, let part else { return }
-        let state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
+        let durable = engine.configuration.durable
+        var state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
+        if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
         let path = request.statePath
+        // A failed checkpoint only means a later resume redoes more; the transfer
+        // itself reports disk errors when it writes.
+        let save: @Sendable () -> Void = { [state] in
+            if durable { try? part.syncData() }
+            try? state.write(to: path, durable: durable)
+        }
         if wait {
             checkpointed = true
-            engine.checkpoints.sync {
-                _ = try? part.syncData()
-                _ = try? state.write(to: path)
-            }
+            engine.checkpoints.sync(execute: save)
             return
         }
         let busy = checkpointBusy
         guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
         checkpointed = true
         engine.checkpoints.async {
-            do {
-                try part.syncData()
-                try state.write(to: path)
-            } catch {
-                // A failed checkpoint only means a later resume redoes more; the
-                // transfer itself reports disk errors when it writes.
-            }
+            save()
             busy.withLock { $0 = false }
         }
     }
@@ -749,22 +749,15 @@ final class ItemTransfer: @unchecked Sendable {
         guard checkpointed else { return }
         checkpointed = false
         let path = request.statePath
+        let durable = engine.configuration.durable
         engine.checkpoints.sync {
-            if unlink(path) == 0 { Self.syncDirectory(of: path) }
+            if unlink(path) == 0, durable { Paths.syncFolder(Paths.parent(of: path)) }
         }
     }
 
     private func discardFiles() {
         unlink(request.statePath)
         unlink(request.partPath)
-    }
-
-    static func syncDirectory(of path: String) {
-        let fd = open(Paths.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
     }
 
     // MARK: End

@@ -20,12 +20,23 @@ struct ResumeState: Codable, Equatable, Sendable {
     var length: Int64
     /// Byte ranges still missing, as `[start, end)` pairs.
     var missing: [[Int64]]
+    /// Set when written without `fsync` (`--no-fsync`): the boot it was written in.
+    /// After a restart the part file may have lost what the record claims.
+    var unsyncedBoot: String?
 
     enum CodingKeys: String, CodingKey {
         case format, version, url, etag
         case lastModified = "last_modified"
         case length, missing
+        case unsyncedBoot = "unsynced_boot"
     }
+
+    /// The kernel's identifier of this boot; nil where it cannot be read.
+    static let bootID: String? = {
+        guard let data = FileManager.default.contents(atPath: "/proc/sys/kernel/random/boot_id") else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }()
 
     init(url: String, validators: Validators, length: Int64, missing: [ByteRange]) {
         self.url = Redactor.redactURL(url)
@@ -55,6 +66,9 @@ struct ResumeState: Codable, Equatable, Sendable {
         guard state.format == formatName, state.version == currentVersion else {
             return .discarded("resume state \(path) has an unknown format; restarted from zero")
         }
+        if let boot = state.unsyncedBoot, boot != bootID {
+            return .discarded("resume state \(path) was written without fsync before a restart; restarted from zero")
+        }
         guard state.url == Redactor.redactURL(url) else {
             return .discarded("resume state \(path) belongs to another URL; restarted from zero")
         }
@@ -72,8 +86,8 @@ struct ResumeState: Codable, Equatable, Sendable {
         return .valid(state)
     }
 
-    /// Writes atomically: temporary file, `fsync`, `rename`.
-    func write(to path: String) throws(TransferError) {
+    /// Writes atomically: temporary file, `fsync` (when `durable`), `rename`.
+    func write(to path: String, durable: Bool) throws(TransferError) {
         let temporary = path + ".tmp"
         let data: Data
         do { data = try JSONEncoder().encode(self) } catch {
@@ -94,7 +108,7 @@ struct ResumeState: Codable, Equatable, Sendable {
                 done += written
             }
         }
-        if failure == 0, fsync(fd) != 0 { failure = errno }
+        if failure == 0, durable, fsync(fd) != 0 { failure = errno }
         close(fd)
         guard failure == 0 else {
             unlink(temporary)

@@ -31,6 +31,8 @@ final class TransferEngine: @unchecked Sendable {
         var progressInterval = 0.2
         /// After a failed item, start no queued one (`--fail-fast`).
         var failFast = false
+        /// Sync part files before checkpoints (`SyncOptions.durable`).
+        var durable = true
     }
 
     /// Commands from other threads.
