@@ -536,10 +536,36 @@ def main() -> None:
         if options.publish:
             shutil.copy(OUT / "results.json", HERE / "results.json")
             shutil.copy(OUT / "results.svg", HERE / "results.svg")
+            publish_figures(results, HERE / "RESULTS.md")
     finally:
         nginx.stop()
         shutil.rmtree(DL, ignore_errors=True)
         shutil.rmtree(TRASH, ignore_errors=True)
+
+
+FIGURES_START, FIGURES_END = "<!-- figures: written by bench.py --publish -->", "<!-- /figures -->"
+
+
+def publish_figures(results: dict, path: Path) -> None:
+    """Replaces the measured tables in RESULTS.md; the prose around them is written by hand."""
+    lines = [FIGURES_START, ""]
+    for scenario in results["scenarios"]:
+        lines += [f"### {scenario['title']}", "", "| tool | median s | runs (s) | peak RSS |", "|---|---:|---|---:|"]
+        for tool in scenario["tools"]:
+            runs = ", ".join(f"{sample:.2f}" for sample in tool["samples_s"])
+            lines.append(f"| {tool['name']} | {tool['median_s']:.3f} | {runs} | {tool['peak_rss_mib']:.1f} MiB |")
+        lines.append("")
+        for target in scenario["targets"]:
+            lines.append(f"- target {target['target']}: **{target['measured']}** — {'met' if target['met'] else 'MISSED'}")
+        lines.append("")
+    lines.append(FIGURES_END)
+    text = path.read_text() if path.exists() else ""
+    if FIGURES_START in text and FIGURES_END in text:
+        before, rest = text.split(FIGURES_START, 1)
+        text = before + "\n".join(lines) + rest.split(FIGURES_END, 1)[1]
+    else:
+        text += "\n## All figures\n\n" + "\n".join(lines) + "\n"
+    path.write_text(text)
 
 
 if __name__ == "__main__":
