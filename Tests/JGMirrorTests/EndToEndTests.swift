@@ -271,15 +271,23 @@ import TestServer
         }
     }
 
+    /// Runs `get` or `sync` (`command` with the placeholders URL, OUT, MANIFEST, ROOT
+    /// and SHA) for one item at `path`, served with `body`, saved as `dir/out.bin`.
+    func getOrSync(_ command: [String], _ path: String, body: [UInt8], in dir: String, adding extra: [String]) async throws
+        -> Execution
+    {
+        let manifest = write(
+            "version: 1\nitems:\n  - {url: \(server.url(path)), dest: out.bin, sha256: \(sha(body)), connections: 4}\n",
+            to: "m.yaml", in: dir)
+        let values = ["URL": server.url(path), "OUT": dir + "/out.bin", "MANIFEST": manifest, "ROOT": dir, "SHA": sha(body)]
+        return try await execute(command.map { values[$0] ?? $0 } + extra)
+    }
+
     @Test(arguments: [["get", "URL", "-o", "OUT"], ["sync", "MANIFEST"]])
     func headerThatIsNotOneLineIsAUsageError(command: [String]) async throws {
         server.set("/h", TestServer.Route(body: [1, 2, 3]))
         try await withTestDirectory { dir in
-            let manifest = write("version: 1\nitems:\n  - {url: \(server.url("/h")), dest: h.bin}\n", to: "m.yaml", in: dir)
-            let arguments = command.map {
-                ["URL": server.url("/h"), "OUT": dir + "/out.bin", "MANIFEST": manifest][$0] ?? $0
-            }
-            let run = try await execute(arguments + ["--header", "X-A: 1\r\nX-B: 2"])
+            let run = try await getOrSync(command, "/h", body: [1, 2, 3], in: dir, adding: ["--header", "X-A: 1\r\nX-B: 2"])
             #expect(run.status == 2, "\(run.stderr)")
             #expect(run.stderr.contains("--header takes one line"), "\(run.stderr)")
             #expect(server.requests("/h").isEmpty)
@@ -291,13 +299,7 @@ import TestServer
         let body = TestServer.bytes(count: 3 << 20, seed: 23)
         server.set("/n", TestServer.Route(body: body, etag: "\"n\""))
         try await withTestDirectory { dir in
-            let manifest = write(
-                "version: 1\nitems:\n  - {url: \(server.url("/n")), dest: out.bin, sha256: \(sha(body)), connections: 4}\n",
-                to: "m.yaml", in: dir)
-            let arguments = command.map {
-                ["URL": server.url("/n"), "OUT": dir + "/out.bin", "MANIFEST": manifest, "ROOT": dir, "SHA": sha(body)][$0] ?? $0
-            }
-            let run = try await execute(arguments + ["--no-fsync"])
+            let run = try await getOrSync(command, "/n", body: body, in: dir, adding: ["--no-fsync"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(fileSHA(dir + "/out.bin") == sha(body))
             #expect(!exists(dir + "/out.bin.jgpart") && !exists(dir + "/out.bin.jgd"))
