@@ -27,9 +27,10 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .target(name: "CSystem"),
         .target(
             name: "JGMirror",
-            dependencies: ["CCurl", "CYAML", "CCrypto"]
+            dependencies: ["CCurl", "CYAML", "CCrypto", "CSystem"]
         ),
         .executableTarget(
             name: "jgmirror",

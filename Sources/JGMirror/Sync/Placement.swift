@@ -1,15 +1,14 @@
+import CSystem
 import Foundation
 import Synchronization
 
 /// Moves verified part files onto their destinations durably, in batches.
 ///
 /// A destination only ever receives bytes that were verified and synced (SPEC §4).
-/// Syncing small files one after another costs a journal commit apiece, so commits
-/// that arrive while a batch is being written wait and go together: the batch's
-/// files are `fdatasync`ed concurrently, which the filesystem folds into one journal
-/// commit, then renamed, then each distinct directory is `fsync`ed once. (`syncfs`
-/// would also batch, but flushes every dirty page of the filesystem, including a
-/// large download still in progress.)
+/// Syncing small files one after another costs a journal commit (or, without a
+/// journal, a device flush) apiece, so commits that arrive while a batch is being
+/// written wait and go together: the batch is synced at once, then renamed, then
+/// each distinct directory is `fsync`ed once.
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
@@ -66,17 +65,31 @@ final class Placement: Sendable {
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
 
-    /// `fdatasync`s every part file of the batch at once (not `concurrentPerform`, which
-    /// stops at the core count: the more syncs wait together, the more of them one
-    /// journal commit covers); a failure per file, or nil.
+    /// Makes every part file of the batch durable. One file: its own `fdatasync`.
+    /// Several: one `syncfs` per filesystem they are on, which writes them all and
+    /// flushes the device once (2000 × 16 KiB: 0.30 s instead of 0.48 s with
+    /// concurrent `fdatasync`s, on an ext4 without a journal to fold those into one
+    /// commit). It also writes whatever else is dirty there, such as a large download
+    /// in progress, whose checkpoints would sync it within a second anyway. Where a
+    /// `syncfs` fails, its files are synced one by one, so the error lands on the
+    /// right item.
     private static func syncAll(_ batch: [Commit]) -> [TransferError?] {
-        let syncs = ResultSlots<TransferError?>(count: batch.count)
-        let group = DispatchGroup()
+        guard batch.count > 1 else { return batch.map(sync) }
+        var failures = [TransferError?](repeating: nil, count: batch.count)
+        var byFilesystem: [UInt64: [Int]] = [:]
         for (index, commit) in batch.enumerated() {
-            DispatchQueue.global().async(group: group) { syncs.set(index, sync(commit)) }
+            var info = stat()
+            if let fd = commit.file?.fd, fstat(fd, &info) == 0 {
+                byFilesystem[UInt64(info.st_dev), default: []].append(index)
+            } else {
+                failures[index] = sync(commit)
+            }
         }
-        group.wait()
-        return syncs.values()
+        for indices in byFilesystem.values {
+            guard let fd = batch[indices[0]].file?.fd, jg_syncfs(fd) != 0 else { continue }
+            for index in indices { failures[index] = sync(batch[index]) }
+        }
+        return failures
     }
 
     private static func sync(_ commit: Commit) -> TransferError? {
