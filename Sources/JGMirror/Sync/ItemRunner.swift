@@ -155,9 +155,7 @@ final class ItemRunner: Sendable {
                     }
                     let verified = result
                     let state = outcome.hasState ? item.statePath : nil
-                    let commit = Placement.Commit(
-                        part: item.partPath, file: outcome.part, destination: item.path, state: state
-                    ) { error in
+                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
                         var result = verified
                         if let error {
                             result.status = .failed

@@ -12,8 +12,6 @@ import Synchronization
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
-        /// The part file's open descriptor, when the caller still holds it.
-        var file: PartFile?
         var destination: String
         /// Resume state to remove after the rename, when one may exist.
         var state: String?
@@ -72,30 +70,51 @@ final class Placement: Sendable {
     /// commit). It also writes whatever else is dirty there, such as a large download
     /// in progress, whose checkpoints would sync it within a second anyway. Where a
     /// `syncfs` fails, its files are synced one by one, so the error lands on the
-    /// right item.
+    /// right item. (No part file is held open while it waits for its batch: a slow
+    /// batch would otherwise pile up descriptors up to the process limit.)
     private static func syncAll(_ batch: [Commit]) -> [TransferError?] {
-        guard batch.count > 1 else { return batch.map(sync) }
+        guard batch.count > 1 else { return batch.map { sync($0.part) } }
         var failures = [TransferError?](repeating: nil, count: batch.count)
-        var byFilesystem: [UInt64: [Int]] = [:]
+        // A new file is on its folder's filesystem; `syncfs` goes through the folder.
+        var folders: [String: Folder?] = [:]
+        var byFilesystem: [UInt64: (folder: Folder, members: [Int])] = [:]
         for (index, commit) in batch.enumerated() {
-            var info = stat()
-            if let fd = commit.file?.fd, fstat(fd, &info) == 0 {
-                byFilesystem[UInt64(info.st_dev), default: []].append(index)
-            } else {
-                failures[index] = sync(commit)
+            let path = Paths.parent(of: commit.part)
+            if folders[path] == nil { folders[path] = Folder(path) }
+            guard let folder = folders[path] ?? nil else {
+                failures[index] = sync(commit.part)
+                continue
             }
+            byFilesystem[folder.device, default: (folder, [])].members.append(index)
         }
-        for indices in byFilesystem.values {
-            guard let fd = batch[indices[0]].file?.fd, jg_syncfs(fd) != 0 else { continue }
-            for index in indices { failures[index] = sync(batch[index]) }
+        for (folder, members) in byFilesystem.values where jg_syncfs(folder.fd) != 0 {
+            for index in members { failures[index] = sync(batch[index].part) }
         }
         return failures
     }
 
-    private static func sync(_ commit: Commit) -> TransferError? {
-        let fd = commit.file?.fd ?? open(commit.part, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .local(errno: errno, path: commit.part, doing: "cannot open") }
-        defer { if commit.file == nil { close(fd) } }
-        return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: commit.part, doing: "cannot sync")
+    private static func sync(_ part: String) -> TransferError? {
+        let fd = open(part, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .local(errno: errno, path: part, doing: "cannot open") }
+        defer { close(fd) }
+        return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: part, doing: "cannot sync")
+    }
+
+    /// An open folder and the filesystem it is on, closed when released.
+    private final class Folder {
+        let fd: Int32
+        let device: UInt64
+
+        init?(_ path: String) {
+            fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            var info = stat()
+            guard fd >= 0, fstat(fd, &info) == 0 else {
+                if fd >= 0 { close(fd) }
+                return nil
+            }
+            device = UInt64(info.st_dev)
+        }
+
+        deinit { close(fd) }
     }
 }

@@ -775,10 +775,8 @@ final class ItemTransfer: @unchecked Sendable {
         // Wait for any checkpoint in flight so none lands after the caller renames.
         if checkpointed { engine.checkpoints.sync {} }
         request.observer?.prefixCompleted(upTo: total ?? 0)
-        var result = outcome(.completed)
-        result.part = part
         part = nil
-        completion(result)
+        completion(outcome(.completed))
     }
 
     /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.

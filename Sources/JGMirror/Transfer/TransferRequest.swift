@@ -54,8 +54,6 @@ struct TransferOutcome: Sendable {
     var note: String?
     /// A `DEST.jgd` may exist and must be removed once the file is placed.
     var hasState = false
-    /// The completed part file, still open, so placement can sync it without opening it again.
-    var part: PartFile?
 }
 
 /// What the engine reports while it works, on its own thread.
