@@ -5,13 +5,19 @@ import TestServer
 @testable import JGMirror
 
 @Suite struct SegmentTests {
-    @Test func splitsEvenlyAndRespectsMinimum() {
-        let pieces = ByteRange.split([ByteRange(lower: 0, upper: 48 << 20)], into: 8, minimum: 1 << 20)
-        #expect(pieces.count == 8)
-        #expect(pieces.first?.lower == 0)
-        #expect(pieces.last?.upper == 48 << 20)
-        #expect(zip(pieces, pieces.dropFirst()).allSatisfy { $0.upper == $1.lower })
-        #expect(ByteRange.split([ByteRange(lower: 0, upper: 3 << 20)], into: 8, minimum: 1 << 20).count == 3)
+    @Test func chunksComeFromTheFrontAndKeepEveryConnectionBusy() {
+        let MiB: Int64 = 1 << 20
+        let file = [ByteRange(lower: 0, upper: 1024 * MiB)]
+        // A large file: one piece from the front.
+        #expect(ByteRange.frontChunk(of: file, piece: MiB, minimum: MiB, connections: 4) == ByteRange(lower: 0, upper: MiB))
+        // Little left: shares small enough for all four connections, never below the minimum.
+        let small = [ByteRange(lower: 256 << 10, upper: 3 * MiB)]
+        #expect(ByteRange.frontChunk(of: small, piece: MiB, minimum: 256 << 10, connections: 4)?.count == 704 << 10)
+        #expect(ByteRange.frontChunk(of: small, piece: MiB, minimum: MiB, connections: 8)?.count == MiB)
+        // A first range that would leave less than the minimum is taken whole.
+        let holes = [ByteRange(lower: 0, upper: MiB + 1000), ByteRange(lower: 5 * MiB, upper: 9 * MiB)]
+        #expect(ByteRange.frontChunk(of: holes, piece: MiB, minimum: MiB, connections: 2) == ByteRange(lower: 0, upper: MiB + 1000))
+        #expect(ByteRange.frontChunk(of: [], piece: MiB, minimum: MiB, connections: 2) == nil)
         #expect(
             ByteRange.normalized([ByteRange(lower: 5, upper: 9), ByteRange(lower: 0, upper: 5), ByteRange(lower: 20, upper: 30)])
                 == [ByteRange(lower: 0, upper: 9), ByteRange(lower: 20, upper: 30)])

@@ -19,24 +19,16 @@ struct ByteRange: Sendable, Hashable, Codable {
         return merged
     }
 
-    /// Cuts `ranges` into about `pieces` chunks of similar size, none smaller than
-    /// `minimum` unless a range itself is; chunks never cross range boundaries.
-    static func split(_ ranges: [ByteRange], into pieces: Int, minimum: Int64) -> [ByteRange] {
-        let total = ranges.reduce(0) { $0 + $1.count }
-        guard total > 0 else { return [] }
-        let count = max(1, min(Int64(pieces), total / max(minimum, 1)))
-        let target = (total + count - 1) / count
-        var chunks: [ByteRange] = []
-        for range in ranges {
-            let parts = max(1, (range.count + target - 1) / target)
-            let size = range.count / parts
-            var start = range.lower
-            for part in 0..<parts {
-                let end = part == parts - 1 ? range.upper : start + size
-                chunks.append(ByteRange(lower: start, upper: end))
-                start = end
-            }
-        }
-        return chunks
+    /// The range a connection takes next from the front of `ranges` (front first, so
+    /// the file's contiguous prefix, which is what can be hashed, grows all along):
+    /// `piece` bytes, at least `minimum`, fewer when that would leave some of
+    /// `connections` without work, and the whole first range when less than
+    /// `minimum` would be left of it.
+    static func frontChunk(of ranges: [ByteRange], piece: Int64, minimum: Int64, connections: Int) -> ByteRange? {
+        guard let first = ranges.first, !first.isEmpty else { return nil }
+        let remaining = ranges.reduce(0) { $0 + $1.count }
+        var size = max(minimum, min(piece, remaining / Int64(max(1, connections))))
+        if first.count - size < minimum { size = first.count }
+        return ByteRange(lower: first.lower, upper: first.lower + size)
     }
 }

@@ -125,13 +125,12 @@ final class ItemTransfer: @unchecked Sendable {
         let first = makeWorker()
         if total != nil {
             // Resuming: one request first, to validate with If-Range before fanning out.
-            unassigned = ByteRange.split(unassigned, into: request.connections, minimum: request.minSegment)
-            if unassigned.isEmpty {
+            guard let range = takeChunk(for: first) else {
                 workers.removeAll()
                 complete()
                 return
             }
-            first.assign(unassigned.removeFirst())
+            first.assign(range)
         } else if request.connections > 1 && !isFileSource {
             // Fresh: a first range of one segment reveals length, validators and
             // range support without a HEAD; small files finish on it.
@@ -539,10 +538,10 @@ final class ItemTransfer: @unchecked Sendable {
         retire(worker)
     }
 
-    /// The next range for a worker whose range is done: an unowned one, else half of
-    /// the largest range another worker still has (work stealing).
+    /// The next range for a worker whose range is done: the front of what nobody owns,
+    /// else half of the largest range another worker still has (work stealing).
     private func nextRange(for worker: Worker) -> ByteRange? {
-        if !unassigned.isEmpty { return unassigned.removeFirst() }
+        if let chunk = takeChunk(for: worker) { return chunk }
         guard rangesSupported else { return nil }
         var victim: Worker?
         var largest: Int64 = 0
@@ -566,6 +565,16 @@ final class ItemTransfer: @unchecked Sendable {
         guard cut > victim.pos, cut < end else { return nil }
         victim.end = cut
         return ByteRange(lower: cut, upper: end)
+    }
+
+    /// Takes `ByteRange.frontChunk` out of the unowned bytes, sized to the worker's piece.
+    private func takeChunk(for worker: Worker) -> ByteRange? {
+        guard
+            let chunk = ByteRange.frontChunk(
+                of: unassigned, piece: worker.pieceSize, minimum: request.minSegment, connections: request.connections)
+        else { return nil }
+        if chunk.upper >= unassigned[0].upper { unassigned.removeFirst() } else { unassigned[0].lower = chunk.upper }
+        return chunk
     }
 
     /// Removes a worker; what it still owned returns to the pool for the others.
@@ -606,18 +615,18 @@ final class ItemTransfer: @unchecked Sendable {
         }
     }
 
-    /// Spreads the missing bytes over up to `connections` workers.
+    /// Puts up to `connections` workers on the missing bytes, each taking chunks from
+    /// the front (SPEC §5 splits the file into one range per connection; taken front
+    /// first, the prefix SPEC §7 hashes during the download keeps growing instead of
+    /// waiting for the first range, and a slow connection holds back one chunk).
     private func expand() {
         guard rangesSupported, request.connections > workers.count, total != nil else { return }
         if !expanded {
             expanded = true
             if unassigned.isEmpty, let stream = workers.first, let end = stream.end, end - stream.pos >= 2 * request.minSegment {
-                let pieces = ByteRange.split(
-                    [ByteRange(lower: stream.pos, upper: end)], into: request.connections, minimum: request.minSegment)
-                stream.end = pieces[0].upper
-                unassigned = Array(pieces.dropFirst())
-            } else {
-                unassigned = ByteRange.split(unassigned, into: request.connections - workers.count, minimum: request.minSegment)
+                // A whole-body stream keeps the front; the rest goes to the pool.
+                unassigned = [ByteRange(lower: stream.pos, upper: end)]
+                stream.end = takeChunk(for: stream)?.upper ?? end
             }
         }
         // With mirrors, the connections are spread over the sources still alive.
@@ -625,7 +634,8 @@ final class ItemTransfer: @unchecked Sendable {
         while workers.count < request.connections, !unassigned.isEmpty {
             let worker = makeWorker()
             if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
-            worker.assign(unassigned.removeFirst())
+            guard let chunk = takeChunk(for: worker) else { break }
+            worker.assign(chunk)
             launch(worker)
         }
     }
