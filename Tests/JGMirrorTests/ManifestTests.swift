@@ -152,3 +152,4 @@ import Testing
         #expect(item.retries == 9)
     }
 }
+

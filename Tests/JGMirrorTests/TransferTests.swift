@@ -24,6 +24,19 @@ import TestServer
     }
 }
 
+@Suite struct TextSearchTests {
+    @Test func findsASCIINeedlesByByteInStringsAndSubstrings() {
+        let text = "héllo ${A}://x${B}"
+        let range = text.range(ofASCII: "${")
+        #expect(range.map { String(text[$0]) } == "${")
+        #expect(range.map { text.distance(from: text.startIndex, to: $0.lowerBound) } == 6)
+        #expect(text.contains(ascii: "://") && text.contains(ascii: "${B}") && !text.contains(ascii: "${C"))
+        #expect(!"ab".contains(ascii: "abc") && !"".contains(ascii: "a") && "aab".contains(ascii: "ab"))
+        let tail = text[text.index(text.startIndex, offsetBy: 8)...]
+        #expect(tail.range(ofASCII: "${").map { String(tail[$0.lowerBound...]) } == "${B}")
+    }
+}
+
 @Suite struct HostKeyTests {
     @Test(arguments: [
         ("http://User:pw@Example.COM:8080/a?b", "http://example.com:8080"),
