@@ -458,7 +458,7 @@ def as_json(ran: list[Scenario], reps: int) -> dict:
         "machine": machine(),
         "rounds": reps,
         "scenarios": [{
-            "key": s.key, "title": s.title,
+            "key": s.key, "title": s.title, "rounds": reps,
             "tools": [{"name": t.name, "median_s": round(t.median, 4),
                        "samples_s": [round(x.seconds, 4) for x in t.samples],
                        "peak_rss_mib": round(t.peak_rss_mib, 1)} for t in s.tools],
@@ -537,6 +537,13 @@ def main() -> None:
         for scenario in ran:
             run(scenario, options.reps)
         results = as_json(ran, options.reps)
+        if wanted and options.publish and (HERE / "results.json").exists():
+            # A partial run replaces its scenarios in the published results, keeping the rest.
+            published = json.loads((HERE / "results.json").read_text())
+            fresh_keys = {s["key"] for s in results["scenarios"]}
+            kept = [{"rounds": published["rounds"], **s} for s in published["scenarios"] if s["key"] not in fresh_keys]
+            order = [s.key for s in all_scenarios]
+            results["scenarios"] = sorted(kept + results["scenarios"], key=lambda s: order.index(s["key"]))
         (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
         (OUT / "results.svg").write_text(as_svg(results))
         print(f"\nwrote {OUT / 'results.json'} and {OUT / 'results.svg'}")
@@ -557,7 +564,9 @@ def publish_figures(results: dict, path: Path) -> None:
     """Replaces the measured tables in RESULTS.md; the prose around them is written by hand."""
     lines = [FIGURES_START, ""]
     for scenario in results["scenarios"]:
-        lines += [f"### {scenario['title']}", "", "| tool | median s | runs (s) | peak RSS |", "|---|---:|---|---:|"]
+        rounds = scenario.get("rounds", results["rounds"])
+        lines += [f"### {scenario['title']}", "", f"Median of {rounds} interleaved rounds.", "",
+                  "| tool | median s | runs (s) | peak RSS |", "|---|---:|---|---:|"]
         for tool in scenario["tools"]:
             runs = ", ".join(f"{sample:.2f}" for sample in tool["samples_s"])
             lines.append(f"| {tool['name']} | {tool['median_s']:.3f} | {runs} | {tool['peak_rss_mib']:.1f} MiB |")
