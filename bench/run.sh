@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs jgmirror side by side with aria2c, axel, curl and wget2 against nginx on
-# loopback and prints times, ratios and peak RSS (see bench/README.md).
+# loopback and prints times, ratios and peak RSS (results: bench/RESULTS.md).
 #   bench/run.sh                 every scenario, median of 3 interleaved rounds
 #   bench/run.sh --reps 5        more rounds
 #   bench/run.sh --only small2000,verify1g
 #   bench/run.sh --serve         just start nginx with the bench data and wait
+#   bench/run.sh --publish       also rewrite bench/RESULTS.md's tables, results.json and the chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2
