@@ -4,9 +4,9 @@ import Synchronization
 
 /// One file being fetched: its part file, its ranges and the workers that fill them.
 ///
-/// Confined to the engine thread, except `prepare()`, which does the item's file work
-/// on another thread before the engine hands it to `start()` (the handoff goes
-/// through the engine's inbox lock). Decisions that would touch curl handles from
+/// Confined to the engine thread, except `prepare()`, which for an item that takes
+/// over an earlier run's files does that file work on another thread before the
+/// engine hands it to `start()` (the handoff goes through the engine's inbox lock). Decisions that would touch curl handles from
 /// inside a libcurl callback (restart, fail, spawn more workers) are recorded and
 /// carried out by `settle()`, which the engine calls outside callbacks.
 final class ItemTransfer: @unchecked Sendable {
@@ -69,8 +69,9 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Start
 
-    /// Opens the part file and adopts valid resume state. Blocking file work, run off
-    /// the engine thread so that opening many small files does not stall transfers.
+    /// Opens the part file and adopts valid resume state. A new part file is created
+    /// on the engine thread; taking over an earlier run's files (stat, read, unlink)
+    /// runs off it.
     func prepare() {
         if !request.knownFresh { takeOverEarlierRun() }
         do {

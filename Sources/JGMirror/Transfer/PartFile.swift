@@ -24,12 +24,6 @@ final class PartFile: Sendable {
 
     deinit { close(fd) }
 
-    /// Current length on disk.
-    var size: Int64 {
-        var info = stat()
-        return fstat(fd, &info) == 0 ? Int64(info.st_size) : -1
-    }
-
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(TransferError) {
         var done = 0

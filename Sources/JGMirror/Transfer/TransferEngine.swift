@@ -137,12 +137,7 @@ final class TransferEngine: @unchecked Sendable {
             }
             for item in commands.prepared {
                 preparing -= 1
-                running.append(item)
-                if cancelled {
-                    item.cancel(clearing: cancelClearing)
-                } else {
-                    item.start()
-                }
+                admit(item)
             }
             // A new part file is created here, which costs less than a hand-off to
             // another thread; taking over an earlier run's files (stat, read the
@@ -151,8 +146,7 @@ final class TransferEngine: @unchecked Sendable {
             while running.count + preparing < configuration.jobs, let item = waiting.popFirst() {
                 if item.request.knownFresh {
                     item.prepare()
-                    running.append(item)
-                    item.start()
+                    admit(item)
                     continue
                 }
                 preparing += 1
@@ -193,6 +187,17 @@ final class TransferEngine: @unchecked Sendable {
             for item in running { deadline = min(deadline, item.nextDeadline(now: time)) }
             if !ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
             multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
+        }
+    }
+
+    /// A prepared item joins `running` and sends its first request (or stops at once
+    /// when a cancel came while it was being prepared).
+    private func admit(_ item: ItemTransfer) {
+        running.append(item)
+        if cancelled {
+            item.cancel(clearing: cancelClearing)
+        } else {
+            item.start()
         }
     }
 

@@ -25,12 +25,7 @@ final class SHA256: @unchecked Sendable {
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
-    /// Starts over, as if newly made.
-    func reset() {
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
-    }
-
-    /// The digest as lower-case hex; the hasher must be reset before further use.
+    /// The digest as lower-case hex; the hasher is spent afterwards.
     func finalizeHex() -> String {
         var digest = [UInt8](repeating: 0, count: Int(jg_sha256_length()))
         var length: UInt32 = 0
