@@ -48,17 +48,23 @@ final class Placement: Sendable {
             return list
         }
         guard !batch.isEmpty else { return }
-        var failures = durable ? Self.syncAll(batch) : Array(repeating: nil, count: batch.count)
-        var directories = Set<String>()
+        // Each folder is opened once per batch, for `syncfs` and for its own `fsync`
+        // (a part file and its destination share the folder).
+        var folders: [String: Folder?] = [:]
+        if durable {
+            for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path)) }
+        }
+        var failures = durable ? Self.syncAll(batch, folders: folders) : Array(repeating: nil, count: batch.count)
+        var renamedInto = Set<String>()
         for (index, commit) in batch.enumerated() where failures[index] == nil {
             if rename(commit.part, commit.destination) != 0 {
                 failures[index] = .local(errno: errno, path: commit.destination, doing: "cannot rename onto")
                 continue
             }
             if let state = commit.state { unlink(state) }
-            directories.insert(Paths.parent(of: commit.destination))
+            renamedInto.insert(Paths.parent(of: commit.destination))
         }
-        if durable { directories.forEach(Paths.syncFolder) }
+        for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
         for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
@@ -72,16 +78,13 @@ final class Placement: Sendable {
     /// `syncfs` fails, its files are synced one by one, so the error lands on the
     /// right item. (No part file is held open while it waits for its batch: a slow
     /// batch would otherwise pile up descriptors up to the process limit.)
-    private static func syncAll(_ batch: [Commit]) -> [TransferError?] {
+    private static func syncAll(_ batch: [Commit], folders: [String: Folder?]) -> [TransferError?] {
         guard batch.count > 1 else { return batch.map { sync($0.part) } }
         var failures = [TransferError?](repeating: nil, count: batch.count)
         // A new file is on its folder's filesystem; `syncfs` goes through the folder.
-        var folders: [String: Folder?] = [:]
         var byFilesystem: [UInt64: (folder: Folder, members: [Int])] = [:]
         for (index, commit) in batch.enumerated() {
-            let path = Paths.parent(of: commit.part)
-            if folders[path] == nil { folders[path] = Folder(path) }
-            guard let folder = folders[path] ?? nil else {
+            guard let folder = folders[Paths.parent(of: commit.destination)] ?? nil else {
                 failures[index] = sync(commit.part)
                 continue
             }
