@@ -377,6 +377,64 @@ import TestServer
         }
     }
 
+    @Test func durableDataIsSyncedWhileItArrives() async throws {
+        serve { $0.bytesPerSecond = 8 << 20 }
+        try await withTestDirectory { dir in
+            let syncs = Locked(0)
+            var options = testOptions()
+            options.checkpointInterval = 3600  // no checkpoint syncs: every one counted is a flush
+            options.flushStep = 256 << 10
+            options.dataSync = { fd in
+                syncs.withLock { $0 += 1 }
+                return fdatasync(fd)
+            }
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1")
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            // 3 MiB over about 0.4 s in steps of 256 KiB, one flush at a time.
+            #expect(syncs.withLock { $0 } >= 4)
+
+            syncs.withLock { $0 = 0 }
+            options.durable = false
+            try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
+            let unsynced = try await sync(yaml, in: dir, options: options)
+            #expect(unsynced.items.first?.status == .downloaded)
+            #expect(syncs.withLock { $0 } == 0)
+        }
+    }
+
+    @Test(arguments: [1, 4])
+    func aFailedSyncFailsTheItemAndNoStateClaimsItsBytes(connections: Int) async throws {
+        // Linux reports a lost write to one sync only; later ones succeed over the gap.
+        serve { $0.bytesPerSecond = 8 << 20 }
+        try await withTestDirectory { dir in
+            let syncs = Locked(0)
+            var options = testOptions()
+            options.flushStep = 256 << 10
+            options.dataSync = { fd in
+                let first = syncs.withLock { count in
+                    count += 1
+                    return count == 1
+                }
+                if first {
+                    errno = EIO
+                    return -1
+                }
+                return fdatasync(fd)
+            }
+            let yaml = manifest(
+                url: server.url("/f"), sha256: sha(body), extra: "connections: \(connections)\nmin_segment: 256KiB")
+            let report = try await sync(yaml, in: dir, options: options)
+            let item = try #require(report.items.first)
+            #expect(item.status == .failed)
+            #expect(item.error?.code == "io_error")
+            #expect(item.error?.message.contains("cannot sync") == true)
+            #expect(report.exitCode == .local)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgd"))
+        }
+    }
+
     @Test func bodyLongerThanItsSizeFailsSizeMismatch() async throws {
         // A close-delimited body that runs past the manifest's size.
         serve {

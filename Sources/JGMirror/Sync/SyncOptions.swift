@@ -34,6 +34,10 @@ public struct SyncOptions: Sendable {
     /// away after the job: a power cut can leave recently placed files empty or
     /// partial, and resume state written without it is not trusted after a reboot.
     public var durable = true
+    /// See `TransferEngine.Configuration.flushStep`.
+    var flushStep: Int64 = 64 << 20
+    /// See `TransferEngine.Configuration.dataSync`.
+    var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
 
     public init() {}
 
@@ -49,6 +53,8 @@ public struct SyncOptions: Sendable {
         configuration.progressInterval = progressInterval
         configuration.failFast = failFast
         configuration.durable = durable
+        configuration.flushStep = flushStep
+        configuration.dataSync = dataSync
         return configuration
     }
 }

@@ -51,6 +51,11 @@ final class ItemTransfer: @unchecked Sendable {
     /// others in libcurl's loop would overstate the round trip.
     private var minRoundTrip = Double.infinity
     private let checkpointBusy = Locked(false)
+    /// Bytes written since the last flush was queued (durable runs).
+    private var unflushed: Int64 = 0
+    /// A flush was queued: completing must wait for the checkpoint queue.
+    private var flushed = false
+    private let flushBusy = Locked(false)
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
     private var reportedPrefix: Int64 = 0
@@ -411,6 +416,8 @@ final class ItemTransfer: @unchecked Sendable {
         worker.pos += Int64(count)
         worker.consecutiveFailures = 0
         bytesThisRun += Int64(count)
+        unflushed += Int64(count)
+        if unflushed >= engine.configuration.flushStep, engine.configuration.durable { flush() }
         engine.consumeRate(count)
         let prefix = contiguousPrefix()
         if prefix - reportedPrefix >= 4 << 20 {
@@ -736,8 +743,11 @@ final class ItemTransfer: @unchecked Sendable {
         let path = request.statePath
         // A failed checkpoint only means a later resume redoes more; the transfer
         // itself reports disk errors when it writes.
+        let sync = engine.configuration.dataSync
         let save: @Sendable () -> Void = { [state] in
-            if durable { try? part.syncData() }
+            if durable {
+                do { try part.syncData(using: sync) } catch { return }
+            }
             try? state.write(to: path, durable: durable)
         }
         if wait {
@@ -750,6 +760,27 @@ final class ItemTransfer: @unchecked Sendable {
         checkpointed = true
         engine.checkpoints.async {
             save()
+            busy.withLock { $0 = false }
+        }
+    }
+
+    /// Syncs what was written so far on the checkpoint queue, one flush at a time per
+    /// file. A failed one fails the item at the next flush or at completion; resume
+    /// state written before it still holds (it only claims bytes synced then), and
+    /// none is written after it.
+    private func flush() {
+        guard let part else { return }
+        if let failure = part.failedSync {
+            pendingFailure = failure
+            return
+        }
+        let busy = flushBusy
+        guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
+        unflushed = 0
+        flushed = true
+        let sync = engine.configuration.dataSync
+        engine.checkpoints.async {
+            try? part.syncData(using: sync)
             busy.withLock { $0 = false }
         }
     }
@@ -781,10 +812,15 @@ final class ItemTransfer: @unchecked Sendable {
 
     private func complete() {
         guard !finished else { return }
+        // Wait for any checkpoint or flush in flight so none lands after the caller
+        // renames, and a failed one is known.
+        if checkpointed || flushed { engine.checkpoints.sync {} }
+        if let failure = part?.failedSync {
+            fail(failure)
+            return
+        }
         finished = true
         announce()
-        // Wait for any checkpoint in flight so none lands after the caller renames.
-        if checkpointed { engine.checkpoints.sync {} }
         request.observer?.prefixCompleted(upTo: total ?? 0)
         part = nil
         completion(outcome(.completed))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The `DEST.jgpart` file bytes are written into, by offset, as they arrive.
 ///
@@ -7,6 +8,10 @@ import Foundation
 final class PartFile: Sendable {
     let path: String
     let fd: Int32
+    /// The first failed sync. Linux reports a lost write to one sync per open file
+    /// and then forgets it, so a later sync of the same bytes can succeed: the
+    /// failure is kept, and every later sync and the item's completion see it.
+    private let syncFailure = Mutex<TransferError?>(nil)
 
     /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
     /// whatever had that name (a symlink or another file's hard link is removed, never
@@ -50,8 +55,17 @@ final class PartFile: Sendable {
         guard ftruncate(fd, 0) == 0 else { throw .local(errno: errno, path: path, doing: "cannot truncate") }
     }
 
-    /// Flushes written data to stable storage.
-    func syncData() throws(TransferError) {
-        guard fdatasync(fd) == 0 else { throw .local(errno: errno, path: path, doing: "cannot sync") }
+    /// Flushes written data to stable storage with `sync` (`fdatasync`; tests inject
+    /// failures); fails from the first failure on.
+    func syncData(using sync: (Int32) -> Int32 = fdatasync) throws(TransferError) {
+        if let failure = failedSync { throw failure }
+        guard sync(fd) == 0 else {
+            let failure = TransferError.local(errno: errno, path: path, doing: "cannot sync")
+            syncFailure.withLock { if $0 == nil { $0 = failure } }
+            throw failure
+        }
     }
+
+    /// Why a sync of this file failed, if one did.
+    var failedSync: TransferError? { syncFailure.withLock { $0 } }
 }

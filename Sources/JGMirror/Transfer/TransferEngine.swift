@@ -33,6 +33,14 @@ final class TransferEngine: @unchecked Sendable {
         var failFast = false
         /// Sync part files before checkpoints (`SyncOptions.durable`).
         var durable = true
+        /// Bytes written to a part file after which its data is synced while the rest
+        /// arrives (durable runs): writeback then keeps pace with the download instead
+        /// of starting at the first checkpoint and leaving most of it to the end.
+        /// 1 GiB durable, 4 connections, loopback: 2.95 s without, 2.08 s at 64 MiB
+        /// (2.44 s at 32 MiB, 2.20 s at 128 MiB; medians of 5).
+        var flushStep: Int64 = 64 << 20
+        /// `fdatasync`; tests inject failures.
+        var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
     }
 
     /// Commands from other threads.
@@ -46,7 +54,9 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     let configuration: Configuration
-    /// Serial queue for `fdatasync` + state writes, off the event loop.
+    /// Serial queue for data flushes and `fdatasync` + state writes, off the event
+    /// loop; serial, so a flush that met a write error has recorded it before the
+    /// next checkpoint of that file asks.
     let checkpoints = DispatchQueue(label: "jgmirror.checkpoints")
     private let onEvent: @Sendable (TransferEvent) -> Void
     private let inbox = Mutex(Inbox())
