@@ -232,11 +232,14 @@ class Scenario:
     tools: list[Tool]
     targets: list[Target]
     unit: Optional[tuple[str, float]] = None  # ("files/s", count) to also show a rate
+    # Untimed rounds first: after a burst of deletions (such as the previous bench
+    # run's cleanup) ext4 creates files several times slower for a while.
+    warmup: int = 0
 
 
 def run(scenario: Scenario, reps: int) -> None:
     print(f"\n== {scenario.title}", flush=True)
-    for round_number in range(reps):
+    for round_number in range(-scenario.warmup, reps):
         shift = round_number % len(scenario.tools)
         for tool in scenario.tools[shift:] + scenario.tools[:shift]:
             tool.prepare()
@@ -245,8 +248,10 @@ def run(scenario: Scenario, reps: int) -> None:
             os.sync()
             sample = measure(tool.command())
             tool.check()
-            tool.samples.append(sample)
-            print(f"   round {round_number + 1}: {tool.name:<34} {sample.seconds:8.3f} s"
+            label = f"round {round_number + 1}" if round_number >= 0 else "warm-up"
+            if round_number >= 0:
+                tool.samples.append(sample)
+            print(f"   {label}: {tool.name:<34} {sample.seconds:8.3f} s"
                   f"  {sample.rss_kib / 1024:8.1f} MiB", flush=True)
     fastest = min(t.median for t in scenario.tools)
     print(f"   {'tool':<34} {'median s':>9} {'× best':>7} {'peak RSS':>10}")
@@ -380,6 +385,12 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     curl_config = OUT / "manifests" / "small.curl"
     curl_config.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
                                    for s in small))
+    # Reference, not a peer: two curl processes, half the list each, show what the two
+    # cores give a client that neither hashes nor renames.
+    halves = [OUT / "manifests" / f"small-half{n}.curl" for n in (1, 2)]
+    for n, half in enumerate(halves):
+        half.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
+                                for s in small[n::2]))
     aria_input = OUT / "manifests" / "small.aria2"
     aria_input.write_text("".join(f"{plain}/{s.name}\n  dir={small_dir}\n  out={Path(s.name).name}\n"
                                   f"  checksum=sha-256={s.sha256}\n" for s in small))
@@ -392,6 +403,10 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                                                  "--create-dirs", "-K", str(curl_config)]),
         Tool("aria2c -j16 -i (checksums)", lambda: ["aria2c", "-q", "-j16", "--allow-overwrite=true",
                                                     "--auto-file-renaming=false", "-i", str(aria_input)]),
+        Tool("2 × curl --parallel-max 8, half each (reference)", lambda: [
+            "sh", "-c", "curl -sSf --parallel --parallel-max 8 --create-dirs -K \"$1\" & a=$!; "
+                        "curl -sSf --parallel --parallel-max 8 --create-dirs -K \"$2\" & b=$!; "
+                        "wait $a && wait $b", "sh", str(halves[0]), str(halves[1])]),
     ]
     for tool in small_tools:
         tool.prepare, tool.check = fresh(small_dir), has_files(small_dir, small)
@@ -403,7 +418,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                                          "jgmirror sync --jobs 16 --no-fsync",
                                          ["wget2 --max-threads=16", "curl --parallel-max 16",
                                           "aria2c -j16 -i (checksums)"], 1.2, inverse=True)],
-                           unit=("files/s", len(small))))
+                           unit=("files/s", len(small)), warmup=1))
 
     # verify 1 GiB on disk.
     verify1g = write_manifest(OUT / "manifests" / "verify1g.yaml", WWW, [(f"{plain}/{f1g.name}", f1g.name, f1g.sha256)])
@@ -458,7 +473,7 @@ def as_json(ran: list[Scenario], reps: int) -> dict:
         "machine": machine(),
         "rounds": reps,
         "scenarios": [{
-            "key": s.key, "title": s.title, "rounds": reps,
+            "key": s.key, "title": s.title, "rounds": reps, "warmup_rounds": s.warmup,
             "tools": [{"name": t.name, "median_s": round(t.median, 4),
                        "samples_s": [round(x.seconds, 4) for x in t.samples],
                        "peak_rss_mib": round(t.peak_rss_mib, 1)} for t in s.tools],
@@ -565,7 +580,9 @@ def publish_figures(results: dict, path: Path) -> None:
     lines = [FIGURES_START, ""]
     for scenario in results["scenarios"]:
         rounds = scenario.get("rounds", results["rounds"])
-        lines += [f"### {scenario['title']}", "", f"Median of {rounds} interleaved rounds.", "",
+        warmup = scenario.get("warmup_rounds", 0)
+        after = f", after {warmup} untimed warm-up round{'s' if warmup > 1 else ''}" if warmup else ""
+        lines += [f"### {scenario['title']}", "", f"Median of {rounds} interleaved rounds{after}.", "",
                   "| tool | median s | runs (s) | peak RSS |", "|---|---:|---|---:|"]
         for tool in scenario["tools"]:
             runs = ", ".join(f"{sample:.2f}" for sample in tool["samples_s"])
