@@ -271,6 +271,34 @@ def run(scenario: Scenario, reps: int) -> None:
 TRASH = OUT / "trash"
 
 
+SETTLED = OUT / "deleted-at"
+SETTLE_SECONDS = 90
+
+
+def clean_up() -> None:
+    """Deletes the outputs and notes when: ext4 (at least with online discard, as
+    on the machine in RESULTS.md) then creates files several times slower for up
+    to a minute, which would be measured as the next tools' time."""
+    if DL.exists() or TRASH.exists():
+        shutil.rmtree(DL, ignore_errors=True)
+        shutil.rmtree(TRASH, ignore_errors=True)
+        SETTLED.parent.mkdir(parents=True, exist_ok=True)
+        SETTLED.touch()
+
+
+def settle() -> None:
+    """Waits out the slow spell after the last mass deletion (a killed run's leftovers
+    or the previous run's clean-up)."""
+    clean_up()
+    if not SETTLED.exists():
+        return
+    wait = SETTLE_SECONDS - (time.time() - SETTLED.stat().st_mtime)
+    if wait > 0:
+        print(f"waiting {wait:.0f} s for the filesystem to settle after deleting the last run's output",
+              flush=True)
+        time.sleep(wait)
+
+
 def fresh(path: Path) -> Callable[[], None]:
     """Clears a tool's output before a run. A folder of many files moves to a trash
     folder emptied only at the end: ext4 scans past recently deleted inodes when it
@@ -334,49 +362,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     def get(url: str, spec: DataFile, connections: int, *extra: str) -> list[str]:
         return [jg, "get", url, "-o", str(out), "-c", str(connections), "--sha256", spec.sha256, *extra] + quiet
 
-    # 48 MiB at 4 MiB/s per connection, 8 connections.
-    url48 = f"{throttled}/{f48.name}"
-    result.append(Scenario("throttled48", "48 MiB from nginx limit_rate 4m (per connection), 8 connections", [
-        Tool("jgmirror get -c 8 (+sha256)", lambda: get(url48, f48, 8), has_size(out, f48.size), fresh(out)),
-        Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
-                                              "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url48],
-             has_size(out, f48.size), fresh(out)),
-        Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
-        Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
-    ], [ratio_target("jgmirror ≤ 0.9 × faster of aria2c/axel", "jgmirror get -c 8 (+sha256)",
-                     ["aria2c -x8 -s8 -k1M", "axel -n 8"], 0.9),
-        ratio_target("jgmirror ≤ 0.5 × one connection", "jgmirror get -c 8 (+sha256)",
-                     ["curl (one connection)"], 0.5)]))
-
-    # 1 GiB unthrottled, fetch + verify.
-    url1g = f"{plain}/{f1g.name}"
-    result.append(Scenario("fetch1g", "1 GiB unthrottled loopback, fetch + SHA-256", [
-        Tool("jgmirror get -c 4 (+sha256)", lambda: get(url1g, f1g, 4), has_size(out, f1g.size), fresh(out)),
-        Tool("jgmirror get -c 4 --no-fsync (+sha256)", lambda: get(url1g, f1g, 4, "--no-fsync"),
-             has_size(out, f1g.size), fresh(out)),
-        Tool("jgmirror get -c 1 (+sha256)", lambda: get(url1g, f1g, 1), has_size(out, f1g.size), fresh(out)),
-        Tool("jgmirror get -c 1 --no-fsync (+sha256)", lambda: get(url1g, f1g, 1, "--no-fsync"),
-             has_size(out, f1g.size), fresh(out)),
-        Tool("curl -o (fetch only)", lambda: ["curl", "-sSf", "-o", str(out), url1g], has_size(out, f1g.size), fresh(out)),
-        Tool("curl -o + sync (durable)", lambda: ["sh", "-c", f"curl -sSf -o {out} {url1g} && sync {out}"],
-             has_size(out, f1g.size), fresh(out)),
-        Tool("aria2c -x4 --checksum", lambda: ["aria2c", "-q", "-x4", "-s4", f"--checksum=sha-256={f1g.sha256}",
-                                                "--allow-overwrite=true", "--auto-file-renaming=false",
-                                                "-d", str(DL), "-o", out.name, url1g],
-             has_size(out, f1g.size), fresh(out)),
-    ], [ratio_target("jgmirror ≤ 1.1 × curl fetch alone", "jgmirror get -c 4 (+sha256)", ["curl -o (fetch only)"], 1.1),
-        ratio_target("jgmirror --no-fsync ≤ 1.1 × curl fetch alone",
-                     "jgmirror get -c 4 --no-fsync (+sha256)", ["curl -o (fetch only)"], 1.1),
-        ratio_target("jgmirror -c 1 --no-fsync (one connection, no sync: as curl) ≤ 1.1 × curl fetch alone",
-                     "jgmirror get -c 1 --no-fsync (+sha256)", ["curl -o (fetch only)"], 1.1),
-        ratio_target("jgmirror ≤ 1.1 × curl -o + sync (both durable)", "jgmirror get -c 4 (+sha256)",
-                     ["curl -o + sync (durable)"], 1.1),
-        ratio_target("jgmirror -c 1 ≤ 1.1 × curl -o + sync (both durable, one connection)", "jgmirror get -c 1 (+sha256)",
-                     ["curl -o + sync (durable)"], 1.1),
-        ratio_target("jgmirror ≤ 0.5 × aria2c with checksum", "jgmirror get -c 4 (+sha256)",
-                     ["aria2c -x4 --checksum"], 0.5)]))
-
-    # 2000 × 16 KiB with checksums, 16 in flight.
+    # 2000 × 16 KiB with checksums, 16 in flight. First, before the large-file
+    # scenarios delete gigabytes (see settle()).
     small_dir = DL / "small"
     manifest = write_manifest(OUT / "manifests" / "small.yaml", small_dir,
                               [(f"{plain}/{s.name}", Path(s.name).name, s.sha256) for s in small])
@@ -419,6 +406,48 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                                          ["wget2 --max-threads=16", "curl --parallel-max 16",
                                           "aria2c -j16 -i (checksums)"], 1.2, inverse=True)],
                            unit=("files/s", len(small)), warmup=1))
+
+    # 48 MiB at 4 MiB/s per connection, 8 connections.
+    url48 = f"{throttled}/{f48.name}"
+    result.append(Scenario("throttled48", "48 MiB from nginx limit_rate 4m (per connection), 8 connections", [
+        Tool("jgmirror get -c 8 (+sha256)", lambda: get(url48, f48, 8), has_size(out, f48.size), fresh(out)),
+        Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
+                                              "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url48],
+             has_size(out, f48.size), fresh(out)),
+        Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
+        Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url48], has_size(out, f48.size), fresh(out)),
+    ], [ratio_target("jgmirror ≤ 0.9 × faster of aria2c/axel", "jgmirror get -c 8 (+sha256)",
+                     ["aria2c -x8 -s8 -k1M", "axel -n 8"], 0.9),
+        ratio_target("jgmirror ≤ 0.5 × one connection", "jgmirror get -c 8 (+sha256)",
+                     ["curl (one connection)"], 0.5)]))
+
+    # 1 GiB unthrottled, fetch + verify.
+    url1g = f"{plain}/{f1g.name}"
+    result.append(Scenario("fetch1g", "1 GiB unthrottled loopback, fetch + SHA-256", [
+        Tool("jgmirror get -c 4 (+sha256)", lambda: get(url1g, f1g, 4), has_size(out, f1g.size), fresh(out)),
+        Tool("jgmirror get -c 4 --no-fsync (+sha256)", lambda: get(url1g, f1g, 4, "--no-fsync"),
+             has_size(out, f1g.size), fresh(out)),
+        Tool("jgmirror get -c 1 (+sha256)", lambda: get(url1g, f1g, 1), has_size(out, f1g.size), fresh(out)),
+        Tool("jgmirror get -c 1 --no-fsync (+sha256)", lambda: get(url1g, f1g, 1, "--no-fsync"),
+             has_size(out, f1g.size), fresh(out)),
+        Tool("curl -o (fetch only)", lambda: ["curl", "-sSf", "-o", str(out), url1g], has_size(out, f1g.size), fresh(out)),
+        Tool("curl -o + sync (durable)", lambda: ["sh", "-c", f"curl -sSf -o {out} {url1g} && sync {out}"],
+             has_size(out, f1g.size), fresh(out)),
+        Tool("aria2c -x4 --checksum", lambda: ["aria2c", "-q", "-x4", "-s4", f"--checksum=sha-256={f1g.sha256}",
+                                                "--allow-overwrite=true", "--auto-file-renaming=false",
+                                                "-d", str(DL), "-o", out.name, url1g],
+             has_size(out, f1g.size), fresh(out)),
+    ], [ratio_target("jgmirror ≤ 1.1 × curl fetch alone", "jgmirror get -c 4 (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror --no-fsync ≤ 1.1 × curl fetch alone",
+                     "jgmirror get -c 4 --no-fsync (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror -c 1 --no-fsync (one connection, no sync: as curl) ≤ 1.1 × curl fetch alone",
+                     "jgmirror get -c 1 --no-fsync (+sha256)", ["curl -o (fetch only)"], 1.1),
+        ratio_target("jgmirror ≤ 1.1 × curl -o + sync (both durable)", "jgmirror get -c 4 (+sha256)",
+                     ["curl -o + sync (durable)"], 1.1),
+        ratio_target("jgmirror -c 1 ≤ 1.1 × curl -o + sync (both durable, one connection)", "jgmirror get -c 1 (+sha256)",
+                     ["curl -o + sync (durable)"], 1.1),
+        ratio_target("jgmirror ≤ 0.5 × aria2c with checksum", "jgmirror get -c 4 (+sha256)",
+                     ["aria2c -x4 --checksum"], 0.5)]))
 
     # verify 1 GiB on disk.
     verify1g = write_manifest(OUT / "manifests" / "verify1g.yaml", WWW, [(f"{plain}/{f1g.name}", f1g.name, f1g.sha256)])
@@ -549,6 +578,7 @@ def main() -> None:
                 return
         wanted = set(filter(None, options.only.split(",")))
         ran = [s for s in all_scenarios if not wanted or s.key in wanted]
+        settle()
         for scenario in ran:
             run(scenario, options.reps)
         results = as_json(ran, options.reps)
@@ -568,8 +598,7 @@ def main() -> None:
             publish_figures(results, HERE / "RESULTS.md")
     finally:
         nginx.stop()
-        shutil.rmtree(DL, ignore_errors=True)
-        shutil.rmtree(TRASH, ignore_errors=True)
+        clean_up()
 
 
 FIGURES_START, FIGURES_END = "<!-- figures: written by bench.py --publish -->", "<!-- /figures -->"
