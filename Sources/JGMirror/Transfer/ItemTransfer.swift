@@ -44,16 +44,20 @@ final class ItemTransfer: @unchecked Sendable {
     /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
     private var stateful = false
     /// Resume state exists on disk or a checkpoint was queued: dropping or completing
-    /// must wait for the checkpoint queue.
+    /// must wait for `syncQueue`.
     private var checkpointed = false
     private var prepareFailure: TransferError?
     /// The shortest request-to-first-byte time seen: requests that waited behind
     /// others in libcurl's loop would overstate the round trip.
     private var minRoundTrip = Double.infinity
+    /// This item's flushes and checkpoints, off the event loop. Serial, so a flush
+    /// that met a write error has recorded it before the next checkpoint asks; one
+    /// per item, so finishing waits for this item's syncs, not for other items'.
+    private lazy var syncQueue = DispatchQueue(label: "jgmirror.item-sync")
     private let checkpointBusy = Locked(false)
     /// Bytes written since the last flush was queued (durable runs).
     private var unflushed: Int64 = 0
-    /// A flush was queued: completing must wait for the checkpoint queue.
+    /// A flush was queued: completing must wait for `syncQueue`.
     private var flushed = false
     private let flushBusy = Locked(false)
     private var lastCheckpoint = 0.0
@@ -752,20 +756,19 @@ final class ItemTransfer: @unchecked Sendable {
         }
         if wait {
             checkpointed = true
-            engine.checkpoints.sync(execute: save)
+            syncQueue.sync(execute: save)
             return
         }
         let busy = checkpointBusy
         guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
         checkpointed = true
-        engine.checkpoints.async {
+        syncQueue.async {
             save()
             busy.withLock { $0 = false }
         }
     }
 
-    /// Syncs what was written so far on the checkpoint queue, one flush at a time per
-    /// file. A failed one fails the item at the next flush or at completion; resume
+    /// Syncs what was written so far on `syncQueue`, one flush at a time. A failed one fails the item at the next flush or at completion; resume
     /// state written before it still holds (it only claims bytes synced then), and
     /// none is written after it.
     private func flush() {
@@ -779,7 +782,7 @@ final class ItemTransfer: @unchecked Sendable {
         unflushed = 0
         flushed = true
         let sync = engine.configuration.dataSync
-        engine.checkpoints.async {
+        syncQueue.async {
             try? part.syncData(using: sync)
             busy.withLock { $0 = false }
         }
@@ -792,7 +795,7 @@ final class ItemTransfer: @unchecked Sendable {
         checkpointed = false
         let path = request.statePath
         let durable = engine.configuration.durable
-        engine.checkpoints.sync {
+        syncQueue.sync {
             if unlink(path) == 0, durable { Paths.syncFolder(Paths.parent(of: path)) }
         }
     }
@@ -814,7 +817,7 @@ final class ItemTransfer: @unchecked Sendable {
         guard !finished else { return }
         // Wait for any checkpoint or flush in flight so none lands after the caller
         // renames, and a failed one is known.
-        if checkpointed || flushed { engine.checkpoints.sync {} }
+        if checkpointed || flushed { syncQueue.sync {} }
         if let failure = part?.failedSync {
             fail(failure)
             return

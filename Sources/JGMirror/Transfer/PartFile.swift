@@ -3,7 +3,7 @@ import Synchronization
 
 /// The `DEST.jgpart` file bytes are written into, by offset, as they arrive.
 ///
-/// Shared by the engine thread (writes) and the checkpoint queue (`fdatasync`), hence
+/// Shared by the engine thread (writes) and its item's sync queue (`fdatasync`), hence
 /// a class whose descriptor closes when the last user lets go.
 final class PartFile: Sendable {
     let path: String

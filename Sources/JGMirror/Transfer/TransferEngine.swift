@@ -54,10 +54,6 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     let configuration: Configuration
-    /// Serial queue for data flushes and `fdatasync` + state writes, off the event
-    /// loop; serial, so a flush that met a write error has recorded it before the
-    /// next checkpoint of that file asks.
-    let checkpoints = DispatchQueue(label: "jgmirror.checkpoints")
     private let onEvent: @Sendable (TransferEvent) -> Void
     private let inbox = Mutex(Inbox())
     /// Set by the first command since the loop last read the inbox, so a burst of
