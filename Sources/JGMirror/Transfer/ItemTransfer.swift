@@ -745,8 +745,8 @@ final class ItemTransfer: @unchecked Sendable {
         var state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
         if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
         let path = request.statePath
-        // A failed checkpoint only means a later resume redoes more; the transfer
-        // itself reports disk errors when it writes.
+        // A checkpoint whose sync fails writes no state (a later resume redoes more);
+        // the failure itself fails the item when it completes.
         let sync = engine.configuration.dataSync
         let save: @Sendable () -> Void = { [state] in
             if durable {
@@ -768,9 +768,10 @@ final class ItemTransfer: @unchecked Sendable {
         }
     }
 
-    /// Syncs what was written so far on `syncQueue`, one flush at a time. A failed one fails the item at the next flush or at completion; resume
-    /// state written before it still holds (it only claims bytes synced then), and
-    /// none is written after it.
+    /// Syncs what was written so far on `syncQueue`, one flush at a time. A failed
+    /// flush fails the item at the next flush or at completion; resume state
+    /// written before it still holds (it claims only bytes synced then), and none
+    /// is written after it.
     private func flush() {
         guard let part else { return }
         if let failure = part.failedSync {
