@@ -400,7 +400,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
         Tool("aria2c -j16 -i (checksums)", lambda: ["aria2c", "-q", "-j16", "--allow-overwrite=true",
                                                     "--auto-file-renaming=false", "-i", str(aria_input)],
              deletes_files=True),
-        Tool("2 × curl --parallel-max 8, half each (reference)", lambda: [
+        Tool("2 × curl, half each (reference)", lambda: [
             "sh", "-c", "curl -sSf --parallel --parallel-max 8 --create-dirs -K \"$1\" & a=$!; "
                         "curl -sSf --parallel --parallel-max 8 --create-dirs -K \"$2\" & b=$!; "
                         "wait $a && wait $b", "sh", str(halves[0]), str(halves[1])]),
@@ -552,7 +552,7 @@ def as_svg(results: dict) -> str:
             y += row
         y += 22
     header = (f'<text x="10" y="20" font-size="15" font-weight="bold">jgmirror vs peers — median wall time of '
-              f'{results["rounds"]} interleaved rounds, shorter is better ({escape(results["date"])}, '
+              f'interleaved rounds, shorter is better ({escape(results["date"])}, '
               f'{escape(results["machine"])})</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" font-family="sans-serif" '
             f'font-size="12"><rect width="100%" height="100%" fill="white"/>{header}{"".join(parts)}</svg>\n')
