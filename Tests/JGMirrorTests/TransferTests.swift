@@ -378,7 +378,7 @@ import TestServer
     }
 
     @Test func durableDataIsSyncedWhileItArrives() async throws {
-        serve { $0.bytesPerSecond = 8 << 20 }
+        serve { $0.bytesPerSecond = 4 << 20 }
         try await withTestDirectory { dir in
             let syncs = Locked(0)
             var options = testOptions()
@@ -392,8 +392,9 @@ import TestServer
             let report = try await sync(yaml, in: dir, options: options)
             #expect(report.items.first?.status == .downloaded)
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
-            // 3 MiB over about 0.4 s in steps of 256 KiB, one flush at a time.
-            #expect(syncs.withLock { $0 } >= 4)
+            // 3 MiB over about 0.75 s in steps of 256 KiB, one flush at a time (the
+            // placement's final sync does not count here).
+            #expect(syncs.withLock { $0 } >= 2)
 
             syncs.withLock { $0 = 0 }
             options.durable = false
@@ -404,14 +405,16 @@ import TestServer
         }
     }
 
-    @Test(arguments: [1, 4])
-    func aFailedSyncFailsTheItemAndNoStateClaimsItsBytes(connections: Int) async throws {
+    /// Flushes on one connection (caught at the next flush); checkpoints only on four
+    /// (caught when the item completes).
+    @Test(arguments: zip([1, 4], [Int64(256 << 10), Int64.max]))
+    func aFailedSyncFailsTheItemAndNoStateClaimsItsBytes(connections: Int, flushStep: Int64) async throws {
         // Linux reports a lost write to one sync only; later ones succeed over the gap.
-        serve { $0.bytesPerSecond = 8 << 20 }
+        serve { $0.bytesPerSecond = 2 << 20 }
         try await withTestDirectory { dir in
             let syncs = Locked(0)
             var options = testOptions()
-            options.flushStep = 256 << 10
+            options.flushStep = flushStep
             options.dataSync = { fd in
                 let first = syncs.withLock { count in
                     count += 1
