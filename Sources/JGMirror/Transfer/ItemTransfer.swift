@@ -6,9 +6,10 @@ import Synchronization
 ///
 /// Confined to the engine thread, except `prepare()`, which for an item that takes
 /// over an earlier run's files does that file work on another thread before the
-/// engine hands it to `start()` (the handoff goes through the engine's inbox lock). Decisions that would touch curl handles from
-/// inside a libcurl callback (restart, fail, spawn more workers) are recorded and
-/// carried out by `settle()`, which the engine calls outside callbacks.
+/// engine hands it to `start()` (the handoff goes through the engine's inbox lock).
+/// Decisions that would touch curl handles from inside a libcurl callback (restart,
+/// fail, spawn more workers) are recorded and carried out by `settle()`, which the
+/// engine calls outside callbacks.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
@@ -759,13 +760,7 @@ final class ItemTransfer: @unchecked Sendable {
             syncQueue.sync(execute: save)
             return
         }
-        let busy = checkpointBusy
-        guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
-        checkpointed = true
-        syncQueue.async {
-            save()
-            busy.withLock { $0 = false }
-        }
+        if enqueue(save, unlessBusy: checkpointBusy) { checkpointed = true }
     }
 
     /// Syncs what was written so far on `syncQueue`, one flush at a time. A failed
@@ -778,15 +773,21 @@ final class ItemTransfer: @unchecked Sendable {
             pendingFailure = failure
             return
         }
-        let busy = flushBusy
-        guard busy.withLock({ value in defer { value = true }; return !value }) else { return }
+        let sync = engine.configuration.dataSync
+        guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy) else { return }
         unflushed = 0
         flushed = true
-        let sync = engine.configuration.dataSync
+    }
+
+    /// Runs `work` on `syncQueue` unless the last one queued under `busy` is still
+    /// pending (one checkpoint, one flush at a time); says whether it was queued.
+    private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
+        guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
         syncQueue.async {
-            try? part.syncData(using: sync)
+            work()
             busy.withLock { $0 = false }
         }
+        return true
     }
 
     /// Removes resume state, durably, before the part file is reused for other bytes.
