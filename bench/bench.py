@@ -378,15 +378,17 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                               [(f"{plain}/{s.name}", Path(s.name).name, s.sha256) for s in small])
     urls = OUT / "manifests" / "small.urls"
     urls.write_text("".join(f"{plain}/{s.name}\n" for s in small))
-    curl_config = OUT / "manifests" / "small.curl"
-    curl_config.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
-                                   for s in small))
+
+    def curl_config(name: str, files: list[DataFile]) -> Path:
+        config = OUT / "manifests" / name
+        config.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
+                                  for s in files))
+        return config
+
+    full_list = curl_config("small.curl", small)
     # Reference, not a peer: two curl processes, half the list each, show what the two
     # cores give a client that neither hashes nor renames.
-    halves = [OUT / "manifests" / f"small-half{n}.curl" for n in (1, 2)]
-    for n, half in enumerate(halves):
-        half.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
-                                for s in small[n::2]))
+    halves = [curl_config(f"small-half{n + 1}.curl", small[n::2]) for n in (0, 1)]
     aria_input = OUT / "manifests" / "small.aria2"
     aria_input.write_text("".join(f"{plain}/{s.name}\n  dir={small_dir}\n  out={Path(s.name).name}\n"
                                   f"  checksum=sha-256={s.sha256}\n" for s in small))
@@ -396,7 +398,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
         Tool("wget2 --max-threads=16", lambda: ["wget2", "-q", "--max-threads=16", "--no-robots", "-nd",
                                                  "-P", str(small_dir), "-i", str(urls)]),
         Tool("curl --parallel-max 16", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
-                                                 "--create-dirs", "-K", str(curl_config)]),
+                                                 "--create-dirs", "-K", str(full_list)]),
         Tool("aria2c -j16 -i (checksums)", lambda: ["aria2c", "-q", "-j16", "--allow-overwrite=true",
                                                     "--auto-file-renaming=false", "-i", str(aria_input)],
              deletes_files=True),
@@ -407,14 +409,12 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     ]
     for tool in small_tools:
         tool.prepare, tool.check = fresh(small_dir), has_files(small_dir, small)
+    peers = ["wget2 --max-threads=16", "curl --parallel-max 16", "aria2c -j16 -i (checksums)"]
     result.append(Scenario("small2000", "2000 files × 16 KiB, checksums on, 16 in flight", small_tools,
                            [ratio_target("jgmirror ≥ 1.2 × fastest peer's files/s", "jgmirror sync --jobs 16",
-                                         ["wget2 --max-threads=16", "curl --parallel-max 16",
-                                          "aria2c -j16 -i (checksums)"], 1.2, inverse=True),
+                                         peers, 1.2, inverse=True),
                             ratio_target("jgmirror --no-fsync (no sync, as the peers) ≥ 1.2 × fastest peer's files/s",
-                                         "jgmirror sync --jobs 16 --no-fsync",
-                                         ["wget2 --max-threads=16", "curl --parallel-max 16",
-                                          "aria2c -j16 -i (checksums)"], 1.2, inverse=True)],
+                                         "jgmirror sync --jobs 16 --no-fsync", peers, 1.2, inverse=True)],
                            unit=("files/s", len(small)), warmup=1))
 
     # 48 MiB at 4 MiB/s per connection, 8 connections.
