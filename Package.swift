@@ -9,7 +9,8 @@ let package = Package(
         .library(name: "JGMirror", targets: ["JGMirror"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -56,7 +57,10 @@ let package = Package(
         ),
         .testTarget(
             name: "JGMirrorTests",
-            dependencies: ["JGMirror", "TestServer", "jgmirror"]
+            dependencies: [
+                "JGMirror", "TestServer", "jgmirror",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
     ]
 )

@@ -1,0 +1,173 @@
+import PropertyBased
+import Testing
+
+@testable import JGMirror
+
+@Suite struct SegmentBookTests {
+    private let MiB: Int64 = 1 << 20
+
+    @Test func aFreshFileSplitsIntoEqualFrontFirstRegions() {
+        var book = SegmentBook(length: 64 * MiB, connections: 4, minSegment: MiB)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 16 * MiB))
+        #expect(book.next(for: 1) == ByteRange(lower: 16 * MiB, upper: 32 * MiB))
+        #expect(book.next(for: 2) == ByteRange(lower: 32 * MiB, upper: 48 * MiB))
+        #expect(book.next(for: 3) == ByteRange(lower: 48 * MiB, upper: 64 * MiB))
+        #expect(book.unowned == 0 && book.remaining == 64 * MiB && book.contiguousPrefix == 0)
+        #expect(book.missing == [ByteRange(lower: 0, upper: 64 * MiB)])
+    }
+
+    @Test func aCapKeepsRegionsSmallAndTheLastPieceIsNeverBelowTheMinimum() {
+        var book = SegmentBook(length: 10 * MiB + 100, connections: 2, minSegment: MiB, regionCap: 4 * MiB)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 4 * MiB))
+        #expect(book.next(for: 1) == ByteRange(lower: 4 * MiB, upper: 8 * MiB))
+        #expect(book.record(0, at: 0, count: 4 * MiB) == 4 * MiB)
+        // 2 MiB + 100 left: a 2 MiB share would leave 100 bytes, so it is taken whole.
+        #expect(book.next(for: 0) == ByteRange(lower: 8 * MiB, upper: 10 * MiB + 100))
+        #expect(book.contiguousPrefix == 4 * MiB)
+    }
+
+    @Test func stealingCutsTheVictimsEndAndRefusesItsBytesPastTheCut() {
+        var book = SegmentBook(length: 16 * MiB, connections: 2, minSegment: MiB)
+        _ = book.next(for: 0)
+        _ = book.next(for: 1)
+        #expect(book.record(1, at: 8 * MiB, count: 8 * MiB) == 8 * MiB)
+        #expect(book.record(0, at: 0, count: 2 * MiB) == 2 * MiB)
+        // Connection 1 is done: it steals the back half of connection 0's 6 MiB.
+        #expect(book.next(for: 1) == ByteRange(lower: 5 * MiB, upper: 8 * MiB))
+        #expect(book.region(of: 0)?.end == 5 * MiB)
+        // The victim's request keeps going; what it delivers past the cut is refused.
+        #expect(book.record(0, at: 2 * MiB, count: 4 * MiB) == 3 * MiB)
+        #expect(book.overrun == MiB)
+        #expect(book.contiguousPrefix == 5 * MiB)
+        #expect(book.record(1, at: 5 * MiB, count: 3 * MiB) == 3 * MiB)
+        #expect(book.isComplete && book.missing.isEmpty && book.written == 16 * MiB)
+    }
+
+    @Test func noStealBelowTwiceTheMinimumAndBytesOutOfOrderAreRefused() {
+        var book = SegmentBook(length: 3 * MiB, connections: 2, minSegment: 2 * MiB)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 3 * MiB))
+        #expect(book.next(for: 1) == nil)
+        #expect(book.record(0, at: 5, count: 10) == 0)
+        #expect(book.record(7, at: 0, count: 10) == 0)
+    }
+
+    @Test func aGivenBackRegionReturnsToThePoolAndIsTakenAgain() {
+        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+        _ = book.next(for: 0)
+        _ = book.next(for: 1)
+        #expect(book.record(0, at: 0, count: MiB) == MiB)
+        book.giveBack(0)
+        #expect(book.unowned == 3 * MiB && book.region(of: 0) == nil)
+        #expect(book.missing == [ByteRange(lower: MiB, upper: 8 * MiB)])
+        #expect(book.next(for: 1) == nil, "connection 1 still has its region")
+        #expect(book.next(for: 5) == ByteRange(lower: MiB, upper: 4 * MiB))
+    }
+
+    @Test func aResumedBookStartsFromItsMissingRangesAndClaimsExactRanges() {
+        let missing = [ByteRange(lower: 2 * MiB, upper: 3 * MiB), ByteRange(lower: 6 * MiB, upper: 8 * MiB)]
+        var book = SegmentBook(length: 8 * MiB, missing: missing, connections: 4, minSegment: MiB)
+        #expect(book.present == 5 * MiB && book.contiguousPrefix == 2 * MiB && book.missing == missing)
+        #expect(book.claim(ByteRange(lower: 6 * MiB, upper: 7 * MiB), for: 0) == ByteRange(lower: 6 * MiB, upper: 7 * MiB))
+        #expect(book.claim(ByteRange(lower: 5 * MiB, upper: 7 * MiB), for: 1) == nil)
+        #expect(book.next(for: 1) == ByteRange(lower: 2 * MiB, upper: 3 * MiB))
+        #expect(book.missing == missing)
+    }
+
+    @Test func theRegionCapBalancesRoundTripsAgainstTheHashTail() {
+        // Loopback: a few MiB per region; a 200 ms link: one region per connection.
+        let loopback = SegmentBook.regionCap(length: 1 << 30, connections: 4, roundTrip: 0.000_2)
+        #expect(loopback.map { $0 > MiB && $0 < 16 * MiB } == true)
+        let far = SegmentBook.regionCap(length: 48 * MiB, connections: 8, roundTrip: 0.2)
+        #expect(far.map { $0 >= 48 * MiB / 8 } == true)
+        #expect(SegmentBook.regionCap(length: 48 * MiB, connections: 1, roundTrip: 0.2) == nil)
+    }
+
+    /// One step of a random interleaving, decoded from a random integer.
+    private enum Step {
+        case next(Int), steal(Int), deliver(Int, Int64), deliverElsewhere(Int), giveBack(Int)
+
+        init(_ raw: Int, connections: Int) {
+            let owner = (raw / 8) % (connections + 1)  // one more id than connections: a newcomer
+            let amount = Int64((raw / 64) % 700) + 1
+            switch raw % 8 {
+            case 0, 1: self = .next(owner)
+            case 2: self = .steal(owner)
+            case 3, 4, 5: self = .deliver(owner, amount)
+            case 6: self = .deliverElsewhere(owner)
+            default: self = .giveBack(owner)
+            }
+        }
+    }
+
+    /// Checks the book against a byte-by-byte model of what was written.
+    private func checkInvariants(_ book: SegmentBook, writes: [Int]) {
+        let length = Int(book.length)
+        var owed = [Int](repeating: 0, count: length)
+        var regionsSound = true
+        for range in book.pool { for byte in Int(range.lower)..<Int(range.upper) { owed[byte] += 1 } }
+        for region in book.regions.values {
+            regionsSound = regionsSound && region.start <= region.next && region.next <= region.end && region.end <= book.length
+            for byte in Int(region.next)..<Int(min(region.end, book.length)) { owed[byte] += 1 }
+        }
+        #expect(regionsSound)
+        #expect(ByteRange.normalized(book.pool) == book.pool, "the pool stays sorted and merged")
+        // Exactly once: each byte is either still owed (by the pool or one region) or written, never both.
+        let wrong = (0..<length).first { owed[$0] + writes[$0] != 1 }
+        #expect(wrong == nil, "byte \(wrong ?? 0): owed \(wrong.map { owed[$0] } ?? 0), written \(wrong.map { writes[$0] } ?? 0)")
+        let firstMissing = writes.firstIndex(of: 0) ?? length
+        #expect(book.contiguousPrefix == Int64(firstMissing))
+        var missing: [ByteRange] = []
+        for byte in 0..<length where writes[byte] == 0 {
+            if let last = missing.last, last.upper == Int64(byte) { missing[missing.count - 1].upper += 1 } else {
+                missing.append(ByteRange(lower: Int64(byte), upper: Int64(byte + 1)))
+            }
+        }
+        #expect(book.missing == missing)
+    }
+
+    @Test func randomInterleavingsNeverLoseOrDuplicateAByte() async {
+        await propertyCheck(
+            count: 120, input: Gen.int(in: 1...2000), Gen.int(in: 1...5), Gen.int(in: 1...40),
+            Gen.int(in: 0...Int(Int32.max)).array(of: 0...120)
+        ) { length, connections, minSegment, raws in
+            // A resumed item: every seventh 50-byte block is present already.
+            let present = Set(stride(from: 0, to: length, by: 350).flatMap { $0..<min(length, $0 + 50) })
+            let missing = ByteRange.normalized((0..<length).filter { !present.contains($0) }.map { ByteRange(lower: Int64($0), upper: Int64($0 + 1)) })
+            var book = SegmentBook(length: Int64(length), missing: missing, connections: connections, minSegment: Int64(minSegment))
+            var writes = (0..<length).map { present.contains($0) ? 1 : 0 }
+            var delivered: Int64 = 0
+            func deliver(_ owner: Int, _ count: Int64) {
+                guard let region = book.region(of: owner) else { return }
+                let accepted = book.record(owner, at: region.next, count: count)
+                #expect(accepted == min(count, region.remaining))
+                delivered += count
+                for byte in Int(region.next)..<Int(region.next + accepted) { writes[byte] += 1 }
+            }
+            for raw in raws {
+                switch Step(raw, connections: connections) {
+                case .next(let owner): _ = book.next(for: owner)
+                case .steal(let owner): _ = book.steal(for: owner)
+                case .deliver(let owner, let count): deliver(owner, count)
+                case .deliverElsewhere(let owner):
+                    if let region = book.region(of: owner) { #expect(book.record(owner, at: region.next + 1, count: 5) == 0) }
+                case .giveBack(let owner): book.giveBack(owner)
+                }
+                checkInvariants(book, writes: writes)
+            }
+            // Whatever happened, the connections can still finish the file: given-back
+            // ranges are taken again and nothing is stranded.
+            var rounds = 0
+            while !book.isComplete, rounds < 10_000 {
+                rounds += 1
+                for owner in 0...connections {
+                    if book.region(of: owner).map({ $0.remaining == 0 }) ?? true { _ = book.next(for: owner) }
+                    deliver(owner, 97)
+                }
+            }
+            checkInvariants(book, writes: writes)
+            #expect(book.isComplete)
+            #expect(writes.allSatisfy { $0 == 1 })
+            #expect(book.written + book.overrun == delivered)
+        }
+    }
+}
