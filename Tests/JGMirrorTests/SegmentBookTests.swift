@@ -127,7 +127,7 @@ import Testing
 
     @Test func randomInterleavingsNeverLoseOrDuplicateAByte() async {
         await propertyCheck(
-            count: 120, input: Gen.int(in: 1...2000), Gen.int(in: 1...5), Gen.int(in: 1...40),
+            count: 80, input: Gen.int(in: 1...1500), Gen.int(in: 1...5), Gen.int(in: 1...40),
             Gen.int(in: 0...Int(Int32.max)).array(of: 0...120)
         ) { length, connections, minSegment, raws in
             // A resumed item: every seventh 50-byte block is present already.
