@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -31,7 +32,10 @@ let package = Package(
         .target(name: "CSystem"),
         .target(
             name: "JGMirror",
-            dependencies: ["CCurl", "CYAML", "CCrypto", "CSystem"]
+            dependencies: [
+                "CCurl", "CYAML", "CCrypto", "CSystem",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         .executableTarget(
             name: "jgmirror",

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+# The metrics tests read jgmirror's textfile back with Prometheus' own Python parser.
+python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus-client
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 "$@"
 

@@ -22,6 +22,9 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Also write a JUnit XML report there.")
     var junit: String?
 
+    @Option(help: "Also write Prometheus textfile metrics of the merged run there, atomically.")
+    var metrics: String?
+
     func run() throws {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
         var loaded: [RunReport] = []
@@ -36,6 +39,8 @@ struct MergeCommand: ParsableCommand {
             }
         }
         let merged = RunReport.merge(loaded)
-        Terminal.finish(merged, reportPath: output ?? "-", junitPath: junit, quiet: false)
+        Terminal.finish(
+            merged, reportPath: output ?? "-", junitPath: junit, quiet: false,
+            outputs: OperatorOutputs(events: nil, metricsPath: metrics))
     }
 }

@@ -56,19 +56,19 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     /// Writes the reports asked for and exits with the report's code.
-    func finish(_ report: RunReport) -> Never {
-        Terminal.finish(report, reportPath: self.report, junitPath: junit, quiet: quiet)
+    func finish(_ report: RunReport, outputs: OperatorOutputs? = nil) -> Never {
+        Terminal.finish(report, reportPath: self.report, junitPath: junit, quiet: quiet, outputs: outputs)
     }
 
     /// Reports a run that stopped as a whole and exits with its code.
-    func fail(_ error: SyncError, command: String) -> Never {
-        Terminal.fail(error, command: command, manifest: manifest, reportPath: report, junitPath: junit)
+    func fail(_ error: SyncError, command: String, outputs: OperatorOutputs? = nil) -> Never {
+        Terminal.fail(error, command: command, manifest: manifest, reportPath: report, junitPath: junit, outputs: outputs)
     }
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
     /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error.
-    func loadPlan(command: String) -> Plan {
+    func loadPlan(command: String, outputs: OperatorOutputs? = nil) -> Plan {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
         do {
@@ -83,7 +83,7 @@ struct ManifestOptionGroup: ParsableArguments {
             options.shard = try resolveShard()
             return Plan(manifest: manifest, options: options)
         } catch let error as ManifestError {
-            fail(.manifest(error), command: command)
+            fail(.manifest(error), command: command, outputs: outputs)
         } catch {
             Terminal.error(error.localizedDescription)
             Foundation.exit(JGMirror.ExitCode.usage.rawValue)
@@ -156,7 +156,9 @@ extension ProgressRenderer.Mode: ExpressibleByArgument {}
 /// Runs a session with progress on stderr and SIGINT/SIGTERM turned into a cancel
 /// that keeps resume state (or clears it under `--no-resume`).
 enum SessionRunner {
-    static func run(_ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool) async throws(SyncError) -> RunReport {
+    static func run(
+        _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: OperatorOutputs? = nil
+    ) async throws(SyncError) -> RunReport {
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
@@ -169,9 +171,20 @@ enum SessionRunner {
             sources.append(source)
         }
         defer { sources.forEach { $0.cancel() } }
-        let rendering = Task { await progress.consume(session.events) }
+        // One stream has one reader: it writes each event line, then hands the event on
+        // to the progress display.
+        let (display, forward) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .unbounded)
+        let reading = Task {
+            for await event in session.events {
+                outputs?.write(event)
+                forward.yield(event)
+            }
+            forward.finish()
+        }
+        let rendering = Task { await progress.consume(display) }
         let result: Result<RunReport, SyncError>
         do { result = .success(try await session.run()) } catch { result = .failure(error) }
+        await reading.value
         await rendering.value
         var report = try result.get()
         if session.isCancelled { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }

@@ -8,22 +8,25 @@ struct SyncCommand: AsyncParsableCommand {
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var transferOptions: TransferOptionGroup
+    @OptionGroup var operatorOptions: OperatorOptionGroup
 
     @Flag(name: .customLong("fail-fast"), help: "Start no new item after the first failure.")
     var failFast = false
 
     func run() async throws {
-        let plan = manifestOptions.loadPlan(command: "sync")
+        let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
+        let plan = manifestOptions.loadPlan(command: "sync", outputs: outputs)
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
         options.failFast = failFast
+        options.emitsEvents = options.emitsEvents || outputs.wantsEvents
         let session = SyncSession(plan: plan, options: options)
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         do {
-            let report = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
-            manifestOptions.finish(report)
+            let report = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs)
+            manifestOptions.finish(report, outputs: outputs)
         } catch {
-            manifestOptions.fail(error, command: "sync")
+            manifestOptions.fail(error, command: "sync", outputs: outputs)
         }
     }
 }

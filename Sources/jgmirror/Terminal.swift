@@ -12,7 +12,9 @@ enum Terminal {
     }
 
     /// Writes the JSON and JUnit reports where asked, then exits with the report's code.
-    static func finish(_ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool) -> Never {
+    static func finish(
+        _ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool, outputs: OperatorOutputs? = nil
+    ) -> Never {
         var code = report.exitCode
         if let reportPath {
             do {
@@ -35,18 +37,26 @@ enum Terminal {
                 code = JGMirror.ExitCode.combine([code, .local])
             }
         }
+        if let outputs {
+            var final = report
+            final.exitCode = code
+            code = outputs.finish(final)
+        }
         if !quiet || code != .success { info(ProgressRenderer.summary(report)) }
         Foundation.exit(code.rawValue)
     }
 
     /// Reports a run that stopped as a whole (bad manifest, lock held) and exits.
-    static func fail(_ error: SyncError, command: String, manifest: String?, reportPath: String?, junitPath: String?) -> Never {
+    static func fail(
+        _ error: SyncError, command: String, manifest: String?, reportPath: String?, junitPath: String?,
+        outputs: OperatorOutputs? = nil
+    ) -> Never {
         Terminal.error(error.localizedDescription)
         let now = Date()
         var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
         report.error = ItemError(code: "\(error.exitCode)", message: error.localizedDescription)
-        if reportPath != nil || junitPath != nil {
-            finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true)
+        if reportPath != nil || junitPath != nil || outputs != nil {
+            finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true, outputs: outputs)
         }
         Foundation.exit(error.exitCode.rawValue)
     }

@@ -7,19 +7,24 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify", abstract: "Hash what is on disk against the manifest, on all cores; no network.")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
+    @OptionGroup var operatorOptions: OperatorOptionGroup
 
     func run() async throws {
-        let plan = manifestOptions.loadPlan(command: "verify")
+        let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
+        let plan = manifestOptions.loadPlan(command: "verify", outputs: outputs)
         do {
             let report = try Verification.run(plan: plan)
             let renderer = ProgressRenderer(mode: .lines, verbosity: manifestOptions.verbosity)
             let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
-            for item in report.items { continuation.yield(.itemFinished(item)) }
+            for item in report.items {
+                outputs.write(.itemFinished(item))
+                continuation.yield(.itemFinished(item))
+            }
             continuation.finish()
             await renderer.consume(stream)
-            manifestOptions.finish(report)
+            manifestOptions.finish(report, outputs: outputs)
         } catch {
-            manifestOptions.fail(error, command: "verify")
+            manifestOptions.fail(error, command: "verify", outputs: outputs)
         }
     }
 }

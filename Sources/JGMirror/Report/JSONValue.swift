@@ -39,6 +39,16 @@ enum JSONValue {
         }
     }
 
+    /// On one line with no spaces: a JSON Lines record.
+    func compact() -> String {
+        switch self {
+        case .array(let values): return "[" + values.map { $0.compact() }.joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { JSONValue.quote($0.0) + ":" + $0.1.compact() }.joined(separator: ",") + "}"
+        default: return rendered()
+        }
+    }
+
     static func quote(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -81,6 +91,13 @@ extension ItemError {
 
 extension RunReport {
     var json: JSONValue {
+        var members = summaryMembers
+        members.append(("items", .array(items.map(\.json))))
+        return .object(members)
+    }
+
+    /// Everything but the items: the report's head, which `run_finished` events repeat.
+    var summaryMembers: [(String, JSONValue)] {
         let totals = self.totals
         var members: [(String, JSONValue)] = [
             ("jgmirror", .string(jgmirror)), ("command", .string(command)), ("manifest", .string(manifest)),
@@ -97,7 +114,6 @@ extension RunReport {
             ),
         ]
         if let error { members.append(("error", error.json)) }
-        members.append(("items", .array(items.map(\.json))))
-        return .object(members)
+        return members
     }
 }

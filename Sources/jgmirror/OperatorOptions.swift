@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import JGMirror
+
+/// `--events` and `--metrics` (SPEC §10a): what monitoring and CI read.
+struct OperatorOptionGroup: ParsableArguments {
+    @Option(help: "Write Prometheus textfile metrics there at the end of the run, atomically (node_exporter's textfile collector).")
+    var metrics: String?
+
+    @Option(help: "Write JSON Lines events there as they happen ('-' for stdout).")
+    var events: String?
+
+    /// Opens the events file (stdout for `-`); exits 4 naming the file when it cannot.
+    func outputs(reportPath: String?) -> OperatorOutputs {
+        var sink: FileHandle?
+        if let events {
+            if events == "-" {
+                if reportPath == "-" {
+                    Terminal.error("--events - and --report - cannot share stdout; write one of them to a file")
+                    Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+                }
+                sink = .standardOutput
+            } else {
+                guard FileManager.default.createFile(atPath: events, contents: nil),
+                    let handle = FileHandle(forWritingAtPath: events)
+                else {
+                    Terminal.error("cannot write events \(events): \(String(cString: strerror(errno)))")
+                    Foundation.exit(JGMirror.ExitCode.local.rawValue)
+                }
+                sink = handle
+            }
+        }
+        return OperatorOutputs(events: sink, metricsPath: metrics)
+    }
+}
+
+/// The open `--events` stream and the `--metrics` path of one run.
+///
+/// `@unchecked Sendable`: `write` runs only in the task that drains the session's
+/// events and `finish` only after that task has ended, so the handle is never used
+/// by two threads at once.
+final class OperatorOutputs: @unchecked Sendable {
+    private let events: FileHandle?
+    private let metricsPath: String?
+
+    init(events: FileHandle?, metricsPath: String?) {
+        self.events = events
+        self.metricsPath = metricsPath
+    }
+
+    /// Whether anyone reads sync events.
+    var wantsEvents: Bool { events != nil }
+
+    /// One line per event; each `write` is one system call, so a reader sees whole lines.
+    func write(_ event: SyncEvent) {
+        events?.write(Data((EventLine.render(event) + "\n").utf8))
+    }
+
+    /// Writes the metrics, then `run_finished` with the final exit code (4 when the
+    /// metrics could not be written), and returns that code.
+    func finish(_ report: RunReport) -> JGMirror.ExitCode {
+        var report = report
+        if let metricsPath {
+            do {
+                try RunMetrics.write(RunMetrics.render(report), to: metricsPath)
+            } catch {
+                Terminal.error(error.localizedDescription)
+                report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local])
+            }
+        }
+        events?.write(Data((EventLine.runFinished(report) + "\n").utf8))
+        return report.exitCode
+    }
+}
