@@ -134,7 +134,7 @@ import TestServer
 
     @Test func interruptedRunWritesMetricsAndEventsWithExit130() async throws {
         var route = TestServer.Route(body: TestServer.bytes(count: 12 << 20, seed: 951), etag: "\"951\"")
-        route.bytesPerSecond = 1 << 20
+        route.bytesPerSecond = 512 << 10
         server.set("/big", route)
         try await withTestDirectory { dir in
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
@@ -142,7 +142,12 @@ import TestServer
             let (process, _, _) = try launch([
                 "sync", path, "--progress", "none", "--metrics", dir + "/m.prom", "--events", dir + "/e.jsonl",
             ])
-            #expect(await waitFor(seconds: 15) { exists(dir + "/big.bin.jgd") })
+            // Events are flushed per line: the first progress with bytes shows the transfer under way.
+            let underWay = await waitFor(seconds: 15) {
+                let text = (try? String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8)) ?? ""
+                return text.contains("\"item_progress\"") && !text.contains("\"bytes_this_run\":0,")
+            }
+            #expect(underWay)
             kill(process.processIdentifier, SIGINT)
             #expect(await waitFor(seconds: 5, process: process))
             #expect(process.terminationStatus == 130)
