@@ -32,6 +32,8 @@ public struct ItemSettings: Sendable, Equatable {
     public var tags: [String]?
     /// Skip TLS verification for this item (SPEC §10); the report says so.
     public var insecure: Bool?
+    /// Send the headers along when a redirect leads to another origin (SPEC §10).
+    public var forwardHeaders: Bool?
 
     public init() {}
 }

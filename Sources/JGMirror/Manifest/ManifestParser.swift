@@ -10,7 +10,7 @@ struct ManifestParser {
     private var peeked: (YAMLEvent, SourceLocation)?
 
     static let topKeys = ["version", "root", "defaults", "checksums", "items"]
-    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure"]
+    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers"]
     static let itemKeys = ["url", "mirrors", "dest", "sha256", "size", "tag"] + settingKeys
     static let checksumKeys = ["url"]
 
@@ -178,6 +178,7 @@ struct ManifestParser {
         case "redact": settings.redact = try readStringList(key).map(\.0)
         case "tags": settings.tags = try readStringList(key).map(\.0)
         case "insecure": settings.insecure = try readBool(key)
+        case "forward_headers": settings.forwardHeaders = try readBool(key)
         default: return false
         }
         return true

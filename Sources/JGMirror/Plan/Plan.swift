@@ -50,6 +50,7 @@ public struct Plan: Sendable {
                     tags: tags,
                     tag: item.tag,
                     insecure: item.settings.insecure ?? defaults.insecure ?? false,
+                    forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
                     location: item.location,
                     sha256Location: item.sha256Location
                 ))

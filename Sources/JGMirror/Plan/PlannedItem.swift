@@ -28,6 +28,8 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Numeric tag echoed in reports.
     public var tag: Int?
     public var insecure: Bool
+    /// Headers go along to any origin a redirect leads to, not only the item's own.
+    public var forwardHeaders = false
     /// Where the item is in the manifest, for errors found after planning.
     public var location: SourceLocation
     /// Where its `sha256` is, when inline.

@@ -98,7 +98,8 @@ final class ItemRunner: Sendable {
         let request = TransferRequest(
             id: index, sources: [item.url] + item.mirrors, partPath: item.partPath, statePath: item.statePath,
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
-            timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" }, insecure: item.insecure,
+            timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
+            forwardHeaders: item.forwardHeaders, insecure: item.insecure,
             resume: options.resume, knownFresh: knownFresh, observer: hasher)
         let started = Date()
         // On the engine thread: a small file's digest is ready by now and placement

@@ -130,6 +130,14 @@ final class CurlEasy {
         return String(cString: pointer)
     }
 
+    /// Where the response's `Location` points, resolved against the request's URL;
+    /// nil when it has none. (Redirects are not followed by libcurl: see `Redirect`.)
+    var redirectURL: String? {
+        var pointer: UnsafeMutablePointer<CChar>?
+        guard jg_easy_getinfo_string(handle, CURLINFO_REDIRECT_URL, &pointer) == CURLE_OK, let pointer else { return nil }
+        return String(cString: pointer)
+    }
+
     /// A `CURLINFO_*_TIME_T` value of the finished request, in seconds.
     func seconds(_ info: CURLINFO) -> Double {
         var microseconds: curl_off_t = 0

@@ -168,7 +168,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// Starts the worker's next request if its host has a free slot; otherwise it waits.
     private func launch(_ worker: Worker) {
         worker.resetRequest()
-        let url = sourceURL(worker.sourceIndex)
+        let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
         guard engine.acquireHost(host) else {
             worker.state = .ready
@@ -195,10 +195,10 @@ final class ItemTransfer: @unchecked Sendable {
         let configuration = engine.configuration
         try easy.set(CURLOPT_URL, url)
         try easy.set(CURLOPT_NOSIGNAL, 1)
-        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        try easy.set(CURLOPT_MAXREDIRS, 10)
+        // Redirects are followed here, one request per hop, so that the headers go
+        // only where SPEC §10 lets them (see `Redirect`).
+        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
@@ -219,7 +219,7 @@ final class ItemTransfer: @unchecked Sendable {
             try easy.set(CURLOPT_CAINFO, caCert)
             if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
         }
-        var headers = request.headers
+        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
         if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
             headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
         }
@@ -261,6 +261,8 @@ final class ItemTransfer: @unchecked Sendable {
         case restartStream(String)
         /// The remote changed: start over with a new first request.
         case restartFresh(String)
+        /// A redirect: the worker asks again where it points, once this request ends.
+        case follow
     }
 
     /// Judges the response a worker received, updating the item's knowledge of the file.
@@ -275,6 +277,10 @@ final class ItemTransfer: @unchecked Sendable {
             head.contentLength = length >= 0 ? Int64(length) : nil
         }
         let hasData = resumedFrom > 0 || bytesThisRun > 0 || total != nil
+        if (300...399).contains(head.status), head.status != 304, let target = worker.easy?.redirectURL {
+            worker.redirectTarget = target
+            return .follow
+        }
         switch head.status {
         case 206:
             guard let start = head.rangeStart, let length = head.rangeTotal, start == worker.pos else {
@@ -388,6 +394,8 @@ final class ItemTransfer: @unchecked Sendable {
             case .restartStream(let reason):
                 pendingRestart = (reason, worker)
                 return jg_writefunc_pause()
+            case .follow:
+                return 0  // a redirect's body is not the file
             }
         }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
@@ -466,6 +474,7 @@ final class ItemTransfer: @unchecked Sendable {
             case .reject(let error): worker.error = error
             case .failItem(let error): pendingFailure = error
             case .restartFresh(let reason), .restartStream(let reason): pendingRestart = (reason, nil)
+            case .follow: break
             }
         }
         if code == CURLE_OK, let easy = worker.easy {
@@ -483,6 +492,23 @@ final class ItemTransfer: @unchecked Sendable {
             settle()
             return
         }
+        if let target = worker.redirectTarget {
+            switch Redirect.nextHop(target, from: worker.url, hops: worker.redirects) {
+            case .success(let next):
+                worker.redirects += 1
+                worker.redirectURL = next
+                launch(worker)
+            case .failure(let error):
+                worker.redirectURL = nil
+                worker.redirects = 0
+                handleFailure(worker, error)
+            }
+            settle()
+            checkCompletion()
+            return
+        }
+        worker.redirectURL = nil
+        worker.redirects = 0
         var failure: TransferError?
         if let error = worker.error {
             failure = error

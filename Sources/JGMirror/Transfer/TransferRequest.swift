@@ -15,8 +15,11 @@ struct TransferRequest: Sendable {
     var minSegment: Int64
     /// Stall timeout, seconds.
     var timeout: Double
-    /// `Name: value` lines sent with every request.
+    /// `Name: value` lines sent to the origins of `sources` (and, after a redirect, to
+    /// other origins only when `forwardHeaders`).
     var headers: [String]
+    /// Send `headers` to whatever origin a redirect leads to (`forward_headers`).
+    var forwardHeaders = false
     var insecure: Bool
     /// Use and keep resume state.
     var resume: Bool

@@ -25,6 +25,11 @@ final class Worker {
     /// Retries used in a row, for the backoff exponent.
     var consecutiveFailures = 0
 
+    /// Where the last response redirected to, and how many redirects led there; the
+    /// next request goes there. Cleared when a request ends any other way.
+    var redirectURL: String?
+    var redirects = 0
+
     /// Next byte to write.
     var pos: Int64 = 0
     /// End of the owned range (exclusive); nil streams to the end of the body.
@@ -50,6 +55,8 @@ final class Worker {
     var error: TransferError?
     /// Paused by the rate limiter.
     var ratePaused = false
+    /// The response is a redirect to follow, to this URL.
+    var redirectTarget: String?
 
     init(item: ItemTransfer, slot: Int, retries: Int) {
         self.item = item
@@ -72,5 +79,6 @@ final class Worker {
         error = nil
         ratePaused = false
         sentRange = false
+        redirectTarget = nil
     }
 }
