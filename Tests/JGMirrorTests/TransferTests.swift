@@ -698,3 +698,59 @@ import TestServer
         }
     }
 }
+
+@Suite struct ItemRunnerTests {
+    /// A large run feeds the engine a window of items at a time instead of queueing
+    /// a request, a hasher and a transfer object for every item up front.
+    @Test func engineHoldsAWindowOfItemsNotTheWholeRun() async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 4 << 10, seed: 7)
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let count = 120
+            var yaml = "version: 1\nitems:\n"
+            for index in 0..<count {
+                yaml += "  - url: \(server.url("/f"))\n    dest: d\(index % 3)/f\(index).bin\n    sha256: \(sha(body))\n"
+            }
+            let manifest = try Manifest.parse(yaml, name: dir + "/m.yaml")
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let plan = Plan(manifest: manifest, options: planOptions)
+            var options = testOptions()
+            options.jobs = 2
+            let engine = try TransferEngine(configuration: options.engineConfiguration) { _ in }
+            defer { engine.shutdown() }
+            let (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+            continuation.finish()
+            _ = events
+            let results = await ItemRunner(
+                items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: false
+            ).run()
+            #expect(results.count == count)
+            #expect(results.allSatisfy { $0.status == .downloaded })
+            #expect(fileSHA(dir + "/mirror/d2/f119.bin") == sha(body))
+            let held = engine.mostHeld.load(ordering: .relaxed)
+            #expect(held > 0 && held <= 32, "the engine held \(held) items at once")
+        }
+    }
+
+    /// Items still waiting outside the engine when `--fail-fast` stops the run are
+    /// reported as skipped, like the ones queued inside it.
+    @Test func failFastSkipsItemsWaitingOutsideTheEngine() async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 4 << 10, seed: 8)
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            var yaml = "version: 1\nitems:\n  - url: \(server.url("/missing"))\n    dest: first.bin\n"
+            for index in 0..<80 { yaml += "  - url: \(server.url("/f"))\n    dest: f\(index).bin\n" }
+            var options = testOptions()
+            options.jobs = 1
+            options.failFast = true
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.count == 81)
+            #expect(report.items[0].status == .failed)
+            #expect(report.items.dropFirst().allSatisfy { $0.status == .skipped })
+            #expect(report.exitCode == .transferFailed)
+        }
+    }
+}

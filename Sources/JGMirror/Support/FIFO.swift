@@ -6,6 +6,8 @@ struct FIFO<Element> {
 
     var isEmpty: Bool { head == storage.count }
 
+    var count: Int { storage.count - head }
+
     mutating func append(_ element: Element) { storage.append(element) }
 
     mutating func popFirst() -> Element? {
@@ -24,3 +26,5 @@ struct FIFO<Element> {
         return storage[head]
     }
 }
+
+extension FIFO: Sendable where Element: Sendable {}

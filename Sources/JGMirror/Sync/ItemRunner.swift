@@ -21,7 +21,18 @@ final class ItemRunner: Sendable {
         /// After a cancel or a fail-fast stop no new item starts.
         var stopped = false
         var done: (@Sendable ([ItemResult]) -> Void)?
+        /// Items handed to the engine whose outcome has not come back.
+        var submitted = 0
+        /// Items to fetch that wait for room in the engine's queue, as
+        /// `index << 1 | knownFresh`: a queued item costs eight bytes here instead of
+        /// a request, a hasher and a transfer object in the engine.
+        var queued = FIFO<Int>()
     }
+
+    /// Items handed to the engine at once: enough that a finished item's slot never
+    /// waits for this class to submit the next one, few enough that a large run does
+    /// not hold a request, hasher and transfer object per item before it starts.
+    private let window: Int
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
@@ -36,6 +47,7 @@ final class ItemRunner: Sendable {
         hashing = OperationQueue()
         hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
         state = Locked(State(results: Array(repeating: nil, count: items.count), remaining: items.count))
+        window = max(32, 2 * options.jobs)
     }
 
     /// Processes every item; returns when each has a result.
@@ -76,24 +88,48 @@ final class ItemRunner: Sendable {
             result.bytes = assessment.size
             record(index, result)
         default:
-            fetch(index, knownFresh: assessment.noResumeState)
+            // The folder is made now, so that an item fed to the engine later (from the
+            // engine thread) needs no file system work before its request.
+            let folder = Paths.parent(of: item.path)
+            do {
+                if !madeFolders.withLock({ $0.contains(folder) }) {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                    madeFolders.withLock { _ = $0.insert(folder) }
+                }
+            } catch {
+                var result = result(item, status: .failed)
+                result.error = ItemError(
+                    code: "permission_denied", message: "cannot create folder \(folder): \(error.localizedDescription)")
+                record(index, result)
+                return
+            }
+            let knownFresh = assessment.noResumeState
+            let now = state.withLock { state -> Bool in
+                guard state.submitted < window else {
+                    state.queued.append(index << 1 | (knownFresh ? 1 : 0))
+                    return false
+                }
+                state.submitted += 1
+                return true
+            }
+            if now { fetch(index, knownFresh: knownFresh) }
         }
+    }
+
+    /// An item's outcome came back from the engine: the next queued item takes its place.
+    private func submitNext() {
+        let next = state.withLock { state -> Int? in
+            guard let next = state.queued.popFirst() else {
+                state.submitted -= 1
+                return nil
+            }
+            return next
+        }
+        if let next { fetch(next >> 1, knownFresh: next & 1 == 1) }
     }
 
     private func fetch(_ index: Int, knownFresh: Bool) {
         let item = items[index]
-        let folder = Paths.parent(of: item.path)
-        do {
-            if !madeFolders.withLock({ $0.contains(folder) }) {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                madeFolders.withLock { _ = $0.insert(folder) }
-            }
-        } catch {
-            var result = result(item, status: .failed)
-            result.error = ItemError(code: "permission_denied", message: "cannot create folder \(folder): \(error.localizedDescription)")
-            record(index, result)
-            return
-        }
         let hasher = PrefixHasher(path: item.partPath)
         let request = TransferRequest(
             id: index, sources: [item.url] + item.mirrors, partPath: item.partPath, statePath: item.statePath,
@@ -108,6 +144,7 @@ final class ItemRunner: Sendable {
     }
 
     private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date) {
+        submitNext()
         let item = items[index]
         var result = result(item, status: .downloaded)
         result.bytes = outcome.length

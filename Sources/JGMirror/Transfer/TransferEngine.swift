@@ -60,6 +60,9 @@ final class TransferEngine: @unchecked Sendable {
     /// commands costs one `curl_multi_wakeup`, not one each.
     private let wakePending = Atomic<Bool>(false)
     private let multi: CurlMulti
+    /// The most items the engine held at once (queued, being prepared or running):
+    /// what a large run costs in transfer objects depends on how its caller feeds it.
+    let mostHeld = Atomic<Int>(0)
 
     // Engine thread only:
     private var waiting = FIFO<ItemTransfer>()
@@ -134,6 +137,8 @@ final class TransferEngine: @unchecked Sendable {
                 let item = ItemTransfer(engine: self, request: request, completion: completion)
                 if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
             }
+            let held = waiting.count + running.count + preparing
+            if held > mostHeld.load(ordering: .relaxed) { mostHeld.store(held, ordering: .relaxed) }
             if commands.skipQueued { skipWaiting() }
             if let clearing = commands.cancel {
                 cancelled = true
