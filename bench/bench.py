@@ -238,9 +238,15 @@ class Scenario:
     # Untimed rounds first: after a burst of deletions (such as the previous bench
     # run's cleanup) ext4 creates files several times slower for a while.
     warmup: int = 0
+    # Rounds for this scenario when not the run's --reps (one for a long RSS-only run).
+    rounds: Optional[int] = None
+
+    def reps(self, default: int) -> int:
+        return self.rounds if self.rounds is not None else default
 
 
 def run(scenario: Scenario, reps: int) -> None:
+    reps = scenario.reps(reps)
     print(f"\n== {scenario.title}", flush=True)
     rotating = [t for t in scenario.tools if not t.deletes_files]
     deleting = [t for t in scenario.tools if t.deletes_files]
@@ -285,23 +291,31 @@ SETTLE_SECONDS = 60  # after 2000 deletions; measured slow for about 50 s after 
 
 
 def clean_up() -> None:
-    """Deletes the outputs and notes when: ext4 (at least with online discard, as
-    on the machine in RESULTS.md) then creates files several times slower for up
-    to a minute, which would be measured as the next tools' time."""
+    """Deletes the outputs and notes when, and how many files: ext4 (at least with
+    online discard, as on the machine in RESULTS.md) then creates files several
+    times slower for up to a minute, which would be measured as the next tools' time."""
     if DL.exists() or TRASH.exists():
+        count = sum(len(files) for root in (DL, TRASH) for _, _, files in os.walk(root))
         shutil.rmtree(DL, ignore_errors=True)
         shutil.rmtree(TRASH, ignore_errors=True)
         SETTLED.parent.mkdir(parents=True, exist_ok=True)
-        SETTLED.touch()
+        SETTLED.write_text(f"{count}\n")
 
 
 def settle() -> None:
     """Waits out the slow spell after the last mass deletion (a killed run's leftovers
-    or the previous run's clean-up)."""
+    or the previous run's clean-up): 1.5 × the minute measured after 12,000 files,
+    longer in proportion after more (the 20,000- and 100,000-item scenarios leave
+    hundreds of thousands), at most five minutes."""
     clean_up()
     if not SETTLED.exists():
         return
-    wait = 1.5 * SETTLE_SECONDS - (time.time() - SETTLED.stat().st_mtime)
+    try:
+        deleted = int(SETTLED.read_text().strip() or 0)
+    except ValueError:
+        deleted = 0
+    span = min(300.0, 1.5 * SETTLE_SECONDS * max(1.0, deleted / 12_000))
+    wait = span - (time.time() - SETTLED.stat().st_mtime)
     if wait > 0:
         print(f"waiting {wait:.0f} s for the filesystem to settle after deleting the last run's output",
               flush=True)
@@ -356,14 +370,22 @@ def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], ex
     return path
 
 
-def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
+SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k"}
+
+
+def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scenario]:
     quiet = ["--progress", "none", "--quiet"]
     f48 = DataFile("f48m.bin", 48 * MiB)
     f1g = DataFile("f1g.bin", 1 * GiB)
     f4g = DataFile("f4g.bin", 4 * GiB)
     small = [DataFile(f"small/s{i:04}.bin", 16 * KiB) for i in range(2000)]
     big = [DataFile(f"big/b{i:03}.bin", 16 * MiB) for i in range(200)]
-    generate([f48, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
+    # The small-file scenarios need only the 2000 small files; the rest is written
+    # (once) when a scenario that reads it is selected.
+    if wanted and wanted <= SMALL_ONLY:
+        generate(small)
+    else:
+        generate([f48, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
     plain, throttled = nginx.url("plain"), nginx.url("throttled")
     out = DL / "file.bin"
     result: list[Scenario] = []
@@ -379,9 +401,9 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
     urls = OUT / "manifests" / "small.urls"
     urls.write_text("".join(f"{plain}/{s.name}\n" for s in small))
 
-    def curl_config(name: str, files: list[DataFile]) -> Path:
+    def curl_config(name: str, files: list[DataFile], base: str = plain) -> Path:
         config = OUT / "manifests" / name
-        config.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
+        config.write_text("".join(f'url = "{base}/{s.name}"\noutput = "{small_dir}/{Path(s.name).name}"\n'
                                   for s in files))
         return config
 
@@ -414,8 +436,97 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                            [ratio_target("jgmirror ≥ 1.2 × fastest peer's files/s", "jgmirror sync --jobs 16",
                                          peers, 1.2, inverse=True),
                             ratio_target("jgmirror --no-fsync (no sync, as the peers) ≥ 1.2 × fastest peer's files/s",
-                                         "jgmirror sync --jobs 16 --no-fsync", peers, 1.2, inverse=True)],
+                                         "jgmirror sync --jobs 16 --no-fsync", peers, 1.2, inverse=True),
+                            ratio_target("jgmirror ≤ 1.3 × curl", "jgmirror sync --jobs 16",
+                                         ["curl --parallel-max 16"], 1.3),
+                            ratio_target("jgmirror --no-fsync ≤ 1.3 × curl", "jgmirror sync --jobs 16 --no-fsync",
+                                         ["curl --parallel-max 16"], 1.3),
+                            ratio_target("jgmirror ≤ 0.8 × wget2", "jgmirror sync --jobs 16",
+                                         ["wget2 --max-threads=16"], 0.8)],
                            unit=("files/s", len(small)), warmup=1))
+
+    # The same 2000 files over HTTPS + HTTP/2 from the throwaway CA: every tool
+    # multiplexes its requests over one TLS connection, so what differs is the cost
+    # per stream.
+    tls = nginx.url("tls")
+    ca = str(nginx.prefix / "certs" / "ca.crt")
+    h2_manifest = write_manifest(OUT / "manifests" / "small-h2.yaml", small_dir,
+                                 [(f"{tls}/{s.name}", Path(s.name).name, s.sha256) for s in small])
+    h2_list = curl_config("small-h2.curl", small, base=tls)
+    h2_tools = [
+        Tool("jgmirror sync --jobs 16 (h2)",
+             lambda: [jg, "sync", str(h2_manifest), "--jobs", "16", "--ca-cert", ca] + quiet),
+        Tool("jgmirror sync --jobs 16 --no-fsync (h2)",
+             lambda: [jg, "sync", str(h2_manifest), "--jobs", "16", "--ca-cert", ca, "--no-fsync"] + quiet),
+        Tool("curl -Z --parallel-max 16 (h2)",
+             lambda: ["curl", "-sSf", "--http2", "--cacert", ca, "-Z", "--parallel-max", "16",
+                      "--create-dirs", "-K", str(h2_list)]),
+    ]
+    for tool in h2_tools:
+        tool.prepare, tool.check = fresh(small_dir), has_files(small_dir, small)
+    result.append(Scenario("small2000h2", "2000 files × 16 KiB over HTTPS + HTTP/2, checksums on, 16 in flight",
+                           h2_tools,
+                           [ratio_target("jgmirror ≤ 1.3 × curl (HTTPS + HTTP/2)", "jgmirror sync --jobs 16 (h2)",
+                                         ["curl -Z --parallel-max 16 (h2)"], 1.3),
+                            ratio_target("jgmirror --no-fsync ≤ 1.3 × curl (HTTPS + HTTP/2)",
+                                         "jgmirror sync --jobs 16 --no-fsync (h2)",
+                                         ["curl -Z --parallel-max 16 (h2)"], 1.3)],
+                           unit=("files/s", len(small)), warmup=1))
+
+    # 20,000 items of 16 KiB in ten folders (the 2000 files, each fetched ten times
+    # under other names), plain HTTP, 16 in flight; peak RSS of each tool.
+    many_dir = DL / "many"
+    many = [(small[i % 2000], f"d{i // 2000}/f{i:05}.bin") for i in range(20_000)]
+    many_manifest = write_manifest(OUT / "manifests" / "many20k.yaml", many_dir,
+                                   [(f"{plain}/{spec.name}", dest, spec.sha256) for spec, dest in many])
+    many_list = OUT / "manifests" / "many20k.curl"
+    many_list.write_text("".join(f'url = "{plain}/{spec.name}"\noutput = "{many_dir}/{dest}"\n' for spec, dest in many))
+
+    def has_many() -> None:
+        for spec, dest in many[::97] + many[-1:]:
+            has_size(many_dir / dest, spec.size)()
+        count = sum(len(files) for _, _, files in os.walk(many_dir))
+        if count != len(many):
+            raise RuntimeError(f"{many_dir} holds {count} files, expected {len(many)}")
+
+    many_tools = [
+        Tool("jgmirror sync --jobs 16 (20,000)", lambda: [jg, "sync", str(many_manifest), "--jobs", "16"] + quiet),
+        Tool("jgmirror sync --jobs 16 --no-fsync (20,000)",
+             lambda: [jg, "sync", str(many_manifest), "--jobs", "16", "--no-fsync"] + quiet),
+        Tool("curl --parallel-max 16 (20,000)", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
+                                                          "--create-dirs", "-K", str(many_list)]),
+    ]
+    for tool in many_tools:
+        tool.prepare, tool.check = fresh(many_dir), has_many
+
+    def rss_under(name: str, limit: float) -> Target:
+        return Target(f"{name} peak RSS ≤ {limit:.0f} MiB",
+                      lambda tools: (f"{tools[name].peak_rss_mib:.1f} MiB", tools[name].peak_rss_mib <= limit))
+
+    result.append(Scenario("many20k", "20,000 files × 16 KiB in ten folders, checksums on, 16 in flight", many_tools,
+                           [ratio_target("jgmirror ≤ 1.3 × curl (20,000)", "jgmirror sync --jobs 16 (20,000)",
+                                         ["curl --parallel-max 16 (20,000)"], 1.3),
+                            ratio_target("jgmirror --no-fsync ≤ 1.3 × curl (20,000)",
+                                         "jgmirror sync --jobs 16 --no-fsync (20,000)",
+                                         ["curl --parallel-max 16 (20,000)"], 1.3),
+                            rss_under("jgmirror sync --jobs 16 (20,000)", 48)],
+                           unit=("files/s", len(many)), warmup=1))
+
+    # Peak RSS of a 100,000-item sync (16 KiB each, 100 folders): one round.
+    huge_dir = DL / "huge"
+    huge = [(small[i % 2000], f"d{i // 1000:03}/f{i:06}.bin") for i in range(100_000)]
+    huge_manifest = write_manifest(OUT / "manifests" / "huge100k.yaml", huge_dir,
+                                   [(f"{plain}/{spec.name}", dest, spec.sha256) for spec, dest in huge])
+
+    def has_huge() -> None:
+        count = sum(len(files) for _, _, files in os.walk(huge_dir))
+        if count != len(huge):
+            raise RuntimeError(f"{huge_dir} holds {count} files, expected {len(huge)}")
+
+    huge_tool = Tool("jgmirror sync --jobs 16 (100,000)",
+                     lambda: [jg, "sync", str(huge_manifest), "--jobs", "16"] + quiet, has_huge, fresh(huge_dir))
+    result.append(Scenario("rss100k", "peak RSS, 100,000 files × 16 KiB in 100 folders", [huge_tool],
+                           [rss_under(huge_tool.name, 64)], unit=("files/s", len(huge)), rounds=1))
 
     # 48 MiB at 4 MiB/s per connection, 8 connections.
     url48 = f"{throttled}/{f48.name}"
@@ -478,9 +589,6 @@ def scenarios(jg: str, nginx: Nginx, quick: bool) -> list[Scenario]:
                      ["xargs -P2 sha256sum"], 1.5, inverse=True)]))
 
     # Peak RSS with 16 connections, 1 GiB and 4 GiB.
-    def rss_under(name: str, limit: float) -> Target:
-        return Target(f"{name} peak RSS ≤ {limit:.0f} MiB",
-                      lambda tools: (f"{tools[name].peak_rss_mib:.1f} MiB", tools[name].peak_rss_mib <= limit))
     rss_tools = [Tool("jgmirror get 1 GiB -c 16", lambda: get(url1g, f1g, 16), has_size(out, f1g.size), fresh(out))]
     if not quick:
         url4g = f"{plain}/{f4g.name}"
@@ -512,7 +620,7 @@ def as_json(ran: list[Scenario], reps: int) -> dict:
         "machine": machine(),
         "rounds": reps,
         "scenarios": [{
-            "key": s.key, "title": s.title, "rounds": reps, "warmup_rounds": s.warmup,
+            "key": s.key, "title": s.title, "rounds": s.reps(reps), "warmup_rounds": s.warmup,
             "tools": [{"name": t.name, "median_s": round(t.median, 4),
                        "samples_s": [round(x.seconds, 4) for x in t.samples],
                        "peak_rss_mib": round(t.peak_rss_mib, 1)} for t in s.tools],
@@ -575,7 +683,8 @@ def main() -> None:
     nginx = Nginx()
     nginx.start()
     try:
-        all_scenarios = scenarios(options.jgmirror, nginx, options.quick)
+        wanted = set(filter(None, options.only.split(",")))
+        all_scenarios = scenarios(options.jgmirror, nginx, options.quick, wanted)
         if options.serve:
             for server in nginx.ports:
                 print(f"{server:>10}: {nginx.url(server)}")
@@ -586,7 +695,6 @@ def main() -> None:
                     time.sleep(3600)
             except KeyboardInterrupt:
                 return
-        wanted = set(filter(None, options.only.split(",")))
         ran = [s for s in all_scenarios if not wanted or s.key in wanted]
         settle()
         for scenario in ran:
