@@ -2,7 +2,8 @@
 # Installs the system packages jgmirror builds against, when missing.
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -euo pipefail
-packages=(libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config)
+# gpgv checks signed checksums lists at run time; gnupg makes throwaway keys in the tests.
+packages=(libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config gpgv gnupg)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -5,7 +5,7 @@ import JGMirror
 /// `jgmirror plan MANIFEST`: the expanded queue and what sync would do; no transfer.
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plan", abstract: "Print the expanded queue and what sync would do with each item; no network.")
+        commandName: "plan", abstract: "Print the expanded queue and what sync would do with each item; no transfer (sets' lists are fetched).")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
 
@@ -13,7 +13,7 @@ struct PlanCommand: AsyncParsableCommand {
     var noResume = false
 
     func run() async throws {
-        let plan = manifestOptions.loadPlan(command: "plan")
+        let plan = await manifestOptions.loadPlan(command: "plan")
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
         var counts: [String: Int] = [:]
         var leading: [(action: String, size: String)] = []

@@ -67,12 +67,20 @@ struct ManifestOptionGroup: ParsableArguments {
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
-    /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error.
-    func loadPlan(command: String, outputs: OperatorOutputs? = nil) -> Plan {
+    /// Loads the manifest, fetches the lists of its `sets:` (through an engine set up
+    /// by `transfer`) and builds the plan; exits 2 with `FILE:LINE:COL` on error.
+    func loadPlan(command: String, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil) async -> Plan {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
         do {
-            let manifest = try Manifest.load(path: manifest, options: manifestOptions)
+            var manifest = try Manifest.load(path: manifest, options: manifestOptions)
+            if !manifest.sets.isEmpty {
+                var syncOptions = transfer ?? SyncOptions()
+                syncOptions.allowFileURLs = allowFileURLs
+                do { try await manifest.expandSets(options: syncOptions, headers: try parseHeaders(headers)) } catch let error as SyncError {
+                    fail(error, command: command, outputs: outputs)
+                }
+            }
             var options = PlanOptions()
             options.tags = tags
             options.skipTags = skipTags

@@ -15,9 +15,9 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
-        let plan = manifestOptions.loadPlan(command: "sync", outputs: outputs)
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
+        let plan = await manifestOptions.loadPlan(command: "sync", outputs: outputs, transfer: options)
         options.failFast = failFast
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
         let session = SyncSession(plan: plan, options: options)

@@ -11,7 +11,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
-        let plan = manifestOptions.loadPlan(command: "verify", outputs: outputs)
+        let plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
         do {
             let report = try Verification.run(plan: plan)
             let renderer = ProgressRenderer(mode: .lines, verbosity: manifestOptions.verbosity)

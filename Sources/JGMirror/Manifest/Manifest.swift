@@ -12,6 +12,12 @@ public struct Manifest: Sendable {
     public var checksums: [ChecksumSource]
     /// The items, in file order.
     public var items: [ManifestItem]
+    /// Checksums lists whose every file becomes an item (SPEC §3 `sets:`); emptied
+    /// by `expandSets`, which appends their items to `items`.
+    public var sets: [ManifestSet] = []
+    /// Items whose list failed its signature check, by destination: they are
+    /// reported as failed with this error and nothing is fetched for them.
+    public var failures: [String: ItemError] = [:]
 }
 
 /// Options that `defaults` sets for every item and an item may override.
@@ -42,6 +48,40 @@ public struct ItemSettings: Sendable, Equatable {
 public struct ChecksumSource: Sendable, Equatable {
     public var url: String
     public var location: SourceLocation
+    /// A detached signature of the list and the keyring that must have made it.
+    public var signature: ListSignature?
+}
+
+/// `signature:` + `keyring:` on a checksums list: `gpgv --keyring KEYRING SIG LIST`
+/// must accept the list before any hash in it is trusted.
+public struct ListSignature: Sendable, Equatable {
+    /// URL of the detached signature (`SHA256SUMS.gpg`, `.asc`, `.sign`).
+    public var url: String
+    /// Absolute path of the keyring (the manifest gives it relative to itself).
+    public var keyring: String
+}
+
+/// One entry of `sets:`: a checksums list whose every listed file becomes an item.
+public struct ManifestSet: Sendable {
+    /// URL of the list (`SHA256SUMS`, `SHA512SUMS`).
+    public var sums: String
+    /// Folder under the root the listed names go into, normalised: "" or ending in `/`.
+    public var dest: String
+    /// Globs on the listed names (fnmatch); empty means every name.
+    public var include: [String] = []
+    /// Globs on the listed names to leave out.
+    public var exclude: [String] = []
+    /// Folders holding the same files; each listed name resolved against each.
+    public var mirrorsBase: [String] = []
+    public var signature: ListSignature?
+    /// The numeric tag every item of the set carries.
+    public var tag: Int?
+    /// Item options for every item of the set.
+    public var settings = ItemSettings()
+    /// Where the set's mapping starts.
+    public var location: SourceLocation
+    /// Where `sums` is, for errors about the list's lines.
+    public var sumsLocation: SourceLocation
 }
 
 /// One entry of `items:` as written, before defaults are applied.

@@ -5,14 +5,15 @@ import Foundation
 /// Each item is built from its events and appended; no tree of the document is ever
 /// held, so memory grows with the item list only.
 struct ManifestParser {
-    private let reader: YAMLEventReader
+    let reader: YAMLEventReader
     private let options: ManifestOptions
     private var peeked: (YAMLEvent, SourceLocation)?
 
-    static let topKeys = ["version", "root", "defaults", "checksums", "items"]
+    static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
     static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers"]
     static let itemKeys = ["url", "mirrors", "dest", "sha256", "size", "tag"] + settingKeys
-    static let checksumKeys = ["url"]
+    static let checksumKeys = ["url", "signature", "keyring"]
+    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -48,6 +49,8 @@ struct ManifestParser {
                 manifest.defaults = try parseDefaults()
             case "checksums":
                 manifest.checksums = try parseChecksumSources()
+            case "sets":
+                manifest.sets = try parseSets()
             case "items":
                 manifest.items = try parseItems()
             default:
@@ -55,7 +58,9 @@ struct ManifestParser {
             }
         }
         if !seen.contains("version") { throw error(topLocation, "missing required key 'version' (use 'version: 1')") }
-        if !seen.contains("items") { throw error(topLocation, "missing required key 'items'") }
+        if !seen.contains("items") && !seen.contains("sets") {
+            throw error(topLocation, "missing required key 'items' (or 'sets')")
+        }
         _ = try next()  // document end
         let (after, afterLocation) = try next()
         if after != .streamEnd { throw error(afterLocation, "a manifest holds one YAML document; remove the second") }
@@ -97,13 +102,105 @@ struct ManifestParser {
             _ = try next()
             var seen = Set<String>()
             var source: ChecksumSource?
+            var signature = SignatureKeys()
             while let (key, _) = try nextKey(in: "a checksums entry", allowed: Self.checksumKeys, seen: &seen) {
+                if try signature.parse(key, with: &self) { continue }
                 let (url, urlLocation) = try readString(key)
                 try checkURL(url, at: urlLocation)
                 source = ChecksumSource(url: url, location: urlLocation)
             }
-            guard let source else { throw error(location, "a checksums entry needs 'url'") }
+            guard var source else { throw error(location, "a checksums entry needs 'url'") }
+            source.signature = try signature.resolve(at: location, parser: self)
             sources.append(source)
+        }
+    }
+
+    private mutating func parseSets() throws(ManifestError) -> [ManifestSet] {
+        _ = try expectSequence("sets")
+        var sets: [ManifestSet] = []
+        while true {
+            let (event, location) = try next()
+            if event == .sequenceEnd { return sets }
+            guard event == .mappingStart else {
+                throw error(location, "each set is a mapping with at least 'sums', found \(event.noun)")
+            }
+            var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
+            var seen = Set<String>()
+            var signature = SignatureKeys()
+            while let (key, keyLocation) = try nextKey(in: "a set", allowed: Self.setKeys, seen: &seen) {
+                if try signature.parse(key, with: &self) { continue }
+                switch key {
+                case "sums":
+                    let (url, urlLocation) = try readString(key)
+                    try checkURL(url, at: urlLocation)
+                    set.sums = url
+                    set.sumsLocation = urlLocation
+                case "dest":
+                    let (dest, destLocation) = try readString(key)
+                    set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
+                case "include": set.include = try readStringList(key).map(\.0)
+                case "exclude": set.exclude = try readStringList(key).map(\.0)
+                case "mirrors_base":
+                    for (mirror, mirrorLocation) in try readStringList(key) {
+                        try checkURL(mirror, at: mirrorLocation)
+                        set.mirrorsBase.append(mirror)
+                    }
+                case "tag": set.tag = try readInt(key, range: Int.min...Int.max).0
+                default:
+                    guard try parseSetting(key, into: &set.settings) else {
+                        throw error(keyLocation, "unknown key '\(key)' in a set")
+                    }
+                }
+            }
+            guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
+            set.signature = try signature.resolve(at: location, parser: self)
+            sets.append(set)
+        }
+    }
+
+    /// A set's `dest`: a folder relative to the root, "" for the root itself.
+    static func normalizeFolder(_ dest: String) -> Result<String, DestinationPath.Problem> {
+        let trimmed = dest.hasSuffix("/") ? String(dest.dropLast()) : dest
+        if trimmed.isEmpty || trimmed == "." { return .success("") }
+        return DestinationPath.normalize(trimmed, url: "").map { $0 + "/" }
+    }
+
+    /// `signature:` and `keyring:`, which come together on a set or a checksums entry.
+    struct SignatureKeys {
+        var url: (String, SourceLocation)?
+        var keyring: (String, SourceLocation)?
+
+        /// Reads `key` when it is one of the two; false otherwise.
+        mutating func parse(_ key: String, with parser: inout ManifestParser) throws(ManifestError) -> Bool {
+            switch key {
+            case "signature":
+                let value = try parser.readString(key)
+                try parser.checkURL(value.0, at: value.1)
+                url = value
+            case "keyring":
+                keyring = try parser.readString(key)
+            default:
+                return false
+            }
+            return true
+        }
+
+        /// The pair, with the keyring made absolute against the manifest's folder and
+        /// checked to be readable.
+        func resolve(at location: SourceLocation, parser: ManifestParser) throws(ManifestError) -> ListSignature? {
+            switch (url, keyring) {
+            case (nil, nil): return nil
+            case (nil, let keyring?): throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
+            case (let url?, nil): throw parser.error(url.1, "'signature' needs 'keyring' (the keys that may sign the list)")
+            case (let url?, let keyring?):
+                let parent = Paths.parent(of: parser.reader.sourceName)
+                let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
+                let path = URL(fileURLWithPath: relative).standardizedFileURL.path
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw parser.error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
+                }
+                return ListSignature(url: url.0, keyring: path)
+            }
         }
     }
 
@@ -215,7 +312,7 @@ struct ManifestParser {
         }
     }
 
-    private func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
+    func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
         guard let authority = URLAuthority(url) else {
             throw error(location, "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)")
         }
@@ -251,7 +348,7 @@ struct ManifestParser {
         }
     }
 
-    private mutating func readString(_ key: String) throws(ManifestError) -> (String, SourceLocation) {
+    mutating func readString(_ key: String) throws(ManifestError) -> (String, SourceLocation) {
         let (text, location) = try readScalar(key, expecting: "a string")
         return (try expandEnvironment(text, at: location), location)
     }
@@ -404,7 +501,7 @@ struct ManifestParser {
         return result + rest
     }
 
-    private func error(_ location: SourceLocation, _ message: String) -> ManifestError {
+    func error(_ location: SourceLocation, _ message: String) -> ManifestError {
         ManifestError(file: reader.sourceName, location: location, message: message)
     }
 }

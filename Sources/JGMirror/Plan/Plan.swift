@@ -52,7 +52,8 @@ public struct Plan: Sendable {
                     insecure: item.settings.insecure ?? defaults.insecure ?? false,
                     forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
                     location: item.location,
-                    sha256Location: item.sha256Location
+                    sha256Location: item.sha256Location,
+                    failure: manifest.failures.isEmpty ? nil : manifest.failures[dest]
                 ))
         }
         items = selected

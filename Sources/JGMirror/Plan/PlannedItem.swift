@@ -34,6 +34,9 @@ public struct PlannedItem: Sendable, Identifiable {
     public var location: SourceLocation
     /// Where its `sha256` is, when inline.
     public var sha256Location: SourceLocation?
+    /// Set when the item must fail without a transfer: its checksums list failed its
+    /// signature check.
+    public var failure: ItemError? = nil
 
     /// Cleans secrets from text about this item.
     public var redactor: Redactor { Redactor(headers: headers, redact: redact) }

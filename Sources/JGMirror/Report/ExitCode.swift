@@ -5,7 +5,8 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     case transferFailed = 1
     /// Usage error or invalid manifest; nothing was fetched.
     case usage = 2
-    /// Checksum mismatch (sync) or missing/mismatching file (verify).
+    /// Checksum mismatch (sync), missing/mismatching file (verify), or a checksums
+    /// list whose signature fails.
     case integrity = 3
     /// Disk full, permission denied, lock held.
     case local = 4
@@ -37,7 +38,8 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
                 case .downloaded, .unchanged, .unverified, .verified, .skipped: .success
                 case .interrupted: .interrupted
                 case .mismatch, .missing: .integrity
-                case .failed: item.error?.isLocal == true ? .local : .transferFailed
+                case .failed:
+                    item.error?.isIntegrity == true ? .integrity : item.error?.isLocal == true ? .local : .transferFailed
                 }
             })
     }

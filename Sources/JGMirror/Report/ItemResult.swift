@@ -36,6 +36,12 @@ public struct ItemError: Sendable, Codable, Equatable {
     public static let localCodes: Set<String> = ["disk_full", "permission_denied", "io_error", "unsafe_path", "curl"]
 
     public var isLocal: Bool { ItemError.localCodes.contains(code) }
+
+    /// Codes of failures that are about integrity rather than transfer (exit 3): a
+    /// checksums list whose signature does not check out.
+    public static let integrityCodes: Set<String> = ["signature"]
+
+    public var isIntegrity: Bool { ItemError.integrityCodes.contains(code) }
 }
 
 /// One item of the report, in the order SPEC §8 lists the fields.

@@ -57,6 +57,12 @@ final class ItemRunner: Sendable {
             state.withLock { $0.done = { continuation.resume(returning: $0) } }
             for index in items.indices {
                 let item = items[index]
+                if let failure = item.failure {
+                    var result = result(item, status: .failed)
+                    result.error = failure
+                    record(index, result)
+                    continue
+                }
                 switch item.inspect(resume: options.resume) {
                 case .decided(let assessment):
                     decide(index, assessment)

@@ -76,6 +76,12 @@ public final class SyncSession: Sendable {
         defer { withExtendedLifetime(lock) {} }
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
 
+        guard plan.manifest.sets.isEmpty else {
+            throw .manifest(
+                ManifestError(
+                    file: plan.manifest.path, location: plan.manifest.sets[0].location,
+                    message: "the manifest's sets are not expanded; call Manifest.expandSets before building the plan"))
+        }
         let items = plan.items
         let continuation = self.continuation
         let engine: TransferEngine
@@ -132,29 +138,26 @@ public final class SyncSession: Sendable {
         }
     }
 
-    /// Fetches each checksums file once, through the same engine, and applies it.
+    /// Fetches each checksums file once, through the same engine, checks its
+    /// signature when it has one, and applies it. Items a list with a failed
+    /// signature names fail with `signature` instead.
     private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine) async throws(SyncError) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-sums-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            throw .local("cannot create \(folder): \(error.localizedDescription)")
-        }
+        let fetcher = try ListFetcher(engine: engine)
+        let headers = plan.items.first?.headers ?? []
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
-        for (index, source) in plan.manifest.checksums.enumerated() {
-            let path = "\(folder)/sums-\(index)"
-            let request = TransferRequest(
-                id: -1, sources: [source.url], partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-                retries: 2, minSegment: 1 << 20, timeout: 30, headers: plan.items.first?.headers.map { "\($0.name): \($0.value)" } ?? [],
-                insecure: false, resume: false, observer: nil, sizeLimit: 64 << 20)
-            let outcome = await withCheckedContinuation { done in engine.submit(request) { done.resume(returning: $0) } }
-            switch outcome.status {
-            case .completed: break
-            case .failed(let error): throw .checksums(url: source.url, error: error)
-            case .cancelled, .skipped:
-                throw .checksums(url: source.url, error: TransferError(code: "interrupted", message: "interrupted"))
+        for source in plan.manifest.checksums {
+            let (path, text) = try await fetcher.text(source.url, headers: headers)
+            let hashes = ChecksumFiles.parse(text, baseURL: source.url)
+            if let signature = source.signature,
+                let failure = await fetcher.check(list: path, listURL: source.url, signature: signature, headers: headers)
+            {
+                for index in plan.items.indices
+                where ([plan.items[index].url] + plan.items[index].mirrors).contains(where: { hashes[$0] != nil }) {
+                    plan.items[index].failure = failure
+                }
+                continue
             }
-            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            sums.append((source, ChecksumFiles.parse(text, baseURL: source.url)))
+            sums.append((source, hashes))
         }
         do { try ChecksumFiles.apply(sums, to: &plan) } catch { throw .manifest(error) }
     }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Turns one `sets:` entry and its fetched list into manifest items (SPEC §3): the
+/// URL resolved against the list's, the destination `dest` + name confined to the
+/// set's folder, the hash from the list, the set's options on every item.
+struct SetExpansion {
+    /// The manifest's path, for errors.
+    let file: String
+    /// Destinations taken so far, each with who took it, for conflict errors.
+    private(set) var taken: [String: String] = [:]
+
+    /// Starts from the manifest's own items, whose destinations are already normal.
+    init(file: String, items: [ManifestItem]) {
+        self.file = file
+        taken.reserveCapacity(items.count)
+        for item in items { taken[item.dest ?? ""] = "the item at line \(item.location.line)" }
+    }
+
+    /// The items `list` gives `set`, after `include`/`exclude`. An untrusted list (its
+    /// signature failed) only names the items that fail: entries that would be
+    /// errors are left out instead.
+    mutating func items(of set: ManifestSet, list: SumsList, trusted: Bool = true) throws(ManifestError) -> [ManifestItem] {
+        let source = Redactor.redactURL(set.sums)
+        func failure(_ line: Int, _ message: String) -> ManifestError {
+            ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(line): \(message)")
+        }
+        var items: [ManifestItem] = []
+        for entry in list.entries {
+            if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
+            if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
+            let name: String
+            switch DestinationPath.normalize(entry.name, url: set.sums) {
+            case .success(let normal): name = normal
+            case .failure where !trusted: continue
+            case .failure(.absolute), .failure(.escapes):
+                throw failure(entry.line, "'\(entry.name)' leaves the set's folder; a listed name must stay inside it")
+            case .failure(let problem): throw failure(entry.line, problem.message)
+            }
+            let dest = set.dest + name
+            if !trusted, entry.isSHA512 || taken[dest] != nil { continue }
+            if entry.isSHA512 {
+                throw failure(entry.line, "SHA-512 hashes are not supported in sets yet; use a SHA256SUMS list")
+            }
+            if let owner = taken[dest] {
+                throw failure(entry.line, "destination '\(dest)' is also \(owner)")
+            }
+            taken[dest] = "listed by \(source) line \(entry.line)"
+            var item = ManifestItem(
+                url: SetExpansion.resolve(name: entry.name, against: set.sums), location: set.location,
+                urlLocation: set.sumsLocation, destLocation: set.sumsLocation)
+            item.mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
+            item.dest = dest
+            item.sha256 = entry.hash
+            item.tag = set.tag
+            item.settings = set.settings
+            items.append(item)
+        }
+        return items
+    }
+
+    /// `name`, percent-encoded segment by segment, in the folder of `base` (a list's
+    /// URL) or in `base` itself when it is a folder (a `mirrors_base` entry).
+    static func resolve(name: String, against base: String, isFolder: Bool = false) -> String {
+        var folder = String(base.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        folder = String(folder.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        if isFolder {
+            if !folder.hasSuffix("/") { folder += "/" }
+        } else if let slash = folder.lastIndex(of: "/") {
+            folder = String(folder[...slash])
+        }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/;?#")
+        let encoded = name.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }.joined(separator: "/")
+        return folder + encoded
+    }
+
+    /// fnmatch(3) without flags: `*`, `?` and `[…]`, where `*` also spans `/`.
+    static func matches(_ pattern: String, _ name: String) -> Bool {
+        fnmatch(pattern, name, 0) == 0
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+extension Manifest {
+    /// Fetches each `sets:` list once, checks its signature when the set names one,
+    /// and appends the items it lists to `items` (SPEC §3); `sets` is empty after.
+    /// Call it before `Plan(manifest:)`, so tags, shards and `plan` see the items.
+    ///
+    /// A list whose signature fails (bad, missing, unknown key) still names its
+    /// items, but each fails with `signature` (exit 3) and nothing is fetched for it.
+    /// Throws `.checksums` when a list cannot be fetched (exit 1) and `.manifest`
+    /// for a malformed list, a name that leaves the set's folder or a destination
+    /// another item or set already has (exit 2).
+    public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = []) async throws(SyncError) {
+        guard !sets.isEmpty else { return }
+        let engine: TransferEngine
+        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
+            throw .local(error.message)
+        }
+        defer { engine.shutdown() }
+        let fetcher = try ListFetcher(engine: engine)
+        var expansion = SetExpansion(file: path, items: items)
+        for set in sets {
+            let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
+            let (listPath, text) = try await fetcher.text(set.sums, headers: setHeaders)
+            var failure: ItemError?
+            if let signature = set.signature {
+                failure = await fetcher.check(list: listPath, listURL: set.sums, signature: signature, headers: setHeaders)
+            }
+            let list: SumsList
+            do { list = try SumsList(parsing: text, lenient: failure != nil) } catch {
+                switch error {
+                case .malformed(let line, let message):
+                    throw .manifest(
+                        ManifestError(
+                            file: path, location: set.sumsLocation, message: "\(Redactor.redactURL(set.sums)) line \(line): \(message)"))
+                }
+            }
+            let expanded: [ManifestItem]
+            do { expanded = try expansion.items(of: set, list: list, trusted: failure == nil) } catch { throw .manifest(error) }
+            if let failure {
+                for item in expanded { failures[item.dest ?? ""] = failure }
+            }
+            items += expanded
+        }
+        sets = []
+    }
+}

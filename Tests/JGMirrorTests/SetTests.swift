@@ -1,0 +1,325 @@
+import Foundation
+import JGMirror
+import Testing
+import TestServer
+
+/// `sets:` (SPEC §3): a checksums list served by the test server becomes items.
+@Suite struct SetTests {
+    let server: TestServer
+    /// name → body, as the release folder `/rel/` serves them.
+    let files: [String: [UInt8]]
+
+    init() throws {
+        server = try TestServer()
+        var files: [String: [UInt8]] = [:]
+        for (index, name) in ["a.iso", "b.img", "notes.txt", "sub/c.iso", "with space.iso"].enumerated() {
+            files[name] = TestServer.bytes(count: 40_000 + index * 777, seed: UInt64(700 + index))
+        }
+        self.files = files
+        for (name, body) in files {
+            let encoded = name.replacingOccurrences(of: " ", with: "%20")
+            server.set("/rel/" + encoded, TestServer.Route(body: body))
+            server.set("/mirror/" + encoded, TestServer.Route(body: body))
+        }
+    }
+
+    /// The list as coreutils writes it, both separators, a comment and a blank line.
+    func sums(_ names: [String], extra: [String] = []) -> String {
+        var lines = ["# release files", ""]
+        for (index, name) in names.enumerated() {
+            lines.append(sha(files[name] ?? []) + (index % 2 == 0 ? "  " : " *") + name)
+        }
+        return (lines + extra).joined(separator: "\n") + "\n"
+    }
+
+    func serveSums(_ text: String, at path: String = "/rel/SHA256SUMS") {
+        server.set(path, TestServer.Route(body: Array(text.utf8)))
+    }
+
+    /// Loads, expands and syncs `yaml` into `dir/mirror`.
+    func syncSets(_ yaml: String, in dir: String, planOptions: PlanOptions = PlanOptions()) async throws -> RunReport {
+        var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
+        try await manifest.expandSets(options: testOptions())
+        var options = planOptions
+        options.root = dir + "/mirror"
+        return try await SyncSession(plan: Plan(manifest: manifest, options: options), options: testOptions()).run()
+    }
+
+    func fileRequests() -> [String] {
+        server.requests().map(\.path).filter { !$0.hasSuffix("SUMS") && !$0.hasSuffix(".gpg") }
+    }
+
+    @Test func includeAndExcludePickListedNamesAndEachLandsUnderDest() async throws {
+        serveSums(sums(["a.iso", "b.img", "notes.txt", "sub/c.iso", "with space.iso"]))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                sets:
+                  - sums: \(server.url("/rel/SHA256SUMS"))
+                    dest: release/24.04/
+                    include: ["*.iso", "*.img"]
+                    exclude: ["sub/*"]
+                    connections: 2
+                    tags: [rel]
+                """
+            let report = try await syncSets(yaml, in: dir)
+            #expect(report.exitCode == .success)
+            #expect(Set(report.items.map(\.dest)) == ["release/24.04/a.iso", "release/24.04/b.img", "release/24.04/with space.iso"])
+            #expect(report.items.allSatisfy { $0.status == .downloaded && $0.tags == ["rel"] })
+            for name in ["a.iso", "b.img", "with space.iso"] {
+                #expect(fileSHA(dir + "/mirror/release/24.04/" + name) == sha(files[name]!))
+            }
+            #expect(!exists(dir + "/mirror/release/24.04/notes.txt") && !exists(dir + "/mirror/release/24.04/sub"))
+            #expect(server.requests("/rel/SHA256SUMS").count == 1)
+        }
+    }
+
+    @Test func listedHashIsEnforced() async throws {
+        var text = sums(["a.iso"])
+        text = text.replacingOccurrences(of: sha(files["a.iso"]!), with: sha(files["b.img"]!))
+        serveSums(text)
+        try await withTestDirectory { dir in
+            let report = try await syncSets("version: 1\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n", in: dir)
+            #expect(report.exitCode == .integrity)
+            #expect(report.items.first?.status == .mismatch)
+        }
+    }
+
+    @Test func mirrorsBaseGivesEachItemItsMirrorURL() async throws {
+        serveSums(sums(["a.iso", "sub/c.iso"]))
+        server.set("/rel/a.iso", TestServer.Route(body: Array("gone".utf8)))
+        server.update("/rel/a.iso") { $0.fault = { _ in .status(404) } }
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                sets:
+                  - sums: \(server.url("/rel/SHA256SUMS"))
+                    mirrors_base: [\(server.url("/mirror"))]
+                """
+            let report = try await syncSets(yaml, in: dir)
+            #expect(report.exitCode == .success)
+            #expect(fileSHA(dir + "/mirror/a.iso") == sha(files["a.iso"]!))
+            #expect(fileSHA(dir + "/mirror/sub/c.iso") == sha(files["sub/c.iso"]!))
+            #expect(server.requests("/mirror/a.iso").count >= 1)
+        }
+    }
+
+    @Test(arguments: ["../escape.iso", "/etc/escape.iso", "sub/../../escape.iso"])
+    func nameLeavingTheSetIsRefusedWithTheLine(name: String) async throws {
+        serveSums(sums(["a.iso"], extra: [String(repeating: "ab", count: 32) + "  " + name]))
+        try await withTestDirectory { dir in
+            let path = write(
+                "version: 1\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n", to: "m.yaml", in: dir)
+            let run = try await execute(["sync", path, "--progress", "none"])
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("m.yaml:3:11: \(server.url("/rel/SHA256SUMS")) line 4: '\(name)' leaves the set's folder"))
+            #expect(fileRequests().isEmpty)
+        }
+    }
+
+    @Test func anItemAndASetNamingOneDestinationIsAnError() async throws {
+        serveSums(sums(["a.iso", "b.img"]))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                sets:
+                  - sums: \(server.url("/rel/SHA256SUMS"))
+                    dest: rel
+                items:
+                  - url: \(server.url("/mirror/b.img"))
+                    dest: rel/b.img
+                """
+            let run = try await execute(["sync", write(yaml, to: "m.yaml", in: dir), "--progress", "none"])
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("line 4: destination 'rel/b.img' is also the item at line 6"))
+            #expect(fileRequests().isEmpty)
+        }
+    }
+
+    @Test func planShowsTheExpandedItemsAndTagAndShardSelectAmongThem() async throws {
+        serveSums(sums(["a.iso", "b.img", "notes.txt"]))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                sets:
+                  - sums: \(server.url("/rel/SHA256SUMS"))
+                    dest: rel/
+                    tags: [rel]
+                items:
+                  - url: \(server.url("/mirror/sub/c.iso"))
+                    dest: other/c.iso
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let plan = try await execute(["plan", path])
+            #expect(plan.status == 0)
+            for dest in ["rel/a.iso", "rel/b.img", "rel/notes.txt", "other/c.iso"] { #expect(plan.stdout.contains(dest)) }
+            #expect(plan.stdout.contains(server.url("/rel/notes.txt")))
+            #expect(fileRequests().isEmpty)
+
+            let tagged = try await execute(["sync", path, "--tag", "rel", "--report", dir + "/r.json", "--progress", "none"])
+            #expect(tagged.status == 0)
+            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            #expect(Set(items.compactMap { $0["dest"] as? String }) == ["rel/a.iso", "rel/b.img", "rel/notes.txt"])
+
+            // Every expanded item is in exactly one of two shards.
+            var outputs: [String] = []
+            for index in 0..<2 { outputs.append(try await execute(["plan", path, "--shard", "\(index)/2"]).stdout) }
+            for dest in ["rel/a.iso", "rel/b.img", "rel/notes.txt", "other/c.iso"] {
+                #expect(outputs.filter { $0.contains(" \(dest) ") }.count == 1, "\(dest)")
+            }
+        }
+    }
+
+    // MARK: Signed lists
+
+    @Test func goodSignatureIsAccepted() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso", "b.img"])
+            serveSums(text)
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
+            try await withTestDirectory { dir in
+                let report = try await syncSets(signedSet(keyring: keys.keyring), in: dir)
+                #expect(report.exitCode == .success)
+                #expect(report.items.count == 2 && report.items.allSatisfy { $0.status == .downloaded })
+            }
+        }
+    }
+
+    @Test func tamperedListFailsEveryItemWithSignatureAndFetchesNothing() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso", "b.img"])
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
+            serveSums(text.replacingOccurrences(of: "b.img", with: "notes.txt"))
+            try await withTestDirectory { dir in
+                let path = write(signedSet(keyring: keys.keyring), to: "m.yaml", in: dir)
+                let run = try await execute(["sync", path, "--report", dir + "/r.json", "--progress", "none"])
+                #expect(run.status == 3)
+                let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+                #expect(items.count == 2)
+                for item in items {
+                    #expect(item["status"] as? String == "failed")
+                    #expect((item["error"] as? [String: Any])?["code"] as? String == "signature")
+                }
+                #expect(((items.first?["error"] as? [String: Any])?["message"] as? String)?.contains("BAD signature") == true)
+                #expect(fileRequests().isEmpty)
+            }
+        }
+    }
+
+    @Test func signatureByAKeyOutsideTheKeyringIsRefused() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso"])
+            serveSums(text)
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.stranger)))
+            try await withTestDirectory { dir in
+                let report = try await syncSets(signedSet(keyring: keys.keyring), in: dir)
+                #expect(report.exitCode == .integrity)
+                #expect(report.items.first?.error?.code == "signature")
+                #expect(report.items.first?.error?.message.contains("No public key") == true)
+                #expect(fileRequests().isEmpty)
+            }
+        }
+    }
+
+    @Test func missingSignatureFailsTheList() async throws {
+        try await withKeys { keys in
+            serveSums(sums(["a.iso"]))
+            try await withTestDirectory { dir in
+                let report = try await syncSets(signedSet(keyring: keys.keyring), in: dir)
+                #expect(report.exitCode == .integrity)
+                #expect(report.items.first?.error?.code == "signature")
+                #expect(fileRequests().isEmpty)
+            }
+        }
+    }
+
+    @Test func signedChecksumsEntryFailsTheItemsItCovers() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso"])
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.stranger)))
+            serveSums(text)
+            try await withTestDirectory { dir in
+                let yaml = """
+                    version: 1
+                    checksums:
+                      - url: \(server.url("/rel/SHA256SUMS"))
+                        signature: \(server.url("/rel/SHA256SUMS.gpg"))
+                        keyring: \(keys.keyring)
+                    items:
+                      - url: \(server.url("/rel/a.iso"))
+                      - url: \(server.url("/mirror/b.img"))
+                    """
+                let report = try await sync(yaml, in: dir)
+                #expect(report.exitCode == .integrity)
+                #expect(report.items.first { $0.dest == "a.iso" }?.error?.code == "signature")
+                #expect(report.items.first { $0.dest == "b.img" }?.status == .unverified)
+                #expect(server.requests("/rel/a.iso").isEmpty)
+            }
+        }
+    }
+
+    @Test func signatureWithoutKeyringIsAManifestError() throws {
+        #expect(throws: ManifestError.self) {
+            try Manifest.parse("version: 1\nsets:\n  - sums: http://h/SHA256SUMS\n    signature: http://h/SHA256SUMS.gpg\n")
+        }
+    }
+
+    func signedSet(keyring: String) -> String {
+        """
+        version: 1
+        sets:
+          - sums: \(server.url("/rel/SHA256SUMS"))
+            signature: \(server.url("/rel/SHA256SUMS.gpg"))
+            keyring: \(keyring)
+        """
+    }
+}
+
+/// Two throwaway signing keys in a temporary GnuPG home: `trusted`, exported to
+/// `keyring`, and `stranger`, which is not in it.
+struct TestKeys {
+    let home: String
+    let keyring: String
+    let trusted = "Trusted Release <trusted@example.invalid>"
+    let stranger = "Stranger <stranger@example.invalid>"
+
+    /// A detached binary signature of `text` by `signer`.
+    func sign(_ text: String, with signer: String) throws -> [UInt8] {
+        let list = home + "/to-sign"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: list))
+        try gpg(["--yes", "--local-user", signer, "--output", list + ".gpg", "--detach-sign", list])
+        return Array(try Data(contentsOf: URL(fileURLWithPath: list + ".gpg")))
+    }
+
+    func gpg(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gpg", "--batch", "--quiet", "--homedir", home + "/gnupg"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "gpg \(arguments.joined(separator: " ")) failed (is Debian's gnupg installed?)")
+    }
+}
+
+/// Makes the keys in a temporary folder, runs `body`, then stops GnuPG's agent and
+/// removes everything.
+func withKeys(_ body: (TestKeys) async throws -> Void) async throws {
+    try await withTestDirectory { dir in
+        let keys = TestKeys(home: dir, keyring: dir + "/keyring.gpg")
+        try FileManager.default.createDirectory(atPath: dir + "/gnupg", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer {
+            let stop = Process()
+            stop.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            stop.arguments = ["gpgconf", "--homedir", dir + "/gnupg", "--kill", "all"]
+            try? stop.run()
+            stop.waitUntilExit()
+        }
+        for user in [keys.trusted, keys.stranger] {
+            try keys.gpg(["--passphrase", "", "--quick-gen-key", user, "ed25519", "sign", "never"])
+        }
+        try keys.gpg(["--output", keys.keyring, "--export", keys.trusted])
+        try await body(keys)
+    }
+}
