@@ -54,7 +54,7 @@ enum Terminal {
         Terminal.error(error.localizedDescription)
         let now = Date()
         var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
-        report.error = ItemError(code: "\(error.exitCode)", message: error.localizedDescription)
+        report.error = error.itemError
         if reportPath != nil || junitPath != nil || outputs != nil {
             finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true, outputs: outputs)
         }

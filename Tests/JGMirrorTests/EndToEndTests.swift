@@ -141,7 +141,7 @@ import TestServer
                 ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytesDownloaded: 10)
             ])
             let b = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
-                ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: "http_404", message: "x"))
+                ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: .http(404), message: "x"))
             ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))
             try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))

@@ -32,12 +32,12 @@ import TestServer
         #expect((try? Redirect.nextHop("https://b/x", from: "http://a/", hops: 0).get()) == "https://b/x")
         #expect((try? Redirect.nextHop("http://b/x", from: "http://a/", hops: 9).get()) == "http://b/x")
         if case .failure(let error) = Redirect.nextHop("http://b/x", from: "http://a/", hops: 10) {
-            #expect(error.code == "redirect" && error.message.contains("more than 10"))
+            #expect(error.code == .redirect && error.message.contains("more than 10"))
         } else {
             Issue.record("an 11th redirect must fail")
         }
         if case .failure(let error) = Redirect.nextHop("file:///etc/passwd", from: "http://a/?token=s", hops: 0) {
-            #expect(error.code == "redirect" && error.message.contains("file:///etc/passwd"))
+            #expect(error.code == .redirect && error.message.contains("file:///etc/passwd"))
         } else {
             Issue.record("a redirect to file: must fail")
         }
@@ -144,7 +144,7 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/hop0")), in: dir)
             #expect(report.items.first?.status == .failed)
-            #expect(report.items.first?.error?.code == "redirect")
+            #expect(report.items.first?.error?.code == .redirect)
             #expect(server.requests().count + other.requests().count == 11)
         }
     }

@@ -214,7 +214,7 @@ import TestServer
             try await withTestDirectory { dir in
                 let report = try await syncSets(signedSet(keyring: keys.keyring), in: dir)
                 #expect(report.exitCode == .integrity)
-                #expect(report.items.first?.error?.code == "signature")
+                #expect(report.items.first?.error?.code == .signature)
                 #expect(report.items.first?.error?.message.contains("No public key") == true)
                 #expect(fileRequests().isEmpty)
             }
@@ -227,7 +227,7 @@ import TestServer
             try await withTestDirectory { dir in
                 let report = try await syncSets(signedSet(keyring: keys.keyring), in: dir)
                 #expect(report.exitCode == .integrity)
-                #expect(report.items.first?.error?.code == "signature")
+                #expect(report.items.first?.error?.code == .signature)
                 #expect(fileRequests().isEmpty)
             }
         }
@@ -251,7 +251,7 @@ import TestServer
                     """
                 let report = try await sync(yaml, in: dir)
                 #expect(report.exitCode == .integrity)
-                #expect(report.items.first { $0.dest == "a.iso" }?.error?.code == "signature")
+                #expect(report.items.first { $0.dest == "a.iso" }?.error?.code == .signature)
                 #expect(report.items.first { $0.dest == "b.img" }?.status == .unverified)
                 #expect(server.requests("/rel/a.iso").isEmpty)
             }

@@ -231,7 +231,7 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/missing"), sha256: sha(body)), in: dir)
             #expect(report.items.first?.status == .failed)
-            #expect(report.items.first?.error?.code == "http_404")
+            #expect(report.items.first?.error?.code == .http(404))
             #expect(report.exitCode == .transferFailed)
             #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
         }
@@ -263,7 +263,7 @@ import TestServer
         serve { $0.fault = { _ in .status(status) } }
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), extra: "retries: 3"), in: dir)
-            #expect(report.items.first?.error?.code == "http_\(status)")
+            #expect(report.items.first?.error?.code == .http(status))
             #expect(server.requests("/f").count == 1)
             #expect(report.exitCode == .transferFailed)
         }
@@ -298,7 +298,7 @@ import TestServer
         serve { $0.fault = { _ in .status(500) } }
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), extra: "retries: 2"), in: dir)
-            #expect(report.items.first?.error?.code == "http_500")
+            #expect(report.items.first?.error?.code == .http(500))
             #expect(server.requests("/f").count == 3)
         }
     }
@@ -318,7 +318,7 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/evil")), in: dir)
             #expect(report.items.first?.status == .failed)
-            #expect(report.items.first?.error?.code == "redirect")
+            #expect(report.items.first?.error?.code == .redirect)
         }
     }
 
@@ -431,7 +431,7 @@ import TestServer
             let report = try await sync(yaml, in: dir, options: options)
             let item = try #require(report.items.first)
             #expect(item.status == .failed)
-            #expect(item.error?.code == "io_error")
+            #expect(item.error?.code == .ioError)
             #expect(item.error?.message.contains("cannot sync") == true)
             #expect(report.exitCode == .local)
             #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgd"))
@@ -446,7 +446,7 @@ import TestServer
         }
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), extra: "size: \(body.count)"), in: dir)
-            #expect(report.items.first?.error?.code == "size_mismatch")
+            #expect(report.items.first?.error?.code == .sizeMismatch)
             #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
         }
     }
@@ -465,7 +465,7 @@ import TestServer
         serve { $0.endless = true }
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), extra: "size: 1MiB"), in: dir)
-            #expect(report.items.first?.error?.code == "size_mismatch")
+            #expect(report.items.first?.error?.code == .sizeMismatch)
             #expect(report.exitCode == .transferFailed)
             #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
         }
@@ -475,7 +475,7 @@ import TestServer
         serve()
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), extra: "size: 1000"), in: dir)
-            #expect(report.items.first?.error?.code == "size_mismatch")
+            #expect(report.items.first?.error?.code == .sizeMismatch)
         }
     }
 

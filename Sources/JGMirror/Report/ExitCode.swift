@@ -39,7 +39,11 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
                 case .interrupted: .interrupted
                 case .mismatch, .missing: .integrity
                 case .failed:
-                    item.error?.isIntegrity == true ? .integrity : item.error?.isLocal == true ? .local : .transferFailed
+                    switch item.error?.code.exitCode {
+                    case .local: .local
+                    case .integrity: .integrity
+                    default: .transferFailed
+                    }
                 }
             })
     }

@@ -24,24 +24,16 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
 
 /// An item's error in a report: `{"code": "http_404", "message": "…"}`.
 public struct ItemError: Sendable, Codable, Equatable {
-    public var code: String
+    public var code: ErrorCode
     public var message: String
 
-    public init(code: String, message: String) {
+    public init(code: ErrorCode, message: String) {
         self.code = code
         self.message = message
     }
 
-    /// Codes of failures on this machine rather than the network (exit 4).
-    public static let localCodes: Set<String> = ["disk_full", "permission_denied", "io_error", "unsafe_path", "curl"]
-
-    public var isLocal: Bool { ItemError.localCodes.contains(code) }
-
-    /// Codes of failures that are about integrity rather than transfer (exit 3): a
-    /// checksums list whose signature does not check out.
-    public static let integrityCodes: Set<String> = ["signature"]
-
-    public var isIntegrity: Bool { ItemError.integrityCodes.contains(code) }
+    /// A failure of this machine rather than the network (exit 4).
+    public var isLocal: Bool { code.isLocal }
 }
 
 /// One item of the report, in the order SPEC §8 lists the fields.

@@ -86,7 +86,7 @@ extension ItemResult {
 }
 
 extension ItemError {
-    var json: JSONValue { .object([("code", .string(code)), ("message", .string(message))]) }
+    var json: JSONValue { .object([("code", .string(code.rawValue)), ("message", .string(message))]) }
 }
 
 extension RunReport {

@@ -13,7 +13,7 @@ public enum JUnitReport {
             xml += "    <testcase classname=\"\(escape(report.manifest ?? "jgmirror"))\" name=\"\(escape(item.dest))\" time=\"\(RunReport.rounded(item.durationS))\">\n"
             switch item.status {
             case .failed, .mismatch, .missing, .interrupted:
-                let code = item.error?.code ?? item.status.rawValue
+                let code = item.error?.code.rawValue ?? item.status.rawValue
                 let message = item.error?.message ?? item.status.rawValue
                 xml += "      <failure type=\"\(escape(code))\" message=\"\(escape(message))\">\(escape(describe(item)))</failure>\n"
             case .skipped:

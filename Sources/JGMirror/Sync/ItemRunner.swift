@@ -105,7 +105,7 @@ final class ItemRunner: Sendable {
             } catch {
                 var result = result(item, status: .failed)
                 result.error = ItemError(
-                    code: "permission_denied", message: "cannot create folder \(folder): \(error.localizedDescription)")
+                    code: .permissionDenied, message: "cannot create folder \(folder): \(error.localizedDescription)")
                 record(index, result)
                 return
             }
@@ -168,7 +168,7 @@ final class ItemRunner: Sendable {
             record(index, result)
         case .cancelled:
             result.status = .interrupted
-            result.error = ItemError(code: "interrupted", message: "stopped by a signal or cancel; resume state kept")
+            result.error = ItemError(code: .interrupted, message: "stopped by a signal or cancel; resume state kept")
             result.durationS = elapsed()
             record(index, result)
         case .skipped:
@@ -182,7 +182,7 @@ final class ItemRunner: Sendable {
                 case .failure(let error):
                     unlink(item.partPath)
                     result.status = .failed
-                    result.error = ItemError(code: "io_error", message: error.localizedDescription)
+                    result.error = ItemError(code: .ioError, message: error.localizedDescription)
                     result.durationS = elapsed()
                     self.record(index, result)
                 case .success(let actual):
@@ -191,7 +191,7 @@ final class ItemRunner: Sendable {
                         let bad = Placement.quarantine(part: item.partPath, destination: item.path, state: item.statePath)
                         result.status = .mismatch
                         result.error = ItemError(
-                            code: "checksum_mismatch",
+                            code: .checksumMismatch,
                             message: "SHA-256 is \(actual), the manifest expects \(expected); bytes kept in \(bad)")
                         result.durationS = elapsed()
                         self.record(index, result)

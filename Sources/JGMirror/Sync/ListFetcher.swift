@@ -31,7 +31,7 @@ final class ListFetcher: Sendable {
         switch outcome.status {
         case .completed: return .success(path)
         case .failed(let error): return .failure(error)
-        case .cancelled, .skipped: return .failure(TransferError(code: "interrupted", message: "interrupted"))
+        case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
         }
     }
 
@@ -53,12 +53,12 @@ final class ListFetcher: Sendable {
         switch await fetch(signature.url, headers: headers) {
         case .failure(let error):
             return ItemError(
-                code: "signature",
+                code: .signature,
                 message: "cannot fetch the signature \(Redactor.redactURL(signature.url)) of \(Redactor.redactURL(listURL)): \(error.message)")
         case .success(let signaturePath):
             return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map {
                 ItemError(
-                    code: "signature",
+                    code: .signature,
                     message: "\(Redactor.redactURL(listURL)) is not signed by a key in \(signature.keyring): \($0)")
             }
         }

@@ -29,11 +29,12 @@ public enum SyncError: LocalizedError, Sendable {
         }
     }
 
-    var itemError: ItemError {
+    /// The run-level error a report carries for this failure.
+    public var itemError: ItemError {
         switch self {
-        case .manifest: ItemError(code: "manifest", message: errorDescription ?? "")
-        case .locked: ItemError(code: "locked", message: errorDescription ?? "")
-        case .local: ItemError(code: "io_error", message: errorDescription ?? "")
+        case .manifest: ItemError(code: .manifest, message: errorDescription ?? "")
+        case .locked: ItemError(code: .locked, message: errorDescription ?? "")
+        case .local: ItemError(code: .ioError, message: errorDescription ?? "")
         case .checksums(_, let error): ItemError(code: error.code, message: errorDescription ?? "")
         }
     }

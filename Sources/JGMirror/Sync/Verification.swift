@@ -22,7 +22,7 @@ public enum Verification {
         var info = stat()
         guard stat(item.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             result.status = .missing
-            result.error = ItemError(code: "missing", message: "\(item.path) does not exist")
+            result.error = ItemError(code: .missing, message: "\(item.path) does not exist")
             return result
         }
         result.bytes = Int64(info.st_size)
@@ -32,18 +32,18 @@ public enum Verification {
             if let expected = item.sha256 {
                 if expected != actual {
                     result.status = .mismatch
-                    result.error = ItemError(code: "checksum_mismatch", message: "SHA-256 is \(actual), the manifest expects \(expected)")
+                    result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), the manifest expects \(expected)")
                 }
             } else {
                 result.status = .unverified
             }
             if let size = item.size, size != Int64(info.st_size), result.status != .mismatch {
                 result.status = .mismatch
-                result.error = ItemError(code: "size_mismatch", message: "\(info.st_size) bytes on disk, the manifest says \(size)")
+                result.error = ItemError(code: .sizeMismatch, message: "\(info.st_size) bytes on disk, the manifest says \(size)")
             }
         } catch {
             result.status = .failed
-            result.error = ItemError(code: "io_error", message: error.localizedDescription)
+            result.error = ItemError(code: .ioError, message: error.localizedDescription)
         }
         result.durationS = Date().timeIntervalSince(begin)
         return result

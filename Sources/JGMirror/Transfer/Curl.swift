@@ -8,7 +8,7 @@ enum Curl {
     /// Initialises libcurl on first use; throws when it cannot.
     static func ensureInitialized() throws(TransferError) {
         guard initResult == CURLE_OK else {
-            throw TransferError(code: "curl", message: "libcurl failed to initialise: \(describe(initResult))", kind: .local)
+            throw TransferError(code: .curl, message: "libcurl failed to initialise: \(describe(initResult))")
         }
     }
 
@@ -36,29 +36,29 @@ enum Curl {
         let text = detail.isEmpty ? describe(code) : detail
         switch code {
         case CURLE_COULDNT_CONNECT:
-            return .retryable("connect", "cannot connect to \(where_): \(text)")
+            return .retryable(.connect, "cannot connect to \(where_): \(text)")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return .retryable("resolve", "cannot resolve host of \(where_): \(text)")
+            return .retryable(.resolve, "cannot resolve host of \(where_): \(text)")
         case CURLE_OPERATION_TIMEDOUT:
-            return .retryable("timeout", "stalled: \(text) (\(where_))")
+            return .retryable(.timeout, "stalled: \(text) (\(where_))")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
             CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
-            return .retryable("connection", "connection dropped: \(text) (\(where_))")
+            return .retryable(.connection, "connection dropped: \(text) (\(where_))")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
             CURLE_SSL_ENGINE_INITFAILED, CURLE_USE_SSL_FAILED:
-            return TransferError(code: "tls", message: "TLS failure with \(where_): \(text)")
+            return TransferError(code: .tls, message: "TLS failure with \(where_): \(text)")
         case CURLE_TOO_MANY_REDIRECTS:
-            return TransferError(code: "redirect", message: "more than 10 redirects from \(where_)")
+            return TransferError(code: .redirect, message: "more than 10 redirects from \(where_)")
         case CURLE_UNSUPPORTED_PROTOCOL:
-            return TransferError(code: "redirect", message: "refused to follow \(where_) to a scheme other than http/https: \(text)")
+            return TransferError(code: .redirect, message: "refused to follow \(where_) to a scheme other than http/https: \(text)")
         case CURLE_FILE_COULDNT_READ_FILE:
-            return TransferError(code: "not_found", message: "cannot read \(where_): \(text)")
+            return TransferError(code: .notFound, message: "cannot read \(where_): \(text)")
         case CURLE_RANGE_ERROR:
-            return TransferError(code: "range", message: "the server rejected a byte range (\(where_)): \(text)")
+            return TransferError(code: .range, message: "the server rejected a byte range (\(where_)): \(text)")
         default:
-            return .retryable("transfer", "\(text) (\(where_))")
+            return .retryable(.transfer, "\(text) (\(where_))")
         }
     }
 }
@@ -75,7 +75,7 @@ final class CurlEasy {
     init() throws(TransferError) {
         try Curl.ensureInitialized()
         guard let handle = curl_easy_init() else {
-            throw TransferError(code: "curl", message: "libcurl could not create a transfer handle", kind: .local)
+            throw TransferError(code: .curl, message: "libcurl could not create a transfer handle")
         }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -115,7 +115,7 @@ final class CurlEasy {
         for line in lines {
             guard let appended = curl_slist_append(list, line) else {
                 if let list { curl_slist_free_all(list) }
-                throw TransferError(code: "curl", message: "out of memory building request headers", kind: .local)
+                throw TransferError(code: .curl, message: "out of memory building request headers")
             }
             list = appended
         }
@@ -148,7 +148,7 @@ final class CurlEasy {
     private func check(_ code: CURLcode, _ option: CURLoption) throws(TransferError) {
         guard code == CURLE_OK else {
             throw TransferError(
-                code: "curl", message: "libcurl rejected option \(option.rawValue): \(Curl.describe(code))", kind: .local)
+                code: .curl, message: "libcurl rejected option \(option.rawValue): \(Curl.describe(code))")
         }
     }
 }
@@ -160,7 +160,7 @@ final class CurlMulti {
     init(maxPerHost: Int, maxConnections: Int) throws(TransferError) {
         try Curl.ensureInitialized()
         guard let handle = curl_multi_init() else {
-            throw TransferError(code: "curl", message: "libcurl could not create a multi handle", kind: .local)
+            throw TransferError(code: .curl, message: "libcurl could not create a multi handle")
         }
         self.handle = handle
         _ = jg_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, maxPerHost)

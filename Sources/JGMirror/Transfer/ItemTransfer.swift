@@ -284,7 +284,7 @@ final class ItemTransfer: @unchecked Sendable {
         switch head.status {
         case 206:
             guard let start = head.rangeStart, let length = head.rangeTotal, start == worker.pos else {
-                return .reject(.retryable("protocol", "server answered a different byte range than asked (\(worker.url))"))
+                return .reject(.retryable(.protocolViolation, "server answered a different byte range than asked (\(worker.url))"))
             }
             if let total, total != length {
                 return .restartFresh("remote length changed from \(total) to \(length) bytes; restarted from zero")
@@ -518,7 +518,7 @@ final class ItemTransfer: @unchecked Sendable {
             failure = Curl.error(code, detail: errorText, url: worker.url)
         } else if let end = worker.end, worker.pos < min(end, worker.requestedEnd ?? end) {
             failure = .retryable(
-                "connection",
+                .connection,
                 "connection closed \(end - worker.pos) bytes short (\(Redactor.redactURL(worker.url)))")
         } else if worker.end == nil {
             // A body of unannounced length ends where the server closes it.
@@ -549,7 +549,7 @@ final class ItemTransfer: @unchecked Sendable {
 
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         lastError = error
-        if error.kind == .local || error.code == "size_mismatch" {
+        if error.code.isLocal || error.code == .sizeMismatch {
             fail(error)
             return
         }
@@ -629,7 +629,7 @@ final class ItemTransfer: @unchecked Sendable {
         if let total, unassigned.isEmpty, total >= 0 {
             complete()
         } else {
-            fail(lastError ?? TransferError(code: "transfer", message: "no connection could finish the download"))
+            fail(lastError ?? TransferError(code: .transfer, message: "no connection could finish the download"))
         }
     }
 
@@ -684,7 +684,7 @@ final class ItemTransfer: @unchecked Sendable {
         restarts += 1
         note = reason
         guard restarts <= 3 else {
-            fail(TransferError(code: "changed", message: "remote file kept changing during the download (\(reason))"))
+            fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
         for worker in workers where worker !== stream {
@@ -860,7 +860,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.
     func fail(_ error: TransferError) {
         guard !finished else { return }
-        stop(keepingState: error.code != "size_mismatch", as: .failed(error))
+        stop(keepingState: error.code != .sizeMismatch, as: .failed(error))
         engine.itemFailed()
     }
 

@@ -91,7 +91,7 @@ struct ResumeState: Codable, Equatable, Sendable {
         let temporary = path + ".tmp"
         let data: Data
         do { data = try JSONEncoder().encode(self) } catch {
-            throw TransferError(code: "io_error", message: "cannot encode resume state: \(error)", kind: .local)
+            throw TransferError(code: .ioError, message: "cannot encode resume state: \(error)")
         }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw .local(errno: errno, path: temporary, doing: "cannot write") }

@@ -251,7 +251,7 @@ final class TransferEngine: @unchecked Sendable {
 
     func attach(_ worker: Worker) throws(TransferError) {
         guard let easy = worker.easy, multi.add(easy) else {
-            throw TransferError(code: "curl", message: "libcurl refused a transfer handle", kind: .local)
+            throw TransferError(code: .curl, message: "libcurl refused a transfer handle")
         }
         workersByHandle[easy.handle] = worker
     }

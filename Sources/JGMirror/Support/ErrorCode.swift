@@ -1,0 +1,122 @@
+/// Every failure a report can show, as the `error.code` of SPEC §8, with the exit
+/// class of SPEC §9 it leads to when it fails an item.
+///
+/// The one list of codes: reports, JUnit, events and the terminal print `rawValue`;
+/// decisions compare cases, never spellings.
+public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStringConvertible {
+    /// The server answered with this HTTP status (`http_404`).
+    case http(Int)
+    /// No TCP connection could be made (`connect`).
+    case connect
+    /// The host name did not resolve (`resolve`).
+    case resolve
+    /// No byte arrived for the item's timeout (`timeout`).
+    case timeout
+    /// The connection dropped or ended early (`connection`).
+    case connection
+    /// The server answered outside HTTP's rules: another byte range than asked,
+    /// a body shorter than its `Content-Range` (`protocol`).
+    case protocolViolation
+    /// Certificate or handshake failure (`tls`).
+    case tls
+    /// Too many redirects, or one to a scheme other than http/https (`redirect`).
+    case redirect
+    /// A `file:` source does not exist or cannot be read (`not_found`).
+    case notFound
+    /// The server refused every byte range (`range`).
+    case range
+    /// Any other transfer failure libcurl reported (`transfer`).
+    case transfer
+    /// The remote file changed again after every restart (`changed`).
+    case changed
+    /// The length differs from the manifest's `size`, or the body from its announced length (`size_mismatch`).
+    case sizeMismatch
+    /// The SHA-256 differs from the manifest's (`checksum_mismatch`).
+    case checksumMismatch
+    /// A checksums list's signature does not check out (`signature`).
+    case signature
+    /// `verify`: the file is not on disk (`missing`).
+    case missing
+    /// The disk or quota is full (`disk_full`).
+    case diskFull
+    /// The file system refused access (`permission_denied`).
+    case permissionDenied
+    /// Any other local I/O failure (`io_error`).
+    case ioError
+    /// A destination would leave the root (`unsafe_path`).
+    case unsafePath
+    /// libcurl could not be set up on this machine (`curl`).
+    case curl
+    /// Stopped by a signal or a cancel (`interrupted`).
+    case interrupted
+    /// The manifest or a checksums file is invalid (`manifest`).
+    case manifest
+    /// Another sync holds the root (`locked`).
+    case locked
+
+    /// The report spelling, e.g. `http_404`, `size_mismatch`.
+    public var rawValue: String {
+        switch self {
+        case .http(let status): "http_\(status)"
+        case .connect: "connect"
+        case .resolve: "resolve"
+        case .timeout: "timeout"
+        case .connection: "connection"
+        case .protocolViolation: "protocol"
+        case .tls: "tls"
+        case .redirect: "redirect"
+        case .notFound: "not_found"
+        case .range: "range"
+        case .transfer: "transfer"
+        case .changed: "changed"
+        case .sizeMismatch: "size_mismatch"
+        case .checksumMismatch: "checksum_mismatch"
+        case .signature: "signature"
+        case .missing: "missing"
+        case .diskFull: "disk_full"
+        case .permissionDenied: "permission_denied"
+        case .ioError: "io_error"
+        case .unsafePath: "unsafe_path"
+        case .curl: "curl"
+        case .interrupted: "interrupted"
+        case .manifest: "manifest"
+        case .locked: "locked"
+        }
+    }
+
+    /// Every code without a parameter, to look spellings up.
+    private static let plain: [ErrorCode] = [
+        .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
+        .changed, .sizeMismatch, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .interrupted, .manifest, .locked,
+    ]
+
+    /// The code a report spells `rawValue`; nil for a spelling no version wrote.
+    public init?(rawValue: String) {
+        if rawValue.hasPrefix("http_"), let status = Int(rawValue.dropFirst(5)), (100...999).contains(status) {
+            self = .http(status)
+        } else if let code = Self.plain.first(where: { $0.rawValue == rawValue }) {
+            self = code
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String { rawValue }
+
+    /// The exit code an item failed with this code leads to (SPEC §9).
+    public var exitCode: ExitCode {
+        switch self {
+        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked: .local
+        case .checksumMismatch, .signature, .missing: .integrity
+        case .interrupted: .interrupted
+        case .manifest: .usage
+        case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
+            .transfer, .changed, .sizeMismatch:
+            .transferFailed
+        }
+    }
+
+    /// A failure of this machine rather than of the network or the remote side.
+    public var isLocal: Bool { exitCode == .local }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+@testable import JGMirror
+
+@Suite struct ErrorCodeTests {
+    @Test func everyCodeRoundTripsThroughItsReportSpelling() throws {
+        let codes: [ErrorCode] = [
+            .http(404), .http(503), .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect,
+            .notFound, .range, .transfer, .changed, .sizeMismatch, .checksumMismatch, .signature, .missing, .diskFull,
+            .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked,
+        ]
+        #expect(Set(codes.map(\.rawValue)).count == codes.count)
+        for code in codes { #expect(ErrorCode(rawValue: code.rawValue) == code) }
+        #expect(ErrorCode.http(404).rawValue == "http_404")
+        #expect(ErrorCode.sizeMismatch.rawValue == "size_mismatch")
+        #expect(ErrorCode.protocolViolation.rawValue == "protocol")
+        #expect(ErrorCode(rawValue: "http_x") == nil && ErrorCode(rawValue: "bogus") == nil)
+        let json = try JSONEncoder().encode(ItemError(code: .http(416), message: "m"))
+        #expect(String(decoding: json, as: UTF8.self).contains("\"http_416\""))
+        #expect(try JSONDecoder().decode(ItemError.self, from: json).code == .http(416))
+    }
+
+    @Test func eachCodeKnowsItsExitClass() {
+        #expect(ErrorCode.diskFull.exitCode == .local && ErrorCode.unsafePath.isLocal && ErrorCode.curl.isLocal)
+        #expect(ErrorCode.http(500).exitCode == .transferFailed && !ErrorCode.sizeMismatch.isLocal)
+        #expect(ErrorCode.checksumMismatch.exitCode == .integrity && ErrorCode.signature.exitCode == .integrity && ErrorCode.manifest.exitCode == .usage)
+        let local = ItemResult(dest: "a", url: "u", status: .failed, error: ItemError(code: .permissionDenied, message: ""))
+        let remote = ItemResult(dest: "b", url: "u", status: .failed, error: ItemError(code: .http(404), message: ""))
+        #expect(ExitCode.forResults([local]) == .local && ExitCode.forResults([remote]) == .transferFailed)
+    }
+}
