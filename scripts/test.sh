@@ -8,6 +8,8 @@ scripts/deps.sh
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus-client
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 "$@"
+# The man page is current and `make install` ships binary, man page and completions.
+scripts/check-install.sh
 
 # nginx, TLS and HTTP/2 on loopback: installed when run as root, otherwise the
 # command to install them is printed and these checks are left out.

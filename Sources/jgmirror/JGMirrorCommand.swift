@@ -8,8 +8,49 @@ struct JGMirrorCommand: AsyncParsableCommand {
         commandName: "jgmirror",
         abstract: "Keep a directory identical to a YAML manifest of remote files.",
         discussion: """
-            Exit codes: 0 all present and verified, 1 a download failed, 2 usage or manifest error,
-            3 checksum mismatch or missing file, 4 local failure (disk, permissions, lock), 130 interrupted.
+            jgmirror keeps a directory tree identical to a YAML manifest of remote files. \
+            sync fetches each missing or stale file over several HTTP Range connections, \
+            verifies its SHA-256 before it takes its place, and writes reports an operator \
+            or a CI job can read. Human output goes to stderr; stdout carries only what \
+            was asked for (the plan table, --report -, --events -).
+
+            EXIT CODES: 0 every selected item is present and verified (or unverified by \
+            choice). 1 at least one item failed to download. 2 usage error or invalid \
+            manifest; nothing was fetched. 3 integrity failure: a checksum mismatch, a \
+            missing or mismatching file (verify), or a checksums list whose signature \
+            fails. 4 local failure: disk full, permission denied, unsafe path, the tree \
+            is locked by another sync. 130 interrupted; resume state saved. When several \
+            apply: 130, then 2, 3, 4, 1.
+
+            MANIFEST (version 1): root (relative to the manifest), defaults (connections, \
+            retries, min_segment, timeout, headers, redact, tags, insecure, \
+            forward_headers), checksums (SHA256SUMS-style lists: url, signature, keyring), \
+            sets (every file a checksums list names becomes an item: sums, dest, include, \
+            exclude, mirrors_base, signature, keyring and any item option) and items \
+            (url, mirrors, dest, sha256, size, tag and the defaults' keys). Every mistake \
+            is reported as FILE:LINE:COLUMN and exits 2.
+
+              version: 1
+              root: mirror
+              defaults: {connections: 6, tags: [nightly]}
+              sets:
+                - sums: https://releases.example.org/24.04/SHA256SUMS
+                  signature: https://releases.example.org/24.04/SHA256SUMS.gpg
+                  keyring: keys/release.gpg
+                  dest: ubuntu/24.04/
+                  include: ["*.iso"]
+              items:
+                - url: https://example.org/releases/os.iso
+                  dest: isos/os.iso
+                  sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+
+            EXAMPLES:
+
+              jgmirror plan site.yaml
+              jgmirror sync site.yaml --report report.json --metrics jgmirror.prom
+              jgmirror sync site.yaml --events - --progress none
+              jgmirror verify site.yaml
+              jgmirror get https://example.org/os.iso -o os.iso -c 8 --sha256 HEX
             """,
         version: JGMirrorVersion.string,
         subcommands: [SyncCommand.self, VerifyCommand.self, PlanCommand.self, GetCommand.self, ReportCommand.self]
