@@ -1,6 +1,31 @@
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
 
 #include "CSystem.h"
 
 int jg_syncfs(int fd) { return syncfs(fd); }
+
+const int jg_o_path = O_PATH;
+
+int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+#if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = (unsigned long long)(unsigned int)flags;
+    /* openat2 refuses a mode without O_CREAT or O_TMPFILE. */
+    how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+#else
+    (void)dirfd; (void)path; (void)flags; (void)mode;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -155,7 +155,7 @@ import TestServer
             for (name, makeLink) in [("hard", link), ("soft", symlink)] {
                 let path = directory + "/\(name).jgpart"
                 #expect(makeLink(precious, path) == 0)
-                let part = try PartFile(path: path, fresh: true)
+                let part = try PartFile(path: path, fresh: true, root: RootDirectory(path: directory))
                 try Data("new".utf8).withUnsafeBytes { try part.write($0, at: 0) }
                 #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
                 #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
@@ -723,8 +723,10 @@ import TestServer
             let (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
             continuation.finish()
             _ = events
+            try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
+            let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
-                items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: false
+                items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: false, root: root
             ).run()
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })

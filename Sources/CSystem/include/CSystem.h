@@ -2,9 +2,17 @@
 #define JGMIRROR_CSYSTEM_H
 
 /* Linux calls that glibc declares only under _GNU_SOURCE, which the Swift Glibc
- * module is not built with. */
+ * module is not built with, or does not wrap at all. */
 
 /* syncfs(2): writes back and flushes everything dirty on the filesystem holding fd. */
 int jg_syncfs(int fd);
+
+/* O_PATH: a descriptor that names a file or folder without opening it for I/O. */
+extern const int jg_o_path;
+
+/* openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens
+ * path below dirfd, failing (ELOOP, EXDEV) instead of following any symlink or leaving
+ * dirfd. -1 with errno ENOSYS where the headers or the kernel lack openat2. */
+int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode);
 
 #endif

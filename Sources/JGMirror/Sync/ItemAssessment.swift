@@ -28,10 +28,13 @@ extension PlannedItem {
     var statePath: String { path + ".jgd" }
 
     /// Decides the action; hashes the destination when it exists and a checksum is known.
+    /// A destination reached through a symlink below the root counts as absent.
     public func assess(resume: Bool = true) -> ItemAssessment {
-        switch inspect(resume: resume) {
+        guard let root = try? RootDirectory(path: root) else { return ItemAssessment(action: .fetch) }
+        switch inspect(resume: resume, root: root) {
         case .decided(let assessment): return assessment
-        case .needsHashing(let size): return assessByHashing(size: size)
+        case .needsHashing(let size): return assessByHashing(size: size, root: root)
+        case .unsafe: return ItemAssessment(action: .fetch)
         }
     }
 
@@ -40,16 +43,22 @@ extension PlannedItem {
         case decided(ItemAssessment)
         /// The destination exists with a plausible size; only its hash can decide.
         case needsHashing(size: Int64)
+        /// The destination or a folder on the way to it is a symlink (`unsafe_path`).
+        case unsafe(TransferError)
     }
 
-    func inspect(resume: Bool) -> Inspection {
-        var info = stat()
+    /// Looks at the destination and its resume files through `root`, following no symlink.
+    func inspect(resume: Bool, root: RootDirectory) -> Inspection {
         var noState = false
         if resume {
-            noState = lstat(statePath, &info) != 0
-            if !noState, lstat(partPath, &info) == 0 { return .decided(ItemAssessment(action: .resume)) }
+            noState = root.status(statePath) == nil
+            if !noState, root.status(partPath) != nil { return .decided(ItemAssessment(action: .resume)) }
         }
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        let info: stat
+        do { info = try root.fileStatus(path) } catch {
+            return error.code == .unsafePath ? .unsafe(error) : .decided(ItemAssessment(action: .fetch, noResumeState: noState))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
             return .decided(ItemAssessment(action: .fetch, noResumeState: noState))
         }
         let size = Int64(info.st_size)
@@ -60,10 +69,12 @@ extension PlannedItem {
         return .needsHashing(size: size)
     }
 
-    func assessByHashing(size: Int64) -> ItemAssessment {
-        guard let expected = sha256, let actual = try? FileHasher.sha256(path: path) else {
+    func assessByHashing(size: Int64, root: RootDirectory) -> ItemAssessment {
+        guard let expected = sha256, let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else {
             return ItemAssessment(action: .fetch, size: size)
         }
+        defer { close(fd) }
+        guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size) }
         return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size)
     }
 }

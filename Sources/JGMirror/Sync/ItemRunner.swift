@@ -10,6 +10,8 @@ final class ItemRunner: Sendable {
     private let events: AsyncStream<SyncEvent>.Continuation
     private let refetchUnverified: Bool
     private let placement: Placement
+    /// The root, opened once: every file below it is reached through this.
+    private let root: RootDirectory
     private let hashing: OperationQueue
     private let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
@@ -36,14 +38,15 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        refetchUnverified: Bool
+        refetchUnverified: Bool, root: RootDirectory
     ) {
         self.items = items
+        self.root = root
         self.options = options
         self.engine = engine
         self.events = events
         self.refetchUnverified = refetchUnverified
-        placement = Placement(durable: options.durable)
+        placement = Placement(durable: options.durable, root: root)
         hashing = OperationQueue()
         hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
         state = Locked(State(results: Array(repeating: nil, count: items.count), remaining: items.count))
@@ -63,12 +66,17 @@ final class ItemRunner: Sendable {
                     record(index, result)
                     continue
                 }
-                switch item.inspect(resume: options.resume) {
+                switch item.inspect(resume: options.resume, root: root) {
                 case .decided(let assessment):
                     decide(index, assessment)
                 case .needsHashing(let size):
                     // Hashing what is already there runs on all cores, beside the transfers.
-                    hashing.addOperation { self.decide(index, item.assessByHashing(size: size)) }
+                    let root = root
+                    hashing.addOperation { self.decide(index, item.assessByHashing(size: size, root: root)) }
+                case .unsafe(let error):
+                    var result = result(item, status: .failed)
+                    result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
+                    record(index, result)
                 }
             }
         }
@@ -99,13 +107,12 @@ final class ItemRunner: Sendable {
             let folder = Paths.parent(of: item.path)
             do {
                 if !madeFolders.withLock({ $0.contains(folder) }) {
-                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                    try root.makeFolders(folder)
                     madeFolders.withLock { _ = $0.insert(folder) }
                 }
             } catch {
                 var result = result(item, status: .failed)
-                result.error = ItemError(
-                    code: .permissionDenied, message: "cannot create folder \(folder): \(error.localizedDescription)")
+                result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
                 record(index, result)
                 return
             }
@@ -136,9 +143,9 @@ final class ItemRunner: Sendable {
 
     private func fetch(_ index: Int, knownFresh: Bool) {
         let item = items[index]
-        let hasher = PrefixHasher(path: item.partPath)
+        let hasher = PrefixHasher(path: item.partPath, root: root)
         let request = TransferRequest(
-            id: index, sources: [item.url] + item.mirrors, partPath: item.partPath, statePath: item.statePath,
+            id: index, sources: [item.url] + item.mirrors, root: root, partPath: item.partPath, statePath: item.statePath,
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
             forwardHeaders: item.forwardHeaders, insecure: item.insecure,
@@ -180,7 +187,7 @@ final class ItemRunner: Sendable {
                 var result = base
                 switch digest {
                 case .failure(let error):
-                    unlink(item.partPath)
+                    self.root.unlink(item.partPath)
                     result.status = .failed
                     result.error = ItemError(code: .ioError, message: error.localizedDescription)
                     result.durationS = elapsed()
@@ -188,7 +195,8 @@ final class ItemRunner: Sendable {
                 case .success(let actual):
                     result.sha256Actual = actual
                     if let expected = item.sha256, expected != actual {
-                        let bad = Placement.quarantine(part: item.partPath, destination: item.path, state: item.statePath)
+                        let bad = Placement.quarantine(
+                            part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
                         result.status = .mismatch
                         result.error = ItemError(
                             code: .checksumMismatch,

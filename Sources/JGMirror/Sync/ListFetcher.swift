@@ -5,12 +5,17 @@ import Foundation
 final class ListFetcher: Sendable {
     private let engine: TransferEngine
     private let folder: String
+    /// The folder, opened once: lists are written and read through it.
+    private let root: RootDirectory
     private let counter = Locked(0)
 
     init(engine: TransferEngine) throws(SyncError) {
         self.engine = engine
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-lists-\(UUID().uuidString)").path
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            root = try RootDirectory(path: folder)
+        } catch {
             throw .local("cannot create \(folder): \(error.localizedDescription)")
         }
     }
@@ -23,7 +28,7 @@ final class ListFetcher: Sendable {
         let path = "\(folder)/list-\(counter.withLock { value -> Int in value += 1; return value })"
         // Lists travel under id -1: the session's events leave them out.
         let request = TransferRequest(
-            id: -1, sources: [url], partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
+            id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
             retries: 2, minSegment: 1 << 20, timeout: 30, headers: headers.map { "\($0.name): \($0.value)" },
             insecure: false, resume: false, observer: nil, sizeLimit: 64 << 20)
         let engine = self.engine

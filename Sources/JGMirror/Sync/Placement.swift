@@ -22,8 +22,13 @@ final class Placement: Sendable {
     private let pending = Locked<[Commit]>([])
     /// Sync files and folders; off only under `--no-fsync`.
     private let durable: Bool
+    /// Every path is opened and renamed relative to it, never through a symlink.
+    private let root: RootDirectory
 
-    init(durable: Bool) { self.durable = durable }
+    init(durable: Bool, root: RootDirectory) {
+        self.durable = durable
+        self.root = root
+    }
 
     /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
     func commit(_ commit: Commit) {
@@ -35,10 +40,10 @@ final class Placement: Sendable {
     }
 
     /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched.
-    static func quarantine(part: String, destination: String, state: String) -> String {
+    static func quarantine(part: String, destination: String, state: String, root: RootDirectory) -> String {
         let bad = destination + ".jgbad"
-        rename(part, bad)
-        unlink(state)
+        try? root.rename(part, to: bad)
+        root.unlink(state)
         return bad
     }
 
@@ -52,16 +57,16 @@ final class Placement: Sendable {
         // (a part file and its destination share the folder).
         var folders: [String: Folder?] = [:]
         if durable {
-            for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path)) }
+            for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
         }
-        var failures = durable ? Self.syncAll(batch, folders: folders) : Array(repeating: nil, count: batch.count)
+        var failures = durable ? Self.syncAll(batch, folders: folders, root: root) : Array(repeating: nil, count: batch.count)
         var renamedInto = Set<String>()
         for (index, commit) in batch.enumerated() where failures[index] == nil {
-            if rename(commit.part, commit.destination) != 0 {
-                failures[index] = .local(errno: errno, path: commit.destination, doing: "cannot rename onto")
+            do { try root.rename(commit.part, to: commit.destination) } catch {
+                failures[index] = error
                 continue
             }
-            if let state = commit.state { unlink(state) }
+            if let state = commit.state { root.unlink(state) }
             renamedInto.insert(Paths.parent(of: commit.destination))
         }
         for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
@@ -78,27 +83,27 @@ final class Placement: Sendable {
     /// `syncfs` fails, its files are synced one by one, so the error lands on the
     /// right item. (No part file is held open while it waits for its batch: a slow
     /// batch would otherwise pile up descriptors up to the process limit.)
-    private static func syncAll(_ batch: [Commit], folders: [String: Folder?]) -> [TransferError?] {
-        guard batch.count > 1 else { return batch.map { sync($0.part) } }
+    private static func syncAll(_ batch: [Commit], folders: [String: Folder?], root: RootDirectory) -> [TransferError?] {
+        guard batch.count > 1 else { return batch.map { sync($0.part, root: root) } }
         var failures = [TransferError?](repeating: nil, count: batch.count)
         // A new file is on its folder's filesystem; `syncfs` goes through the folder.
         var byFilesystem: [UInt64: (folder: Folder, members: [Int])] = [:]
         for (index, commit) in batch.enumerated() {
             guard let folder = folders[Paths.parent(of: commit.destination)] ?? nil else {
-                failures[index] = sync(commit.part)
+                failures[index] = sync(commit.part, root: root)
                 continue
             }
             byFilesystem[folder.device, default: (folder, [])].members.append(index)
         }
         for (folder, members) in byFilesystem.values where jg_syncfs(folder.fd) != 0 {
-            for index in members { failures[index] = sync(batch[index].part) }
+            for index in members { failures[index] = sync(batch[index].part, root: root) }
         }
         return failures
     }
 
-    private static func sync(_ part: String) -> TransferError? {
-        let fd = open(part, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .local(errno: errno, path: part, doing: "cannot open") }
+    private static func sync(_ part: String, root: RootDirectory) -> TransferError? {
+        let fd: Int32
+        do { fd = try root.openFile(part, flags: O_RDONLY) } catch { return error }
         defer { close(fd) }
         return fdatasync(fd) == 0 ? nil : .local(errno: errno, path: part, doing: "cannot sync")
     }
@@ -108,11 +113,12 @@ final class Placement: Sendable {
         let fd: Int32
         let device: UInt64
 
-        init?(_ path: String) {
-            fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        init?(_ path: String, root: RootDirectory) {
+            guard let fd = try? root.openFolder(path) else { return nil }
+            self.fd = fd
             var info = stat()
-            guard fd >= 0, fstat(fd, &info) == 0 else {
-                if fd >= 0 { close(fd) }
+            guard fstat(fd, &info) == 0 else {
+                close(fd)
                 return nil
             }
             device = UInt64(info.st_dev)

@@ -75,6 +75,8 @@ public final class SyncSession: Sendable {
         let lock = takesLock ? try RootLock(root: plan.root) : nil
         defer { withExtendedLifetime(lock) {} }
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
+        let root: RootDirectory
+        do { root = try RootDirectory(path: plan.root) } catch { throw .local(error.message) }
 
         guard plan.manifest.sets.isEmpty else {
             throw .manifest(
@@ -110,7 +112,8 @@ public final class SyncSession: Sendable {
                     message: "item '\(item.dest)' has no checksum (inline or from a checksums file) and --require-checksums is set"))
         }
         let run = ItemRunner(
-            items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: refetchUnverified)
+            items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: refetchUnverified,
+            root: root)
         let results = await run.run()
         return RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
     }

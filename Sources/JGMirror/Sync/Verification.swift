@@ -8,26 +8,38 @@ public enum Verification {
         let started = Date()
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let items = plan.items
-        let results = concurrentMap(count: items.count, threads: threads) { verify(items[$0]) }
+        // A root that cannot be opened holds none of the files.
+        let root = try? RootDirectory(path: plan.root)
+        let results = concurrentMap(count: items.count, threads: threads) { verify(items[$0], root: root) }
         return RunReport(
             command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
             items: results)
     }
 
-    static func verify(_ item: PlannedItem) -> ItemResult {
+    /// Reads the item through `root`, never through a symlink below it.
+    static func verify(_ item: PlannedItem, root: RootDirectory?) -> ItemResult {
         let begin = Date()
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
             sha256Expected: item.sha256, insecure: item.insecure)
         var info = stat()
-        guard stat(item.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        var opened: Int32 = -1
+        if let root {
+            do { opened = try root.openFile(item.path, flags: O_RDONLY | O_NONBLOCK) } catch where error.code == .unsafePath {
+                result.status = .failed
+                result.error = ItemError(code: error.code, message: error.message)
+                return result
+            } catch {}
+        }
+        defer { if opened >= 0 { close(opened) } }
+        guard opened >= 0, fstat(opened, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             result.status = .missing
             result.error = ItemError(code: .missing, message: "\(item.path) does not exist")
             return result
         }
         result.bytes = Int64(info.st_size)
         do {
-            let actual = try FileHasher.sha256(path: item.path)
+            let actual = try FileHasher.sha256(fd: opened, path: item.path)
             result.sha256Actual = actual
             if let expected = item.sha256 {
                 if expected != actual {

@@ -85,7 +85,7 @@ final class ItemTransfer: @unchecked Sendable {
     func prepare() {
         if !request.knownFresh { takeOverEarlierRun() }
         do {
-            part = try PartFile(path: request.partPath, fresh: total == nil)
+            part = try PartFile(path: request.partPath, fresh: total == nil, root: request.root)
         } catch {
             prepareFailure = error
             return
@@ -97,16 +97,17 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// Loads a valid resume state, or removes what an earlier run left behind.
     private func takeOverEarlierRun() {
-        var info = stat()
-        let partExists = lstat(request.partPath, &info) == 0
-        let partSize: Int64? = partExists ? Int64(info.st_size) : nil
-        let stateExists = lstat(request.statePath, &info) == 0
+        let root = request.root
+        let partInfo = root.status(request.partPath)
+        let partExists = partInfo != nil
+        let partSize = partInfo.map { Int64($0.st_size) }
+        let stateExists = root.status(request.statePath) != nil
         if !request.resume || !stateExists {
             // Resume is off, or a part file has no state and holds nothing we can vouch for.
-            if stateExists { unlink(request.statePath) }
-            if partExists { unlink(request.partPath) }
+            if stateExists { root.unlink(request.statePath) }
+            if partExists { root.unlink(request.partPath) }
         } else {
-            switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize) {
+            switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize, root: root) {
             case .valid(let state):
                 total = state.length
                 validators = state.validators
@@ -119,7 +120,7 @@ final class ItemTransfer: @unchecked Sendable {
                 note = reason
                 discardFiles()
             case .none:
-                if partExists { unlink(request.partPath) }
+                if partExists { root.unlink(request.partPath) }
             }
         }
     }
@@ -772,6 +773,7 @@ final class ItemTransfer: @unchecked Sendable {
         var state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
         if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
         let path = request.statePath
+        let root = request.root
         // A checkpoint whose sync fails writes no state (a later resume redoes more);
         // the failure itself fails the item when it completes.
         let sync = engine.configuration.dataSync
@@ -779,7 +781,7 @@ final class ItemTransfer: @unchecked Sendable {
             if durable {
                 do { try part.syncData(using: sync) } catch { return }
             }
-            try? state.write(to: path, durable: durable)
+            try? state.write(to: path, durable: durable, root: root)
         }
         if wait {
             checkpointed = true
@@ -822,15 +824,16 @@ final class ItemTransfer: @unchecked Sendable {
         guard checkpointed else { return }
         checkpointed = false
         let path = request.statePath
+        let root = request.root
         let durable = engine.configuration.durable
         syncQueue.sync {
-            if unlink(path) == 0, durable { Paths.syncFolder(Paths.parent(of: path)) }
+            if root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
         }
     }
 
     private func discardFiles() {
-        unlink(request.statePath)
-        unlink(request.partPath)
+        request.root.unlink(request.statePath)
+        request.root.unlink(request.partPath)
     }
 
     // MARK: End
@@ -878,7 +881,7 @@ final class ItemTransfer: @unchecked Sendable {
             checkpoint(wait: true)
         } else {
             dropState()
-            unlink(request.partPath)
+            request.root.unlink(request.partPath)
         }
         finished = true
         part = nil

@@ -15,16 +15,15 @@ final class PartFile: Sendable {
 
     /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
     /// whatever had that name (a symlink or another file's hard link is removed, never
-    /// written through); never follows a symlink.
-    init(path: String, fresh: Bool) throws(TransferError) {
+    /// written through); never follows a symlink, in `path` or the folders above it.
+    init(path: String, fresh: Bool, root: RootDirectory) throws(TransferError) {
         self.path = path
-        let flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
-        var fd = open(path, flags | (fresh ? O_EXCL : 0), 0o644)
-        if fd < 0, fresh, errno == EEXIST, unlink(path) == 0 {
-            fd = open(path, flags | O_EXCL, 0o644)
+        let flags = O_RDWR | O_CREAT
+        do {
+            fd = try root.openFile(path, flags: flags | (fresh ? O_EXCL : 0))
+        } catch where fresh && error.code != .unsafePath && root.status(path) != nil && root.unlink(path) {
+            fd = try root.openFile(path, flags: flags | O_EXCL)
         }
-        guard fd >= 0 else { throw .local(errno: errno, path: path, doing: "cannot open") }
-        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -58,8 +58,8 @@ struct ResumeState: Codable, Equatable, Sendable {
     }
 
     /// Reads the record at `path` and checks it against the item and its part file.
-    static func load(path: String, url: String, partSize: Int64?) -> Loaded {
-        guard let data = FileManager.default.contents(atPath: path) else { return .none }
+    static func load(path: String, url: String, partSize: Int64?, root: RootDirectory) -> Loaded {
+        guard let data = read(path, root: root) else { return .none }
         guard let state = try? JSONDecoder().decode(ResumeState.self, from: data) else {
             return .discarded("resume state \(path) was unreadable (torn or foreign); restarted from zero")
         }
@@ -86,15 +86,20 @@ struct ResumeState: Codable, Equatable, Sendable {
         return .valid(state)
     }
 
+    /// The whole file at `path` below `root`; nil when it cannot be read.
+    private static func read(_ path: String, root: RootDirectory) -> Data? {
+        guard let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else { return nil }
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+    }
+
     /// Writes atomically: temporary file, `fsync` (when `durable`), `rename`.
-    func write(to path: String, durable: Bool) throws(TransferError) {
+    func write(to path: String, durable: Bool, root: RootDirectory) throws(TransferError) {
         let temporary = path + ".tmp"
         let data: Data
         do { data = try JSONEncoder().encode(self) } catch {
             throw TransferError(code: .ioError, message: "cannot encode resume state: \(error)")
         }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw .local(errno: errno, path: temporary, doing: "cannot write") }
+        let fd = try root.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
         var failure: Int32 = 0
         data.withUnsafeBytes { bytes in
             var done = 0
@@ -111,10 +116,10 @@ struct ResumeState: Codable, Equatable, Sendable {
         if failure == 0, durable, fsync(fd) != 0 { failure = errno }
         close(fd)
         guard failure == 0 else {
-            unlink(temporary)
+            root.unlink(temporary)
             throw .local(errno: failure, path: temporary, doing: "cannot write")
         }
-        guard rename(temporary, path) == 0 else { throw .local(errno: errno, path: path, doing: "cannot replace") }
+        try root.rename(temporary, to: path)
     }
 }
 

@@ -4,6 +4,8 @@ struct TransferRequest: Sendable {
     var id: Int
     /// The primary URL, then its mirrors.
     var sources: [String]
+    /// The folder `partPath` and `statePath` are below; every file operation goes through it.
+    var root: RootDirectory
     /// Where bytes are written (`DEST.jgpart`).
     var partPath: String
     /// Where resume state lives (`DEST.jgd`).

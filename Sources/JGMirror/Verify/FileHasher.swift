@@ -10,6 +10,12 @@ public enum FileHasher {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        return try sha256(fd: fd, path: path)
+    }
+
+    /// SHA-256 (lower-case hex) of the open file `fd`, read from its start; `path`
+    /// names it in errors.
+    static func sha256(fd: Int32, path: String) throws(VerifyError) -> String {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         guard let hasher = SHA256() else { throw .noHasher }
         try hashRange(fd: fd, from: 0, to: nil, into: hasher, path: path)

@@ -24,11 +24,17 @@ public final class PrefixHasher: PartFileObserver, Sendable {
 
     private let queue: DispatchQueue
     private let path: String
+    /// Opens `path` without following symlinks, when the part file is below a root.
+    private let root: RootDirectory?
     private let state: Mutex<State>
 
     /// A hasher for the part file at `path`, which may not exist yet.
-    public init(path: String) {
+    public convenience init(path: String) { self.init(path: path, root: nil) }
+
+    /// A hasher for the part file at `path` below `root`.
+    init(path: String, root: RootDirectory?) {
         self.path = path
+        self.root = root
         queue = DispatchQueue(label: "jgmirror.prefix-hasher", target: PrefixHasher.pool)
         state = Mutex(State(hasher: SHA256()))
     }
@@ -105,10 +111,20 @@ public final class PrefixHasher: PartFileObserver, Sendable {
                 offset > state.hashed
             else { return nil }
             if state.fd < 0 {
-                state.fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard state.fd >= 0 else {
-                    state.failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
-                    return nil
+                if let root {
+                    let opened = Result { () throws(TransferError) -> Int32 in try root.openFile(path, flags: O_RDONLY) }
+                    switch opened {
+                    case .success(let fd): state.fd = fd
+                    case .failure(let error):
+                        state.failure = .unreadable(path: path, reason: error.message)
+                        return nil
+                    }
+                } else {
+                    state.fd = open(path, O_RDONLY | O_CLOEXEC)
+                    guard state.fd >= 0 else {
+                        state.failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
+                        return nil
+                    }
                 }
             }
             state.reading = true

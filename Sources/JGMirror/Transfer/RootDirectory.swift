@@ -1,0 +1,209 @@
+import CSystem
+import Foundation
+
+/// The mirror root, opened once; every file and folder below it is created, opened,
+/// renamed and removed relative to that descriptor, never through a symlink (SPEC §10).
+///
+/// A check made before a write cannot stop a folder from being swapped for a symlink
+/// between the check and the write. So no path below the root is ever handed to the
+/// kernel whole: folders are resolved with `openat2` and `RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS` where the kernel has it, otherwise one name at a time with
+/// `openat(O_NOFOLLOW)`, and the last name is then opened, renamed or removed with an
+/// `*at` call on that folder's descriptor. A symlink anywhere below the root fails the
+/// operation with `unsafe_path`; the root itself may be reached through symlinks,
+/// since the user named it.
+///
+/// (swift-system 1.8 has no public `openat`/`mkdirat`/`renameat`, so these are the
+/// Glibc calls, plus `openat2` through `CSystem`.)
+final class RootDirectory: Sendable {
+    /// How folders below the root are resolved.
+    enum Resolution: Sendable {
+        /// One `openat2` call with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux 5.6+).
+        case openat2
+        /// One `openat(O_NOFOLLOW)` per name: the fallback, equally strict.
+        case componentWalk
+    }
+
+    /// The root as given, without a trailing `/`.
+    let path: String
+    /// `O_PATH` descriptor of the root.
+    let fd: Int32
+    let resolution: Resolution
+    private let prefix: String
+
+    /// Opens `path` (which must be a folder). `resolution` nil takes `openat2` when
+    /// the kernel allows it.
+    init(path: String, resolution: Resolution? = nil) throws(TransferError) {
+        var trimmed = path
+        while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.path = trimmed
+        prefix = trimmed == "/" ? "/" : trimmed + "/"
+        fd = open(trimmed, jg_o_path | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .local(errno: errno, path: trimmed, doing: "cannot open the root") }
+        self.resolution = resolution ?? (Self.kernelHasOpenat2 ? .openat2 : .componentWalk)
+    }
+
+    /// Whether `openat2` works here (Linux 5.6+, not filtered by a sandbox).
+    static let kernelHasOpenat2: Bool = {
+        let probe = jg_openat2_beneath(AT_FDCWD, ".", jg_o_path | O_DIRECTORY | O_CLOEXEC, 0)
+        if probe >= 0 { close(probe) }
+        return probe >= 0
+    }()
+
+    deinit { close(fd) }
+
+    // MARK: Operations
+
+    /// Opens the file at `path` (below the root) with `flags`; `O_NOFOLLOW` and
+    /// `O_CLOEXEC` are always added.
+    func openFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(TransferError) -> Int32 {
+        let (folder, name) = try split(path)
+        defer { close(folder) }
+        let file = openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard file >= 0 else { throw failure(errno, in: folder, name: name, path: path, doing: "cannot open") }
+        return file
+    }
+
+    /// Opens the folder at `path` (the root itself, or below it) for reading, so it
+    /// can be `fsync`ed; `create` makes it and any missing folder above it first.
+    func openFolder(_ path: String, create: Bool = false) throws(TransferError) -> Int32 {
+        let names = try components(of: path)
+        return try folder(names[...], flags: O_RDONLY, create: create, path: path)
+    }
+
+    /// Makes the folder at `path` and every missing one above it (`mkdir -p`).
+    func makeFolders(_ path: String) throws(TransferError) {
+        close(try folder(components(of: path)[...], flags: jg_o_path, create: true, path: path))
+    }
+
+    /// `renameat` from `source` to `destination`, both below the root. A symlink at
+    /// `destination` is replaced, never written through.
+    func rename(_ source: String, to destination: String) throws(TransferError) {
+        let (from, fromName) = try split(source)
+        defer { close(from) }
+        let (to, toName) = try split(destination)
+        defer { close(to) }
+        guard renameat(from, fromName, to, toName) == 0 else {
+            throw failure(errno, in: from, name: fromName, path: destination, doing: "cannot rename onto")
+        }
+    }
+
+    /// Removes the file at `path`; true when it was there and is gone.
+    @discardableResult
+    func unlink(_ path: String) -> Bool {
+        guard let (folder, name) = try? split(path) else { return false }
+        defer { close(folder) }
+        return unlinkat(folder, name, 0) == 0
+    }
+
+    /// What is at `path`, the entry itself (a symlink is not followed); nil when
+    /// nothing is there or a folder on the way is missing or unsafe.
+    func status(_ path: String) -> stat? {
+        guard let (folder, name) = try? split(path) else { return nil }
+        defer { close(folder) }
+        var info = stat()
+        return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
+    }
+
+    /// What is at `path`; throws `unsafe_path` when it, or a folder on the way, is a
+    /// symlink, and the `local` error when nothing is there.
+    func fileStatus(_ path: String) throws(TransferError) -> stat {
+        let (folder, name) = try split(path)
+        defer { close(folder) }
+        var info = stat()
+        guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .local(errno: errno, path: path, doing: "cannot read") }
+        if (info.st_mode & S_IFMT) == S_IFLNK {
+            throw Self.unsafe(path, "is a symbolic link below the root \(self.path); jgmirror never follows one there")
+        }
+        return info
+    }
+
+    /// `fsync`s the folder at `path`, so the names created, renamed or removed in it
+    /// are durable; best effort, like `Paths.syncFolder`.
+    func syncFolder(_ path: String) {
+        guard let folder = try? openFolder(path) else { return }
+        fsync(folder)
+        close(folder)
+    }
+
+    // MARK: Resolution
+
+    /// The names of `path` below the root, or why it cannot be walked.
+    func components(of path: String) throws(TransferError) -> [String] {
+        if path == self.path { return [] }
+        guard path.hasPrefix(prefix) else { throw Self.unsafe(path, "is not inside the root \(self.path)") }
+        switch RootPath.components(String(path.dropFirst(prefix.count))) {
+        case .success(let names): return names
+        case .failure(.absolute): throw Self.unsafe(path, "is not inside the root \(self.path)")
+        case .failure(.parent): throw Self.unsafe(path, "has a '..' component")
+        case .failure(.nul): throw Self.unsafe(path, "has a NUL byte")
+        }
+    }
+
+    /// The `O_PATH` descriptor of `path`'s folder and its last name.
+    private func split(_ path: String) throws(TransferError) -> (Int32, String) {
+        let names = try components(of: path)
+        guard let name = names.last else { throw Self.unsafe(path, "is the root itself, not a file below it") }
+        return (try folder(names.dropLast(), flags: jg_o_path, create: false, path: path), name)
+    }
+
+    /// Opens the folder `names` lead to from the root, with `flags`, never through a
+    /// symlink; `create` makes missing folders on the way.
+    private func folder(_ names: ArraySlice<String>, flags: Int32, create: Bool, path: String) throws(TransferError) -> Int32 {
+        let open = flags | O_DIRECTORY | O_CLOEXEC
+        if names.isEmpty {
+            let own = openat(fd, ".", open)
+            guard own >= 0 else { throw .local(errno: errno, path: self.path, doing: "cannot open") }
+            return own
+        }
+        if resolution == .openat2 {
+            let opened = jg_openat2_beneath(fd, names.joined(separator: "/"), open, 0)
+            if opened >= 0 { return opened }
+            let code = errno
+            // A missing folder to create is made by the walk below, name by name.
+            if !(code == ENOENT && create) {
+                if code == ELOOP || code == EXDEV {
+                    throw Self.unsafe(path, "goes through a symbolic link below the root \(self.path); jgmirror never follows one there")
+                }
+                if code != ENOSYS && code != EPERM { throw .local(errno: code, path: path, doing: "cannot open the folder of") }
+            }
+        }
+        var current = fd
+        for (index, name) in names.enumerated() {
+            let last = index == names.count - 1
+            var next = openat(current, name, (last ? open : jg_o_path | O_DIRECTORY | O_CLOEXEC) | O_NOFOLLOW)
+            if next < 0, errno == ENOENT, create {
+                if mkdirat(current, name, 0o755) != 0, errno != EEXIST {
+                    let code = errno
+                    if current != fd { close(current) }
+                    throw .local(errno: code, path: path, doing: "cannot create a folder for")
+                }
+                next = openat(current, name, (last ? open : jg_o_path | O_DIRECTORY | O_CLOEXEC) | O_NOFOLLOW)
+            }
+            if next < 0 {
+                let error = failure(errno, in: current, name: name, path: path, doing: "cannot open the folder of")
+                if current != fd { close(current) }
+                throw error
+            }
+            if current != fd { close(current) }
+            current = next
+        }
+        return current
+    }
+
+    /// The error for a failed call on `name` in `folder`: `unsafe_path` when the
+    /// name is a symlink (`O_NOFOLLOW` answers ELOOP, or ENOTDIR with `O_DIRECTORY`).
+    private func failure(_ code: Int32, in folder: Int32, name: String, path: String, doing action: String) -> TransferError {
+        if code == ELOOP || code == ENOTDIR {
+            var info = stat()
+            if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                return Self.unsafe(path, "goes through the symbolic link '\(name)' below the root \(self.path); jgmirror never follows one there")
+            }
+        }
+        return .local(errno: code, path: path, doing: action)
+    }
+
+    static func unsafe(_ path: String, _ reason: String) -> TransferError {
+        TransferError(code: .unsafePath, message: "\(path) \(reason)")
+    }
+}
