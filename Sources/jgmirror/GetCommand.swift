@@ -10,19 +10,22 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The URL to fetch.")
     var url: String
 
-    @Option(name: [.short, .customLong("output")], help: "Destination file.")
+    @Option(
+        name: [.short, .customLong("output")],
+        help: "Destination file; a folder (existing, '.', or ending in '/') keeps the URL's file name.")
     var output: String
 
-    @Option(name: [.short, .customLong("connections")], help: "Connections for the file.")
+    // `.unconditional`: "-1" is the value, for the range check to answer.
+    @Option(name: [.short, .customLong("connections")], parsing: .unconditional, help: "Connections for the file (1 to 64).")
     var connections = 6
 
-    @Option(help: "Retries per connection (default: connections / 2, at least 1).")
+    @Option(parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).")
     var retries: Int?
 
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
-    @Option(help: "Numeric tag echoed in the report.")
+    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report.")
     var tag: Int?
 
     @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. 1MiB.")
@@ -59,17 +62,18 @@ struct GetCommand: AsyncParsableCommand {
         download.tag = tag
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
-        guard let segment = Units.parseSize(minSegment), segment >= 16 * 1024 else {
+        download.maxSize = transferOptions.maxSizeBytes
+        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment else {
             throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
         }
-        guard let stall = Units.parseDuration(timeout), stall >= 0.1 else {
+        guard let stall = Units.parseDuration(timeout), stall >= Rules.minimumTimeout else {
             throw ValidationError("--timeout takes a duration such as 30s")
         }
         download.minSegment = segment
         download.timeout = stall
         let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)
         let session: SyncSession
-        do { session = try download.session(options: options) } catch { throw ValidationError(error.message) }
+        do { session = try download.session(options: options) } catch { throw ValidationError(error.errorDescription ?? error.message) }
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
         do {
             let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)

@@ -72,6 +72,9 @@ enum Entry {
             } else {
                 try command.run()
             }
+        } catch let code as ArgumentParser.ExitCode where code != .success {
+            // A command that has already said what went wrong and chose its exit code.
+            Foundation.exit(code.rawValue)
         } catch {
             let code = JGMirrorCommand.exitCode(for: error)
             if code == ArgumentParser.ExitCode.success {

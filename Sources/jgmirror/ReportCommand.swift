@@ -29,18 +29,48 @@ struct MergeCommand: ParsableCommand {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
         var loaded: [RunReport] = []
         for path in reports {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                Terminal.error("cannot read \(path)")
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                Terminal.error("cannot read report \(path): \(Self.reason(error))")
                 throw ExitCode(JGMirror.ExitCode.usage.rawValue)
             }
             do { loaded.append(try RunReport.decode(data)) } catch {
-                Terminal.error("\(path) is not a jgmirror report: \(error)")
+                Terminal.error("\(path) is not a jgmirror JSON report (\(Self.describe(decodingError: error)))")
                 throw ExitCode(JGMirror.ExitCode.usage.rawValue)
             }
         }
         let merged = RunReport.merge(loaded)
         Terminal.finish(
-            merged, reportPath: output ?? "-", junitPath: junit, quiet: false,
+            merged, reportPath: output ?? "-", junitPath: junit, quiet: false, label: "report merge",
             outputs: OperatorOutputs(events: nil, metricsPath: metrics))
+    }
+}
+
+extension MergeCommand {
+    /// Why a file could not be read, without Foundation's wrapping.
+    static func reason(_ error: Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
+        return error.localizedDescription
+    }
+
+    /// One line on why a file is not a report: not JSON, or which key is missing or wrong.
+    static func describe(decodingError error: Error) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.isEmpty ? "the top level" : "'" + context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
+        }
+        guard let error = error as? DecodingError else { return error.localizedDescription }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let within = context.codingPath.isEmpty ? "" : " in \(path(context))"
+            return "no '\(key.stringValue)' key\(within)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            if context.codingPath.isEmpty { return "not a JSON object" }
+            return "\(path(context)) has the wrong type"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)) is invalid"
+        @unknown default:
+            return "unreadable"
+        }
     }
 }

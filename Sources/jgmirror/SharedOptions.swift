@@ -16,16 +16,18 @@ struct ManifestOptionGroup: ParsableArguments {
     @Option(help: "Destination root (default: the manifest's root, else its folder).")
     var root: String?
 
-    @Option(help: "Take only shard I of N (I/N, 0-based), or 'auto' with --shard-count.")
+    // `.unconditional`: a value such as "-1" is the option's value, so the range check
+    // below can answer it (instead of "Missing value").
+    @Option(parsing: .unconditional, help: "Take only shard I of N (I/N, 0-based), or 'auto' with --shard-count.")
     var shard: String?
 
-    @Option(name: .customLong("shard-count"), help: "Shard count for --shard auto.")
+    @Option(name: .customLong("shard-count"), parsing: .unconditional, help: "Shard count for --shard auto.")
     var shardCount: Int?
 
-    @Option(help: "Override every item's connection count.")
+    @Option(parsing: .unconditional, help: "Override every item's connection count (1 to 64).")
     var connections: Int?
 
-    @Option(help: "Override every item's retry count.")
+    @Option(parsing: .unconditional, help: "Override every item's retry count (0 to 100).")
     var retries: Int?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
@@ -36,6 +38,11 @@ struct ManifestOptionGroup: ParsableArguments {
 
     @Flag(name: .customLong("require-checksums"), help: "An item without a checksum is a manifest error.")
     var requireChecksums = false
+
+    @Flag(
+        name: .customLong("portable-names"),
+        help: "Destinations that differ only in case (one file on macOS and Windows) are errors, not warnings.")
+    var portableNames = false
 
     @Option(help: "Write the JSON report there ('-' for stdout).")
     var report: String?
@@ -50,8 +57,9 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        if let connections, !(1...64).contains(connections) { throw ValidationError("--connections must be from 1 to 64") }
-        if let retries, !(0...100).contains(retries) { throw ValidationError("--retries must be from 0 to 100") }
+        try checkRange("--connections", connections, Rules.connections)
+        try checkRange("--retries", retries, Rules.retries)
+        if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1, not \(shardCount)") }
         _ = try parseHeaders(headers)
     }
 
@@ -68,10 +76,14 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
     /// Loads the manifest, fetches the lists of its `sets:` (through an engine set up
-    /// by `transfer`) and builds the plan; exits 2 with `FILE:LINE:COL` on error.
-    func loadPlan(command: String, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil) async -> Plan {
+    /// by `transfer`) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
+    /// naming the tags when a tag filter selects no item. Prints the manifest's warnings.
+    func loadPlan(
+        command: String, maxSize: Int64? = nil, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil
+    ) async -> Plan {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
+        manifestOptions.portableNames = portableNames
         do {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
             if !manifest.sets.isEmpty {
@@ -81,7 +93,11 @@ struct ManifestOptionGroup: ParsableArguments {
                     fail(error, command: command, outputs: outputs)
                 }
             }
+            for warning in manifest.warnings {
+                Terminal.warning((warning.errorDescription ?? warning.message) + " (--portable-names makes this an error)")
+            }
             var options = PlanOptions()
+            options.maxSize = maxSize
             options.tags = tags
             options.skipTags = skipTags
             options.root = root
@@ -89,12 +105,15 @@ struct ManifestOptionGroup: ParsableArguments {
             options.retries = retries
             options.headers = try parseHeaders(headers)
             options.shard = try resolveShard()
-            return Plan(manifest: manifest, options: options)
+            let plan = Plan(manifest: manifest, options: options)
+            if let problem = plan.emptySelection { throw problem }
+            return plan
         } catch let error as ManifestError {
             fail(.manifest(error), command: command, outputs: outputs)
+        } catch let error as UsageError {
+            fail(.usage(error), command: command, outputs: outputs)
         } catch {
-            Terminal.error(error.localizedDescription)
-            Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+            fail(.usage(UsageError(error.localizedDescription)), command: command)
         }
     }
 
@@ -107,14 +126,24 @@ struct ManifestOptionGroup: ParsableArguments {
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
-    @Option(help: "Items in flight at once.")
+    @Option(parsing: .unconditional, help: "Items in flight at once (1 to 4096).")
     var jobs = 8
 
-    @Option(name: .customLong("max-per-host"), help: "Cap on simultaneous connections to one host.")
+    @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.")
     var maxPerHost = 16
 
-    @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M.")
+    @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
     var maxRate: String?
+
+    @Option(
+        name: .customLong("max-size"),
+        help: "Override every item's max_size: the most bytes accepted for a body of unknown length, e.g. 8GiB.")
+    var maxSize: String?
+
+    @Option(
+        name: .customLong("min-free"),
+        help: "Free space a download of unknown length must leave (default: 1GiB, or 1% of the file system if smaller).")
+    var minFree: String?
 
     @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
     var noResume = false
@@ -134,9 +163,17 @@ struct TransferOptionGroup: ParsableArguments {
     var noFsync = false
 
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard maxPerHost >= 1 else { throw ValidationError("--max-per-host must be at least 1") }
-        if let maxRate, (Units.parseSize(maxRate) ?? 0) <= 0 { throw ValidationError("--max-rate takes a rate such as 20M, not '\(maxRate)'") }
+        try checkRange("--jobs", jobs, Rules.jobs)
+        try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost)
+        if let maxRate, (Units.parseRate(maxRate) ?? 0) <= 0 {
+            throw ValidationError("--max-rate takes bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
+        }
+        if let maxSize, (Units.parseSize(maxSize) ?? 0) <= 0 {
+            throw ValidationError("--max-size takes a size of more than 0 bytes such as 8GiB, not '\(maxSize)'")
+        }
+        if let minFree, Units.parseSize(minFree) == nil {
+            throw ValidationError("--min-free takes a size such as 1GiB or 0, not '\(minFree)'")
+        }
         guard Units.parseDuration(retryDelay) != nil else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
         if let caCert, !FileManager.default.isReadableFile(atPath: caCert) {
             throw ValidationError("--ca-cert: cannot read \(caCert)")
@@ -147,7 +184,8 @@ struct TransferOptionGroup: ParsableArguments {
         var options = SyncOptions()
         options.jobs = jobs
         options.maxPerHost = maxPerHost
-        options.maxRate = maxRate.flatMap(Units.parseSize)
+        options.maxRate = maxRate.flatMap(Units.parseRate)
+        options.minFree = minFree.flatMap(Units.parseSize)
         options.resume = !noResume
         options.caCert = caCert
         options.allowFileURLs = allowFileURLs
@@ -157,6 +195,9 @@ struct TransferOptionGroup: ParsableArguments {
         options.durable = !noFsync
         return options
     }
+
+    /// `--max-size` in bytes, once `validate` has passed.
+    var maxSizeBytes: Int64? { maxSize.flatMap(Units.parseSize) }
 }
 
 extension ProgressRenderer.Mode: ExpressibleByArgument {}
@@ -195,19 +236,27 @@ enum SessionRunner {
         await reading.value
         await rendering.value
         var report = try result.get()
+        progress.reportProblems(in: report)
         if session.isCancelled { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
         return report
     }
 }
 
-/// `--header` values as headers; refuses anything that is not one `Name: value` line.
+/// `--header` values as headers; refuses anything that is not one `Name: value` line,
+/// and headers jgmirror sets itself (`Rules.headerProblem`).
 func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {
     try lines.map { line throws(ValidationError) in
         guard let header = HTTPHeader(line: line) else {
             throw ValidationError("--header takes one line 'Name: value', not \(line.debugDescription)")
         }
+        if let problem = Rules.headerProblem(name: header.name) { throw ValidationError("--header: \(problem)") }
         return header
     }
+}
+
+/// Refuses a number outside `range`, naming the option and the range.
+func checkRange(_ option: String, _ value: Int?, _ range: ClosedRange<Int>) throws(ValidationError) {
+    if let value, let problem = Rules.problem(value, in: range) { throw ValidationError("\(option) \(problem)") }
 }
 
 extension ProgressRenderer.Verbosity {

@@ -17,7 +17,8 @@ struct SyncCommand: AsyncParsableCommand {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
-        let plan = await manifestOptions.loadPlan(command: "sync", outputs: outputs, transfer: options)
+        let plan = await manifestOptions.loadPlan(
+            command: "sync", maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
         options.failFast = failFast
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
         let session = SyncSession(plan: plan, options: options)

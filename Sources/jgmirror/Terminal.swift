@@ -7,13 +7,20 @@ enum Terminal {
         FileHandle.standardError.write(Data("jgmirror: \(message)\n".utf8))
     }
 
+    /// Something allowed but likely wrong; the run goes on.
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data("jgmirror: warning: \(message)\n".utf8))
+    }
+
     static func info(_ message: String) {
         FileHandle.standardError.write(Data("\(message)\n".utf8))
     }
 
     /// Writes the JSON and JUnit reports where asked, then exits with the report's code.
+    /// The summary line starts with `label` (default: the report's command).
     static func finish(
-        _ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool, outputs: OperatorOutputs? = nil
+        _ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool, label: String? = nil, summary: Bool = true,
+        outputs: OperatorOutputs? = nil
     ) -> Never {
         var code = report.exitCode
         if let reportPath {
@@ -42,11 +49,12 @@ enum Terminal {
             final.exitCode = code
             code = outputs.finish(final)
         }
-        if !quiet || code != .success { info(ProgressRenderer.summary(report)) }
+        if summary, !quiet || code != .success { info(ProgressRenderer.summary(report, label: label)) }
         Foundation.exit(code.rawValue)
     }
 
-    /// Reports a run that stopped as a whole (bad manifest, lock held) and exits.
+    /// Reports a run that stopped as a whole (bad manifest, lock held) and exits: the
+    /// error is the last line, with no item summary after it (no item was looked at).
     static func fail(
         _ error: SyncError, command: String, manifest: String?, reportPath: String?, junitPath: String?,
         outputs: OperatorOutputs? = nil
@@ -56,7 +64,7 @@ enum Terminal {
         var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
         report.error = error.itemError
         if reportPath != nil || junitPath != nil || outputs != nil {
-            finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true, outputs: outputs)
+            finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true, summary: false, outputs: outputs)
         }
         Foundation.exit(error.exitCode.rawValue)
     }

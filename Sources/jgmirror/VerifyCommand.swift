@@ -9,12 +9,15 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var operatorOptions: OperatorOptionGroup
 
+    @Option(help: "Progress display: auto, bars, lines or none (none still names every problem).")
+    var progress: ProgressRenderer.Mode = .lines
+
     func run() async throws {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
         let plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
         do {
             let report = try Verification.run(plan: plan)
-            let renderer = ProgressRenderer(mode: .lines, verbosity: manifestOptions.verbosity)
+            let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)
             let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
             for item in report.items {
                 outputs.write(.itemFinished(item))
@@ -22,6 +25,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             continuation.finish()
             await renderer.consume(stream)
+            renderer.reportProblems(in: report)
             manifestOptions.finish(report, outputs: outputs)
         } catch {
             manifestOptions.fail(error, command: "verify", outputs: outputs)

@@ -8,7 +8,7 @@ import Testing
         let codes: [ErrorCode] = [
             .http(404), .http(503), .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect,
             .notFound, .range, .transfer, .changed, .sizeMismatch, .checksumMismatch, .signature, .missing, .diskFull,
-            .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked,
+            .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .tooLarge, .usage, .local,
         ]
         #expect(Set(codes.map(\.rawValue)).count == codes.count)
         for code in codes { #expect(ErrorCode(rawValue: code.rawValue) == code) }
@@ -24,6 +24,7 @@ import Testing
     @Test func eachCodeKnowsItsExitClass() {
         #expect(ErrorCode.diskFull.exitCode == .local && ErrorCode.unsafePath.isLocal && ErrorCode.curl.isLocal)
         #expect(ErrorCode.http(500).exitCode == .transferFailed && !ErrorCode.sizeMismatch.isLocal)
+        #expect(ErrorCode.tooLarge.exitCode == .transferFailed && ErrorCode.usage.exitCode == .usage && ErrorCode.local.isLocal)
         #expect(ErrorCode.checksumMismatch.exitCode == .integrity && ErrorCode.signature.exitCode == .integrity && ErrorCode.manifest.exitCode == .usage)
         let local = ItemResult(dest: "a", url: "u", status: .failed, error: ItemError(code: .permissionDenied, message: ""))
         let remote = ItemResult(dest: "b", url: "u", status: .failed, error: ItemError(code: .http(404), message: ""))

@@ -63,8 +63,10 @@ struct Execution: Sendable {
     var stderr: String
 }
 
-/// Path of the built `jgmirror` executable, beside the test bundle.
+/// Path of the built `jgmirror` executable, beside the test bundle; `JGMIRROR_TEST_BINARY`
+/// runs the end-to-end tests against another build (an older one, to see a test fail).
 var jgmirrorBinary: String {
+    if let other = ProcessInfo.processInfo.environment["JGMIRROR_TEST_BINARY"] { return other }
     var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<3 {
         let candidate = folder.appendingPathComponent("jgmirror").path
@@ -76,8 +78,9 @@ var jgmirrorBinary: String {
 }
 
 /// Starts the binary; the caller waits (swift-argument-parser's `AssertExecuteCommand` shape).
-func launch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+func launch(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) throws -> (Process, Pipe, Pipe) {
     let process = Process()
+    if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
     process.executableURL = URL(fileURLWithPath: jgmirrorBinary)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -91,17 +94,17 @@ func launch(_ arguments: [String], environment: [String: String] = [:]) throws -
 
 /// Runs the binary to the end on a thread of its own, so that waiting for it never
 /// holds one of the cooperative pool's threads (two on a 2-core machine).
-func execute(_ arguments: [String], environment: [String: String] = [:]) async throws -> Execution {
+func execute(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) async throws -> Execution {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
-            continuation.resume(with: Result { try executeBlocking(arguments, environment: environment) })
+            continuation.resume(with: Result { try executeBlocking(arguments, environment: environment, in: folder) })
         }
         thread.start()
     }
 }
 
-private func executeBlocking(_ arguments: [String], environment: [String: String]) throws -> Execution {
-    let (process, out, err) = try launch(arguments, environment: environment)
+private func executeBlocking(_ arguments: [String], environment: [String: String], in folder: String?) throws -> Execution {
+    let (process, out, err) = try launch(arguments, environment: environment, in: folder)
     // Both pipes drain at once, so a full one can never stall the child.
     let stderr = OutputBox()
     let errors = err.fileHandleForReading

@@ -16,6 +16,9 @@ public final class TestServer: Sendable {
         case stall(afterBytes: Int, seconds: Double)
         /// Answer a Range request with the whole body (200).
         case ignoreRange
+        /// Send these bytes instead of an HTTP response, then close (a server that
+        /// speaks something else).
+        case raw([UInt8])
     }
 
     /// One path the server answers.
@@ -35,6 +38,8 @@ public final class TestServer: Sendable {
         public var extraBytes = 0
         /// A chunked body that never ends (bounded at 1 GiB so the test stops by itself).
         public var endless = false
+        /// Extra response header lines (`Name: value`), sent as given.
+        public var extraHeaders: [String] = []
         /// Picks a fault by request number (0-based, per path).
         public var fault: @Sendable (Int) -> Fault? = { _ in nil }
 
@@ -202,6 +207,10 @@ public final class TestServer: Sendable {
     private func respond(_ fd: Int32, request: Request, route: Route?, index: Int) -> Bool {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
         let fault = route.fault(index)
+        if case .raw(let bytes) = fault {
+            _ = write(fd, bytes)
+            return false
+        }
         if case .status(let status, let retryAfter) = fault {
             var head = "HTTP/1.1 \(status) Fault\r\nContent-Length: 0\r\n"
             if let retryAfter { head += "Retry-After: \(retryAfter)\r\n" }
@@ -211,7 +220,7 @@ public final class TestServer: Sendable {
             return send(fd, head: "HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n")
         }
         let total = route.body.count
-        var validators = ""
+        var validators = route.extraHeaders.map { $0 + "\r\n" }.joined()
         if let etag = route.etag { validators += "ETag: \(etag)\r\n" }
         if let lastModified = route.lastModified { validators += "Last-Modified: \(lastModified)\r\n" }
         if route.endless {

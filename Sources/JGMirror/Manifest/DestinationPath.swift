@@ -11,20 +11,42 @@ enum DestinationPath {
         case noFileName(String)
         case reserved(String)
         case invalid(String)
+        case nameTooLong(String, bytes: Int, limit: Int)
 
         var message: String {
             switch self {
-            case .absolute(let dest): "destination '\(dest)' is absolute; it must be relative to the root"
-            case .escapes(let dest): "destination '\(dest)' leaves the root"
+            case .absolute(let dest): "destination '\(Rules.abbreviated(dest))' is absolute; it must be relative to the root"
+            case .escapes(let dest): "destination '\(Rules.abbreviated(dest))' leaves the root"
             case .empty: "destination is empty"
-            case .noFileName(let url): "cannot take a file name from URL '\(Redactor.redactURL(url))'; give 'dest' a file name"
-            case .reserved(let dest): "destination '\(dest)' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, .jgmirror.lock)"
-            case .invalid(let dest): "destination '\(dest)' contains a control character"
+            case .noFileName(let url): "cannot take a file name from URL '\(Rules.abbreviated(Redactor.redactURL(url)))'; give 'dest' a file name"
+            case .reserved(let dest): "destination '\(Rules.abbreviated(dest))' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, .jgmirror.lock)"
+            case .invalid(let dest): "destination '\(Rules.printable(dest))' contains a control character"
+            case .nameTooLong(let name, let bytes, let limit):
+                "destination name '\(Rules.abbreviated(name))' is \(bytes) bytes long; file systems take \(limit) "
+                    + "(the last name of a destination leaves room for the .jgpart and .jgd.tmp jgmirror adds)"
             }
         }
     }
 
     static let reservedSuffixes = [".jgpart", ".jgd", ".jgbad", ".jgd.tmp"]
+    /// The longest last name: room is left for the longest suffix jgmirror appends.
+    static let maxLastNameLength = Rules.maxNameLength - ".jgd.tmp".utf8.count
+
+    /// Whether `name` is one of jgmirror's working names. Refused for folders too: a
+    /// folder `x.jgpart` would stand where the part file of `x` must go.
+    static func isReserved(_ name: Substring) -> Bool {
+        name == ".jgmirror.lock" || reservedSuffixes.contains(where: { name.hasSuffix($0) })
+    }
+
+    /// The first component longer than a file system takes, if any.
+    static func lengthProblem(_ path: String) -> Problem? {
+        let parts = path.split(separator: "/")
+        for (index, part) in parts.enumerated() {
+            let limit = index == parts.count - 1 ? maxLastNameLength : Rules.maxNameLength
+            if part.utf8.count > limit { return .nameTooLong(String(part), bytes: part.utf8.count, limit: limit) }
+        }
+        return nil
+    }
 
     /// The normalised relative path for `dest` (nil or a trailing `/` takes the URL's file name).
     static func normalize(_ dest: String?, url: String) -> Result<String, Problem> {
@@ -37,10 +59,11 @@ enum DestinationPath {
         if raw.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) { return .failure(.invalid(raw)) }
         // Already normal (no empty, '.' or '..' segment): most manifests, checked on bytes.
         if !raw.hasPrefix("."), !raw.contains(ascii: "//"), !raw.contains(ascii: "/."), !raw.hasSuffix("/") {
-            let last = Paths.lastComponent(of: raw)
-            if last == ".jgmirror.lock" || reservedSuffixes.contains(where: { last.hasSuffix($0) }) {
+            // One pass over the bytes finds the names ending in a reserved suffix ('.j'…).
+            if raw.contains(ascii: ".j"), raw.split(separator: "/").contains(where: isReserved) {
                 return .failure(.reserved(raw))
             }
+            if raw.utf8.count > maxLastNameLength, let problem = lengthProblem(raw) { return .failure(problem) }
             return .success(raw)
         }
         var parts: [Substring] = []
@@ -53,11 +76,11 @@ enum DestinationPath {
             default: parts.append(part)
             }
         }
-        guard let last = parts.last else { return .failure(.empty) }
-        if last == ".jgmirror.lock" || reservedSuffixes.contains(where: { last.hasSuffix($0) }) {
-            return .failure(.reserved(raw))
-        }
-        return .success(parts.joined(separator: "/"))
+        guard !parts.isEmpty else { return .failure(.empty) }
+        if parts.contains(where: isReserved) { return .failure(.reserved(raw)) }
+        let normal = parts.joined(separator: "/")
+        if let problem = lengthProblem(normal) { return .failure(problem) }
+        return .success(normal)
     }
 
     /// The last path segment of `url`, percent-decoded; nil when there is none.

@@ -18,6 +18,9 @@ public struct Manifest: Sendable {
     /// Items whose list failed its signature check, by destination: they are
     /// reported as failed with this error and nothing is fetched for them.
     public var failures: [String: ItemError] = [:]
+    /// What is allowed but likely wrong (destinations that differ only in case), for
+    /// the CLI to print; `--portable-names` makes these errors.
+    public var warnings: [ManifestError] = []
 }
 
 /// Options that `defaults` sets for every item and an item may override.
@@ -40,6 +43,9 @@ public struct ItemSettings: Sendable, Equatable {
     public var insecure: Bool?
     /// Send the headers along when a redirect leads to another origin (SPEC §10).
     public var forwardHeaders: Bool?
+    /// The most bytes accepted for a body of unknown length, or announced for one of
+    /// known length (SPEC §3, §10).
+    public var maxSize: Int64?
 
     public init() {}
 }

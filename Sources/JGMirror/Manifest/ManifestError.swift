@@ -18,8 +18,10 @@ public struct ManifestError: LocalizedError, Sendable, Equatable {
     }
 
     /// `FILE:LINE:COL: message`, the shape compilers use, so editors can jump to it.
+    /// Control characters (a NUL from a percent-decoded URL, an escape sequence) are
+    /// shown escaped, never written raw to a terminal.
     public var errorDescription: String? {
-        if let location { return "\(file):\(location.line):\(location.column): \(message)" }
-        return "\(file): \(message)"
+        if let location { return Rules.printable("\(file):\(location.line):\(location.column): \(message)") }
+        return Rules.printable("\(file): \(message)")
     }
 }

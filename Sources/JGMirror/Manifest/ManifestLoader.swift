@@ -9,6 +9,9 @@ public struct ManifestOptions: Sendable {
     public var requireChecksums = false
     /// Values for `${NAME}` references; the process environment by default.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// Destinations that differ only in case are errors instead of warnings
+    /// (`--portable-names`): they are one file on macOS and Windows file systems.
+    public var portableNames = false
 
     public init(allowFileURLs: Bool = false, requireChecksums: Bool = false) {
         self.allowFileURLs = allowFileURLs

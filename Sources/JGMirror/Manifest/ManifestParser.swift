@@ -10,7 +10,7 @@ struct ManifestParser {
     private var peeked: (YAMLEvent, SourceLocation)?
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
-    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers"]
+    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size"]
     static let itemKeys = ["url", "mirrors", "dest", "sha256", "size", "tag"] + settingKeys
     static let checksumKeys = ["url", "signature", "keyring"]
     static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
@@ -239,8 +239,9 @@ struct ManifestParser {
             case "sha256":
                 let (text, shaLocation) = try readString(key)
                 let hex = text.lowercased()
-                guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
-                    throw error(shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(text)' (\(text.count) characters)")
+                guard Rules.isSHA256(hex) else {
+                    throw error(
+                        shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
                 }
                 item.sha256 = hex
                 item.sha256Location = shaLocation
@@ -261,16 +262,20 @@ struct ManifestParser {
     /// Parses one of the keys `defaults` and items share; false when `key` is not one.
     private mutating func parseSetting(_ key: String, into settings: inout ItemSettings) throws(ManifestError) -> Bool {
         switch key {
-        case "connections": settings.connections = try readInt(key, range: 1...64).0
-        case "retries": settings.retries = try readInt(key, range: 0...100).0
+        case "connections": settings.connections = try readInt(key, range: Rules.connections).0
+        case "retries": settings.retries = try readInt(key, range: Rules.retries).0
         case "min_segment":
             let (size, location) = try readSize(key)
-            guard size >= 16 * 1024 else { throw error(location, "'min_segment' must be at least 16KiB") }
+            guard size >= Rules.minimumSegment else { throw error(location, "'min_segment' must be at least 16KiB") }
             settings.minSegment = size
         case "timeout":
             let (seconds, location) = try readDuration(key)
-            guard seconds >= 0.1 else { throw error(location, "'timeout' must be at least 100ms") }
+            guard seconds >= Rules.minimumTimeout else { throw error(location, "'timeout' must be at least 100ms") }
             settings.timeout = seconds
+        case "max_size":
+            let (size, location) = try readSize(key)
+            guard size > 0 else { throw error(location, "'max_size' must be more than 0 bytes") }
+            settings.maxSize = size
         case "headers": settings.headers = try readHeaders(key)
         case "redact": settings.redact = try readStringList(key).map(\.0)
         case "tags": settings.tags = try readStringList(key).map(\.0)
@@ -287,6 +292,9 @@ struct ManifestParser {
         var destinations: [String: SourceLocation] = [:]
         destinations.reserveCapacity(manifest.items.count)
         var directories = Set<String>()
+        // The same, case-folded: names that collide on a case-insensitive file system.
+        var foldedDestinations: [String: (dest: String, line: Int)] = [:]
+        var foldedDirectories: [String: String] = [:]
         for index in manifest.items.indices {
             let item = manifest.items[index]
             let dest = try DestinationPath.normalize(item.dest, url: item.url).get(file: reader.sourceName, at: item.destLocation)
@@ -305,6 +313,11 @@ struct ManifestParser {
                 if !directories.insert(parent).inserted { break }
             }
             destinations[dest] = item.destLocation
+            if let clash = caseClash(dest, line: item.destLocation.line, &foldedDestinations, &foldedDirectories) {
+                let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")
+                if options.portableNames { throw problem }
+                manifest.warnings.append(problem)
+            }
             manifest.items[index].dest = dest
             if options.requireChecksums, item.sha256 == nil, manifest.checksums.isEmpty {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
@@ -312,26 +325,35 @@ struct ManifestParser {
         }
     }
 
+    /// Records `dest` case-folded; says which other destination it would collide with
+    /// where case does not count (a file with a file, or a file with a folder).
+    private func caseClash(
+        _ dest: String, line: Int, _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
+    ) -> String? {
+        let folded = dest.lowercased()
+        if let other = files[folded] {
+            return "destination '\(dest)' and '\(other.dest)' (line \(other.line)) are the same file"
+        }
+        if let other = folders[folded] {
+            return "destination '\(dest)' is the same name as the folder '\(other)' of another item"
+        }
+        files[folded] = (dest, line)
+        var parent = Substring(dest)
+        var foldedParent = Substring(folded)
+        while let slash = parent.lastIndex(of: "/"), let foldedSlash = foldedParent.lastIndex(of: "/") {
+            parent = parent[..<slash]
+            foldedParent = foldedParent[..<foldedSlash]
+            if let other = files[String(foldedParent)] {
+                return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(other.dest)' (line \(other.line))"
+            }
+            if folders[String(foldedParent)] != nil { break }
+            folders[String(foldedParent)] = String(parent)
+        }
+        return nil
+    }
+
     func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
-        guard let authority = URLAuthority(url) else {
-            throw error(location, "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)")
-        }
-        let scheme = authority.scheme.lowercased()
-        switch scheme {
-        case "http", "https":
-            guard authority.hasHost(in: url) else {
-                throw error(location, "URL '\(Redactor.redactURL(url))' has no host")
-            }
-        case "file":
-            guard options.allowFileURLs else {
-                throw error(location, "file:// URLs are refused unless --allow-file-urls is given")
-            }
-        default:
-            throw error(location, "unsupported URL scheme '\(scheme)'; use http or https")
-        }
-        if url.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }) {
-            throw error(location, "URL contains white space; percent-encode it (%20)")
-        }
+        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs) { throw error(location, problem) }
     }
 
     // MARK: Typed values
@@ -419,9 +441,7 @@ struct ManifestParser {
             guard case .scalar(let name, _) = event else {
                 throw error(location, "header names must be strings, found \(event.noun)")
             }
-            guard HTTPHeader.isValidName(name) else {
-                throw error(location, "'\(name)' is not a valid header name")
-            }
+            if let problem = Rules.headerProblem(name: name) { throw error(location, problem) }
             guard seen.insert(name.lowercased()).inserted else { throw error(location, "header '\(name)' is set twice") }
             let (value, valueLocation) = try readString(name)
             guard HTTPHeader.isValidValue(value) else {

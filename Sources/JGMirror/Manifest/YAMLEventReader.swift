@@ -37,15 +37,23 @@ final class YAMLEventReader {
     private let parser: UnsafeMutablePointer<yaml_parser_t>
     private var file: UnsafeMutablePointer<FILE>?
     private var input: UnsafeMutableBufferPointer<UInt8>?
+    /// The file read from, to find the line of an encoding error libyaml gives as an offset.
+    private var path: String?
     /// The name errors use for the source: the manifest's path as given.
     let sourceName: String
 
     /// Reads from the file at `path`.
     init(path: String) throws(ManifestError) {
         sourceName = path
+        self.path = path
         guard let handle = fopen(path, "rb") else {
             let reason = String(cString: strerror(errno))
             throw ManifestError(file: path, location: nil, message: "cannot read manifest: \(reason)")
+        }
+        var info = stat()
+        if fstat(fileno(handle), &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            fclose(handle)
+            throw ManifestError(file: path, location: nil, message: "is a folder, not a manifest; give the path of the YAML file")
         }
         file = handle
         parser = .allocate(capacity: 1)
@@ -120,6 +128,14 @@ final class YAMLEventReader {
         let state = parser.pointee
         let problem = state.problem.map { String(cString: $0) } ?? "malformed YAML"
         let mark = state.problem_mark
+        if state.error == YAML_READER_ERROR {
+            // Encoding errors come with a byte offset, not a mark.
+            let offset = Int(state.problem_offset)
+            let value = state.problem_value >= 0 ? String(format: " (byte 0x%02X)", state.problem_value) : ""
+            return ManifestError(
+                file: sourceName, location: location(ofByte: offset),
+                message: "the manifest must be UTF-8 text without control characters: \(problem)\(value)")
+        }
         var message = "YAML syntax error: \(problem)"
         if let context = state.context.map({ String(cString: $0) }) {
             message += " (\(context))"
@@ -129,5 +145,31 @@ final class YAMLEventReader {
             location: SourceLocation(line: Int(mark.line) + 1, column: Int(mark.column) + 1),
             message: message
         )
+    }
+
+    /// The line and column (in characters) of the byte at `offset`, read again from
+    /// the source: libyaml counts lines only for text it has decoded.
+    private func location(ofByte offset: Int) -> SourceLocation? {
+        var prefix: [UInt8]
+        if let input {
+            prefix = Array(input.prefix(offset))
+        } else if let path, let handle = FileHandle(forReadingAtPath: path) {
+            defer { try? handle.close() }
+            prefix = [UInt8]((try? handle.read(upToCount: offset)) ?? Data())
+        } else {
+            return nil
+        }
+        guard prefix.count == offset else { return nil }
+        var line = 1
+        var column = 1
+        for byte in prefix {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1  // one per character, not per byte
+            }
+        }
+        return SourceLocation(line: line, column: column)
     }
 }

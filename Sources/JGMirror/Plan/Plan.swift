@@ -11,6 +11,10 @@ public struct Plan: Sendable {
     public var items: [PlannedItem]
     /// How many items the manifest has before filters.
     public var totalInManifest: Int
+    /// Set when `--tag`/`--skip-tag` selected no item: a usage error naming the tags the
+    /// manifest has (SPEC §2), so a typo in a CI job does not pass with nothing done.
+    /// A shard that happens to be empty is not one.
+    public var emptySelection: UsageError?
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
@@ -23,10 +27,15 @@ public struct Plan: Sendable {
         let defaults = manifest.defaults
         var selected: [PlannedItem] = []
         selected.reserveCapacity(source.count)
+        let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
+        var tagSelected = 0
+        var knownTags = Set<String>()
         for (index, item) in source.enumerated() {
             let tags = item.settings.tags ?? defaults.tags ?? []
+            if filtersTags { knownTags.formUnion(tags) }
             if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
             if tags.contains(where: options.skipTags.contains) { continue }
+            tagSelected += 1
             // The parser has already normalised `dest`.
             let dest = item.dest ?? ""
             if let shard = options.shard, !shard.contains(dest: dest) { continue }
@@ -51,12 +60,32 @@ public struct Plan: Sendable {
                     tag: item.tag,
                     insecure: item.settings.insecure ?? defaults.insecure ?? false,
                     forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
+                    maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
                     location: item.location,
                     sha256Location: item.sha256Location,
                     failure: manifest.failures.isEmpty ? nil : manifest.failures[dest]
                 ))
         }
         items = selected
+        if filtersTags, tagSelected == 0 {
+            emptySelection = Plan.emptySelectionError(options: options, knownTags: knownTags)
+        }
+    }
+
+    private static func emptySelectionError(options: PlanOptions, knownTags: Set<String>) -> UsageError {
+        var filters = options.tags.map { "--tag \($0)" } + options.skipTags.map { "--skip-tag \($0)" }
+        if filters.count > 4 { filters = filters.prefix(4) + ["…"] }
+        let unknown = (options.tags + options.skipTags).filter { !knownTags.contains($0) }
+        var message = "\(filters.joined(separator: " ")) selects no item"
+        if !unknown.isEmpty { message += " (no item has the tag\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")))" }
+        if knownTags.isEmpty {
+            message += "; the manifest's items have no tags"
+        } else {
+            let sorted = knownTags.sorted()
+            let shown = sorted.prefix(20).joined(separator: ", ") + (sorted.count > 20 ? ", … (\(sorted.count) in all)" : "")
+            message += "; the manifest's tags are: \(shown)"
+        }
+        return UsageError(message)
     }
 
     /// `--root`, else the manifest's `root` relative to its folder, else its folder.

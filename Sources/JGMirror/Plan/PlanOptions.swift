@@ -16,6 +16,8 @@ public struct PlanOptions: Sendable {
     public var shard: Shard?
     /// Extra headers for every item (`--header`), after the manifest's.
     public var headers: [HTTPHeader] = []
+    /// Override every item's `max_size` (`--max-size`).
+    public var maxSize: Int64?
 
     public init() {}
 }
@@ -28,8 +30,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public var count: Int
 
     public init(index: Int, count: Int) throws(UsageError) {
-        guard count >= 1, index >= 0, index < count else {
-            throw UsageError("shard \(index)/\(count) is out of range: the index must be from 0 to count - 1")
+        guard count >= 1 else { throw UsageError("shard \(index)/\(count) is out of range: the count N must be at least 1") }
+        guard index >= 0, index < count else {
+            throw UsageError("shard \(index)/\(count) is out of range: the index I must be from 0 to \(count - 1)")
         }
         self.index = index
         self.count = count
@@ -71,5 +74,6 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 public struct UsageError: LocalizedError, Sendable, Equatable {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var errorDescription: String? { message }
+    /// Control characters are shown escaped, never written raw to a terminal.
+    public var errorDescription: String? { Rules.printable(message) }
 }

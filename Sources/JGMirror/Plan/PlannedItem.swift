@@ -30,6 +30,9 @@ public struct PlannedItem: Sendable, Identifiable {
     public var insecure: Bool
     /// Headers go along to any origin a redirect leads to, not only the item's own.
     public var forwardHeaders = false
+    /// The most bytes accepted for a body of unknown length or announced for one of
+    /// known length (`max_size`, `--max-size`).
+    public var maxSize: Int64?
     /// Where the item is in the manifest, for errors found after planning.
     public var location: SourceLocation
     /// Where its `sha256` is, when inline.

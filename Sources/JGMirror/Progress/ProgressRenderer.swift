@@ -63,9 +63,16 @@ public final class ProgressRenderer: @unchecked Sendable {
         if bars, Date().timeIntervalSince(lastDraw) >= 0.1 { draw() }
     }
 
+    /// Under `--progress none` no event is shown (or even delivered), but a person
+    /// still needs to know why an item failed: prints one line per problem of the
+    /// finished run. Does nothing in the other modes, which printed them as they came.
+    public func reportProblems(in run: RunReport) {
+        guard silent else { return }
+        for result in run.items where result.status.isProblem { report(result) }
+    }
+
     private func report(_ result: ItemResult) {
-        let problem = [.failed, .mismatch, .missing, .interrupted].contains(result.status)
-        if verbosity == .quiet && !problem { return }
+        if verbosity == .quiet && !result.status.isProblem { return }
         if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
         var text = result.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0) + result.dest
         if let error = result.error {
@@ -123,8 +130,9 @@ public final class ProgressRenderer: @unchecked Sendable {
         output.write(Data((text + "\n").utf8))
     }
 
-    /// One closing line: counts per status, bytes and time.
-    public static func summary(_ report: RunReport) -> String {
+    /// One closing line: counts per status, bytes and time, after `label` (default:
+    /// the report's command).
+    public static func summary(_ report: RunReport, label: String? = nil) -> String {
         let totals = report.totals
         var parts: [String] = []
         let pairs: [(String, Int)] = [
@@ -134,7 +142,7 @@ public final class ProgressRenderer: @unchecked Sendable {
         ]
         for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
         if parts.isEmpty { parts.append("nothing to do") }
-        return "\(report.command): \(totals.items) item\(totals.items == 1 ? "" : "s"): " + parts.joined(separator: ", ")
+        return "\(label ?? report.command): \(totals.items) item\(totals.items == 1 ? "" : "s"): " + parts.joined(separator: ", ")
             + "; \(Units.formatBytes(totals.bytesDownloaded)) fetched in \(String(format: "%.2f", report.durationS))s; exit \(report.exitCode.rawValue)"
     }
 }

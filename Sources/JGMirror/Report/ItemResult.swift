@@ -20,6 +20,9 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     case verified
     /// `verify`: not on disk.
     case missing
+
+    /// Whether the status needs the operator's attention, whatever the verbosity.
+    public var isProblem: Bool { self == .failed || self == .mismatch || self == .missing || self == .interrupted }
 }
 
 /// An item's error in a report: `{"code": "http_404", "message": "…"}`.

@@ -31,6 +31,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case changed
     /// The length differs from the manifest's `size`, or the body from its announced length (`size_mismatch`).
     case sizeMismatch
+    /// The body is larger than the item's `max_size` (`too_large`).
+    case tooLarge
     /// The SHA-256 differs from the manifest's (`checksum_mismatch`).
     case checksumMismatch
     /// A checksums list's signature does not check out (`signature`).
@@ -53,6 +55,11 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case manifest
     /// Another sync holds the root (`locked`).
     case locked
+    /// The command line asks for something impossible, such as a tag filter that
+    /// selects no item (`usage`).
+    case usage
+    /// The run could not start on this machine: the root cannot be made or locked (`local`).
+    case local
 
     /// The report spelling, e.g. `http_404`, `size_mismatch`.
     public var rawValue: String {
@@ -70,6 +77,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .transfer: "transfer"
         case .changed: "changed"
         case .sizeMismatch: "size_mismatch"
+        case .tooLarge: "too_large"
         case .checksumMismatch: "checksum_mismatch"
         case .signature: "signature"
         case .missing: "missing"
@@ -81,14 +89,16 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .interrupted: "interrupted"
         case .manifest: "manifest"
         case .locked: "locked"
+        case .usage: "usage"
+        case .local: "local"
         }
     }
 
     /// Every code without a parameter, to look spellings up.
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
-        .interrupted, .manifest, .locked,
+        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .interrupted, .manifest, .locked, .usage, .local,
     ]
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
@@ -107,12 +117,12 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// The exit code an item failed with this code leads to (SPEC §9).
     public var exitCode: ExitCode {
         switch self {
-        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked: .local
+        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local: .local
         case .checksumMismatch, .signature, .missing: .integrity
         case .interrupted: .interrupted
-        case .manifest: .usage
+        case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch:
+            .transfer, .changed, .sizeMismatch, .tooLarge:
             .transferFailed
         }
     }

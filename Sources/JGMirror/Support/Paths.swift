@@ -19,6 +19,19 @@ public enum Paths {
         return String(trimmed[trimmed.utf8.index(after: slash)...])
     }
 
+    /// What a file of this `st_mode` is, for messages: "a folder", "a FIFO"…
+    static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a folder"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFLNK: "a symlink"
+        default: "not a regular file"
+        }
+    }
+
     /// `fsync`s a folder, so the names created, renamed or removed in it are durable.
     static func syncFolder(_ folder: String) {
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -6,13 +6,14 @@ public enum Units {
     ///
     /// Binary units (`KiB`, `MiB`, `GiB`, and the short `K`, `M`, `G` used by
     /// `--max-rate`, as curl's `--limit-rate` does) are powers of 1024; decimal units
-    /// (`KB`, `MB`, `GB`) are powers of 1000. Returns nil for anything else.
+    /// (`KB`, `MB`, `GB`) are powers of 1000. Units are read in any case (`1k`,
+    /// `20m`, `1gib`). Returns nil for anything else.
     public static func parseSize(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let multipliers: [(String, Double)] = [
-            ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
-            ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000),
-            ("K", 1024), ("M", 1024 * 1024), ("G", 1024 * 1024 * 1024), ("B", 1),
+            ("kib", 1024), ("mib", 1024 * 1024), ("gib", 1024 * 1024 * 1024), ("tib", 1024 * 1024 * 1024 * 1024),
+            ("kb", 1000), ("mb", 1_000_000), ("gb", 1_000_000_000), ("tb", 1_000_000_000_000),
+            ("k", 1024), ("m", 1024 * 1024), ("g", 1024 * 1024 * 1024), ("t", 1024 * 1024 * 1024 * 1024), ("b", 1),
         ]
         for (suffix, factor) in multipliers where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
@@ -23,6 +24,14 @@ public enum Units {
         }
         guard let value = Int64(trimmed), value >= 0 else { return nil }
         return value
+    }
+
+    /// Parses a rate in bytes per second: a size (`20M`, `500k`, `1.5MiB`), optionally
+    /// followed by `/s` as curl's `--limit-rate` users write it.
+    public static func parseRate(_ text: String) -> Int64? {
+        var trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.lowercased().hasSuffix("/s") { trimmed.removeLast(2) }
+        return parseSize(trimmed)
     }
 
     /// Parses a duration such as `30s`, `250ms` or `2m` into seconds; a bare number is seconds.

@@ -18,35 +18,62 @@ public struct Download: Sendable {
     /// Stall timeout, seconds.
     public var timeout: Double = 30
     public var insecure = false
+    /// The most bytes accepted for a body of unknown length (or announced for one of known length).
+    public var maxSize: Int64?
 
     public init(url: String, destination: String) {
         self.url = url
         self.destination = destination
     }
 
-    /// A session that runs this download; `SyncOptions.resume` turns resume on or off.
+    /// A session that runs this download; `SyncSession.resume` turns resume on or off.
+    ///
+    /// `destination` names a file; an existing folder, `.`, or a name ending in `/`
+    /// means "this folder, the URL's file name", as `dest` does in a manifest. Nothing
+    /// is ever written outside that folder.
     public func session(options: SyncOptions = SyncOptions()) throws(UsageError) -> SyncSession {
-        let absolute = URL(fileURLWithPath: destination).standardizedFileURL.path
-        let root = Paths.parent(of: absolute)
-        let name = Paths.lastComponent(of: absolute)
-        guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://")
-            || (options.allowFileURLs && url.lowercased().hasPrefix("file://"))
-        else {
-            throw UsageError("'\(Redactor.redactURL(url))' is not an http or https URL")
+        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs) { throw UsageError(problem) }
+        guard !destination.isEmpty else {
+            throw UsageError("the destination is empty; give -o a file name, or a folder to keep the URL's file name")
         }
-        if let sha256, sha256.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
-            throw UsageError("--sha256 must be 64 hexadecimal digits")
+        if let sha256, !Rules.isSHA256(sha256) { throw UsageError("--sha256 must be 64 hexadecimal digits") }
+        if let problem = Rules.problem(connections, in: Rules.connections) { throw UsageError("connections \(problem)") }
+        if let retries, let problem = Rules.problem(retries, in: Rules.retries) { throw UsageError("retries \(problem)") }
+        for header in headers {
+            if let problem = Rules.headerProblem(name: header.name) { throw UsageError(problem) }
         }
-        guard (1...64).contains(connections) else { throw UsageError("connections must be from 1 to 64") }
+        if let maxSize, maxSize <= 0 { throw UsageError("--max-size must be more than 0 bytes") }
+        let (root, name) = try Download.split(destination, url: url)
         let item = PlannedItem(
             id: 0, url: url, mirrors: mirrors, dest: name, root: root, sha256: sha256?.lowercased(), size: nil,
             connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
-            headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure,
+            headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure, maxSize: maxSize,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])
         var plan = Plan(manifest: manifest, options: PlanOptions())
         plan.root = root
         plan.items = [item]
         return SyncSession(plan: plan, options: options, command: "get", takesLock: false, refetchUnverified: true)
+    }
+
+    /// The folder and the file name `destination` stands for.
+    static func split(_ destination: String, url: String) throws(UsageError) -> (folder: String, name: String) {
+        let absolute = URL(fileURLWithPath: destination).standardizedFileURL.path
+        var isFolder: ObjCBool = false
+        let folderMeant =
+            destination.hasSuffix("/") || destination == "." || destination == ".."
+            || (FileManager.default.fileExists(atPath: absolute, isDirectory: &isFolder) && isFolder.boolValue)
+        let folder = folderMeant ? absolute : Paths.parent(of: absolute)
+        let given = folderMeant ? nil : Paths.lastComponent(of: absolute)
+        let name: String
+        switch DestinationPath.normalize(given, url: url) {
+        case .success(let normal): name = normal
+        case .failure(let problem): throw UsageError(problem.message)
+        }
+        let longest = folder.utf8.count + 1 + name.utf8.count + ".jgd.tmp".utf8.count
+        if longest > Rules.maxPathLength {
+            throw UsageError("the destination makes a path of \(longest) bytes (with the .jgd.tmp jgmirror adds); Linux takes at most \(Rules.maxPathLength)")
+        }
+        return (folder, name)
     }
 }

@@ -98,8 +98,23 @@ enum RootConfinement {
             }
             var escapes = !inside
             var info = stat()
-            if !escapes, lstat(item.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-                escapes = !(canonical(item.path).map { isInside($0, root) } ?? false)
+            if !escapes, lstat(item.path, &info) == 0 {
+                switch info.st_mode & S_IFMT {
+                case S_IFLNK: escapes = !(canonical(item.path).map { isInside($0, root) } ?? false)
+                case S_IFDIR:
+                    throw ManifestError(
+                        file: plan.manifest.path, location: item.location,
+                        message: "destination '\(item.dest)' is an existing folder under \(plan.root); a file cannot be placed there")
+                default: break
+                }
+            }
+            // The longest name jgmirror makes for an item is DEST.jgd.tmp.
+            let longest = item.path.utf8.count + ".jgd.tmp".utf8.count
+            if longest > Rules.maxPathLength {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "destination '\(Rules.abbreviated(item.dest))' makes a path of \(longest) bytes under \(plan.root) "
+                        + "(with the .jgd.tmp jgmirror adds); Linux takes at most \(Rules.maxPathLength)")
             }
             if escapes {
                 throw ManifestError(

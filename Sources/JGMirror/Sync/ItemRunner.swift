@@ -149,7 +149,7 @@ final class ItemRunner: Sendable {
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
             forwardHeaders: item.forwardHeaders, insecure: item.insecure,
-            resume: options.resume, knownFresh: knownFresh, observer: hasher)
+            resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize)
         let started = Date()
         // On the engine thread: a small file's digest is ready by now and placement
         // queues the rest, so no other thread needs waking up for it.

@@ -4,6 +4,9 @@ import Foundation
 public enum SyncError: LocalizedError, Sendable {
     /// The manifest (or a checksums file) is invalid: exit 2.
     case manifest(ManifestError)
+    /// The command line asks for something impossible (a tag filter that selects no
+    /// item, a bad shard): exit 2.
+    case usage(UsageError)
     /// Another sync holds the root's lock: exit 4.
     case locked(path: String)
     /// The root cannot be created or locked: exit 4.
@@ -14,6 +17,7 @@ public enum SyncError: LocalizedError, Sendable {
     public var errorDescription: String? {
         switch self {
         case .manifest(let error): error.errorDescription
+        case .usage(let error): error.errorDescription
         case .locked(let path): "another jgmirror sync holds \(path); try again when it finishes"
         case .local(let message): message
         case .checksums(let url, let error): "cannot fetch checksums file \(Redactor.redactURL(url)): \(error.message)"
@@ -23,18 +27,20 @@ public enum SyncError: LocalizedError, Sendable {
     /// SPEC §9.
     public var exitCode: ExitCode {
         switch self {
-        case .manifest: .usage
+        case .manifest, .usage: .usage
         case .locked, .local: .local
         case .checksums: .transferFailed
         }
     }
 
-    /// The run-level error a report carries for this failure.
+    /// The run-level `error` a report carries for this failure: its code says what
+    /// happened (`manifest`, `usage`, `locked`, `local`, or the checksums file's own).
     public var itemError: ItemError {
         switch self {
         case .manifest: ItemError(code: .manifest, message: errorDescription ?? "")
+        case .usage: ItemError(code: .usage, message: errorDescription ?? "")
         case .locked: ItemError(code: .locked, message: errorDescription ?? "")
-        case .local: ItemError(code: .ioError, message: errorDescription ?? "")
+        case .local: ItemError(code: .local, message: errorDescription ?? "")
         case .checksums(_, let error): ItemError(code: error.code, message: errorDescription ?? "")
         }
     }

@@ -34,6 +34,11 @@ public struct SyncOptions: Sendable {
     /// away after the job: a power cut can leave recently placed files empty or
     /// partial, and resume state written without it is not trusted after a reboot.
     public var durable = true
+    /// Free space a download of unknown length must leave on the destination's file
+    /// system (`--min-free`); nil: 1 GiB, or 1 % of the file system when smaller.
+    public var minFree: Int64?
+    /// See `TransferEngine.Configuration.freeSpace`.
+    var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20
     /// See `TransferEngine.Configuration.dataSync`.
@@ -55,6 +60,8 @@ public struct SyncOptions: Sendable {
         configuration.durable = durable
         configuration.flushStep = flushStep
         configuration.dataSync = dataSync
+        configuration.minFree = minFree
+        configuration.freeSpace = freeSpace
         return configuration
     }
 }

@@ -32,9 +32,15 @@ public enum Verification {
             } catch {}
         }
         defer { if opened >= 0 { close(opened) } }
-        guard opened >= 0, fstat(opened, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard opened >= 0, fstat(opened, &info) == 0 else {
             result.status = .missing
             result.error = ItemError(code: .missing, message: "\(item.path) does not exist")
+            return result
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            result.status = .missing
+            result.error = ItemError(
+                code: .missing, message: "\(item.path) is \(Paths.kind(of: info.st_mode)), not a regular file")
             return result
         }
         result.bytes = Int64(info.st_size)

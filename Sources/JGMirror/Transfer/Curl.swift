@@ -31,9 +31,28 @@ enum Curl {
     }
 
     /// Maps a libcurl failure to a report error code, and whether retrying may help.
-    static func error(_ code: CURLcode, detail: String, url: String) -> TransferError {
-        let where_ = Redactor.redactURL(url)
+    /// `effectiveURL` is where the request went: after a redirect, the message names
+    /// that URL as well as the one the item asked for. `duringHead`: no response
+    /// head had been read when it failed.
+    static func error(
+        _ code: CURLcode, detail: String, url: String, effectiveURL: String? = nil, duringHead: Bool = false
+    ) -> TransferError {
+        var where_ = Redactor.redactURL(url)
+        if let effectiveURL, effectiveURL != url {
+            where_ = "\(Redactor.redactURL(effectiveURL)), redirected from \(where_)"
+        }
         let text = detail.isEmpty ? describe(code) : detail
+        if code == CURLE_UNSUPPORTED_PROTOCOL, text.contains("HTTP/0.9") || code == CURLE_WEIRD_SERVER_REPLY {
+            // libcurl takes a reply without a status line for HTTP/0.9, which it refuses.
+            return TransferError(
+                code: .protocolViolation, message: "the server at \(where_) did not answer with HTTP (no status line; libcurl: \(text))")
+        }
+        if code == CURLE_OUT_OF_MEMORY, duringHead || text.localizedCaseInsensitiveContains("header") {
+            // libcurl refuses a header over 100 KiB with "Out of memory" (before 8.6).
+            return TransferError(
+                code: .protocolViolation,
+                message: "the server at \(where_) sent a response header larger than libcurl accepts (100 KiB)")
+        }
         switch code {
         case CURLE_COULDNT_CONNECT:
             return .retryable(.connect, "cannot connect to \(where_): \(text)")

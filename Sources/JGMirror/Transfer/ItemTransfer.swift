@@ -66,6 +66,8 @@ final class ItemTransfer: @unchecked Sendable {
     private var reportedPrefix: Int64 = 0
 
     private var pendingFailure: TransferError?
+    /// Keeps a body of unknown length from filling the disk (`--min-free`).
+    private lazy var spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
     private var pendingRestart: (reason: String, stream: Worker?)?
     private var needsExpand = false
 
@@ -352,6 +354,9 @@ final class ItemTransfer: @unchecked Sendable {
         if let expected = request.expectedSize, let length, length != expected {
             return .sizeMismatch("server announced \(length) bytes, the manifest says \(expected)")
         }
+        if let limit = request.sizeLimit, let length, length > limit {
+            return .tooLarge("server announced \(length) bytes, more than max_size (\(limit))")
+        }
         stateful = rangesSupported && (length ?? 0) > request.minSegment && request.resume
         // A small single-request file is written in one go; reserving it costs more
         // than it saves. Resumable files get their full length at once.
@@ -413,9 +418,19 @@ final class ItemTransfer: @unchecked Sendable {
                 worker.truncated = true
                 count = Int(room)
             }
-        } else if let cap = request.expectedSize ?? request.sizeLimit, worker.pos + Int64(count) > cap {
-            pendingFailure = .sizeMismatch("server sent more than the expected \(cap) bytes")
-            return 0
+        } else {
+            if let expected = request.expectedSize, worker.pos + Int64(count) > expected {
+                pendingFailure = .sizeMismatch("server sent more than the expected \(expected) bytes")
+                return 0
+            }
+            if let limit = request.sizeLimit, worker.pos + Int64(count) > limit {
+                pendingFailure = .tooLarge("the body of unknown length grew past max_size (\(limit) bytes); stopped")
+                return 0
+            }
+            if let part, let failure = spaceGuard.admit(count, fd: part.fd, path: part.path) {
+                pendingFailure = failure
+                return 0
+            }
         }
         guard count > 0 else { return 0 }
         do {
@@ -516,7 +531,10 @@ final class ItemTransfer: @unchecked Sendable {
         } else if worker.truncated {
             failure = nil
         } else if code != CURLE_OK {
-            failure = Curl.error(code, detail: errorText, url: worker.url)
+            // After redirects `worker.url` is the hop that failed; the message names the source too.
+            failure = Curl.error(
+                code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
+                duringHead: !worker.headProcessed)
         } else if let end = worker.end, worker.pos < min(end, worker.requestedEnd ?? end) {
             failure = .retryable(
                 .connection,

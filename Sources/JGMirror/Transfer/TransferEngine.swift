@@ -41,6 +41,10 @@ final class TransferEngine: @unchecked Sendable {
         var flushStep: Int64 = 64 << 20
         /// `fdatasync`; tests inject failures.
         var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
+        /// Free space a body of unknown length must leave; nil: `SpaceGuard.defaultReserve`.
+        var minFree: Int64?
+        /// Asks a file system for its free space; tests inject a small disk.
+        var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
     }
 
     /// Commands from other threads.

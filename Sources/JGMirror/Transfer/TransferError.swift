@@ -35,6 +35,11 @@ public struct TransferError: LocalizedError, Sendable, Equatable {
         TransferError(code: .sizeMismatch, message: message)
     }
 
+    /// More bytes than `max_size` allows: the item fails at once, never retried.
+    static func tooLarge(_ message: String) -> TransferError {
+        TransferError(code: .tooLarge, message: message)
+    }
+
     /// A failed system call on a local file; ENOSPC and EACCES get their own codes.
     static func local(errno code: Int32, path: String, doing action: String) -> TransferError {
         let reason = String(cString: strerror(code))

@@ -29,7 +29,8 @@ struct TransferRequest: Sendable {
     var knownFresh = false
     /// Told how far the verified-ready prefix reaches.
     var observer: PartFileObserver?
-    /// Most bytes accepted when the length is unknown (checksums files).
+    /// Most bytes accepted when the length is unknown, or announced when it is known
+    /// (`max_size`; checksums files).
     var sizeLimit: Int64?
 }
 

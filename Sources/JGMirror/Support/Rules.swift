@@ -1,0 +1,108 @@
+import Foundation
+
+/// The one place for each rule a value must follow, whoever supplies it: the manifest
+/// parser, the command line and the one-off `Download` all ask here, so a limit or a
+/// message never differs between them. Each check returns what is wrong, phrased
+/// without naming the key or option (the caller adds that), or nil.
+public enum Rules {
+    /// Connections per item (SPEC §5).
+    public static let connections = 1...64
+    /// Retries per connection.
+    public static let retries = 0...100
+    /// Items in flight at once.
+    public static let jobs = 1...4096
+    /// Connections to one host.
+    public static let maxPerHost = 1...1024
+    /// The smallest range an item is split into.
+    public static let minimumSegment: Int64 = 16 * 1024
+    /// The shortest stall timeout, seconds.
+    public static let minimumTimeout = 0.1
+    /// The longest URL accepted. libcurl refuses more than 8 MB; servers commonly refuse
+    /// more than 8 KiB; nothing real comes near this.
+    public static let maxURLLength = 64 * 1024
+    /// The longest name of one path component in bytes (Linux `NAME_MAX`).
+    public static let maxNameLength = Int(NAME_MAX)
+    /// The longest absolute path in bytes, including the `.jgpart` suffix jgmirror adds
+    /// (Linux `PATH_MAX`, counting its terminating NUL).
+    public static let maxPathLength = Int(PATH_MAX) - 1
+
+    /// What is wrong with a whole number for a setting that takes `range`.
+    public static func problem(_ value: Int, in range: ClosedRange<Int>) -> String? {
+        range.contains(value) ? nil : "must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)"
+    }
+
+    /// Whether `text` is 64 hexadecimal digits (either case).
+    public static func isSHA256(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }
+    }
+
+    /// What is wrong with a source URL: scheme, host, white space, length.
+    public static func urlProblem(_ url: String, allowFileURLs: Bool) -> String? {
+        if url.utf8.count > maxURLLength {
+            return "URL is \(url.utf8.count) bytes long; jgmirror accepts at most \(maxURLLength)"
+        }
+        guard let authority = URLAuthority(url) else {
+            return "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)"
+        }
+        let scheme = authority.scheme.lowercased()
+        switch scheme {
+        case "http", "https":
+            guard authority.hasHost(in: url) else { return "URL '\(Redactor.redactURL(url))' has no host" }
+        case "file":
+            guard allowFileURLs else { return "file:// URLs are refused unless --allow-file-urls is given" }
+        default:
+            return "unsupported URL scheme '\(scheme)'; use http or https"
+        }
+        if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
+            return "URL contains white space or a control character; percent-encode it (%20)"
+        }
+        return nil
+    }
+
+    /// Request headers jgmirror sets itself, and why a user-given one would break a
+    /// download. Names compare case-insensitively.
+    static let controlledHeaders: [String: String] = [
+        "accept-encoding":
+            "jgmirror stores files byte for byte; with Accept-Encoding a server may send compressed pieces "
+            + "that are pasted into the file as if they were its bytes",
+        "range": "jgmirror asks for byte ranges itself",
+        "if-range": "jgmirror sends If-Range itself when it resumes",
+        "if-none-match": "jgmirror sends conditional requests itself",
+        "if-modified-since": "jgmirror sends conditional requests itself",
+        "content-length": "jgmirror sends no request body",
+        "transfer-encoding": "jgmirror sends no request body",
+        "host": "the host comes from the URL (and changes with redirects and mirrors)",
+        "connection": "jgmirror manages its connections itself",
+        "te": "jgmirror manages its connections itself",
+    ]
+
+    /// What is wrong with sending a header of this name, or nil when it may be sent.
+    public static func headerProblem(name: String) -> String? {
+        guard HTTPHeader.isValidName(name) else { return "'\(name)' is not a valid header name" }
+        guard let reason = controlledHeaders[name.lowercased()] else { return nil }
+        return "header '\(name)' cannot be set: \(reason)"
+    }
+
+    /// `text` cut to its first `limit` characters with an ellipsis, for messages about
+    /// values that may be megabytes long.
+    public static func abbreviated(_ text: String, limit: Int = 80) -> String {
+        text.count <= limit ? text : String(text.prefix(limit)) + "… (\(text.utf8.count) bytes)"
+    }
+
+    /// Control characters (and invalid UTF-8 already replaced) made visible, so a name
+    /// taken from a URL cannot write raw bytes to a terminal: `a\u{0}b` → `a\x00b`.
+    public static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7f && $0.value < 0xa0) }) else {
+            return text
+        }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (scalar.value >= 0x7f && scalar.value < 0xa0) {
+                output += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            } else {
+                output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
+    }
+}

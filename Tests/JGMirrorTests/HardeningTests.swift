@@ -1,0 +1,325 @@
+import Foundation
+@testable import JGMirror
+import Testing
+import TestServer
+
+/// Issue 14, reliability: bodies without a bound, encodings, destinations that cannot
+/// be files, and messages that name what went wrong. Library-level; the command-line
+/// side is in `HardeningEndToEndTests`.
+@Suite struct HardeningTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer() }
+
+    private func only(_ report: RunReport) throws -> ItemResult { try #require(report.items.first) }
+
+    private func manifestError(_ yaml: String, options: ManifestOptions = ManifestOptions()) -> ManifestError? {
+        do {
+            _ = try Manifest.parse(yaml, name: "m.yaml", options: options)
+            return nil
+        } catch { return error }
+    }
+
+    // MARK: 4. Bodies without a known length
+
+    @Test(arguments: ["endless", "close-delimited"])
+    func maxSizeCutsOffABodyOfUnknownLength(kind: String) async throws {
+        var route = TestServer.Route(body: TestServer.bytes(count: 4 << 20, seed: 1))
+        if kind == "endless" { route.endless = true } else { route.noLength = true }
+        server.set("/u", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/u"), extra: "max_size: 1MiB\nconnections: 1"), in: dir)
+            let item = try only(report)
+            #expect(item.status == .failed)
+            #expect(item.error?.code.rawValue == "too_large", "\(String(describing: item.error))")
+            #expect(item.error?.message.contains("max_size") == true)
+            #expect(report.exitCode == .transferFailed)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func maxSizeFromDefaultsRefusesAnAnnouncedLargerBody() async throws {
+        server.set("/big", TestServer.Route(body: TestServer.bytes(count: 3 << 20, seed: 2), etag: "\"b\""))
+        try await withTestDirectory { dir in
+            let yaml = "version: 1\ndefaults: {max_size: 1MiB}\nitems:\n  - {url: \(server.url("/big")), dest: out.bin}\n"
+            let item = try only(try await sync(yaml, in: dir))
+            #expect(item.error?.code.rawValue == "too_large", "\(String(describing: item.error))")
+            #expect(item.bytesDownloaded <= 1 << 20)
+            #expect(!exists(dir + "/mirror/out.bin"))
+        }
+    }
+
+    @Test func minFreeStopsAnEndlessBodyAsDiskFull() async throws {
+        var route = TestServer.Route(body: [])
+        route.endless = true
+        server.set("/e", route)
+        try await withTestDirectory { dir in
+            // A file system with 6 MiB available before the download: it may use 2 of them.
+            var options = testOptions()
+            options.minFree = 4 << 20
+            options.freeSpace = { fd in
+                var info = stat()
+                guard fstat(fd, &info) == 0 else { return nil }
+                return SpaceGuard.FreeSpace(available: (6 << 20) - Int64(info.st_size), total: 1 << 40)
+            }
+            let report = try await sync(manifest(url: server.url("/e"), extra: "connections: 1"), in: dir, options: options)
+            let item = try only(report)
+            #expect(item.status == .failed)
+            #expect(item.error?.code.rawValue == "disk_full", "\(String(describing: item.error))")
+            #expect(item.error?.message.contains("--min-free") == true)
+            #expect(report.exitCode == .local)
+            #expect(item.bytesDownloaded <= 2 << 20)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func defaultReserveIsOneGiBOrOnePercent() {
+        #expect(SpaceGuard.defaultReserve(total: 1 << 40) == 1 << 30)
+        #expect(SpaceGuard.defaultReserve(total: 10 << 30) == (10 << 30) / 100)
+        // A 10 GiB file system with 150 MiB available keeps 102.4 MiB: about 47 MiB may be written.
+        let written = Locked<Int64>(0)
+        var guard_ = SpaceGuard(minFree: nil) { _ in
+            SpaceGuard.FreeSpace(available: (150 << 20) - written.withLock { $0 }, total: 10 << 30)
+        }
+        while guard_.admit(1 << 20, fd: -1, path: "p") == nil, written.withLock({ $0 }) < 200 << 20 {
+            written.withLock { $0 += 1 << 20 }
+        }
+        #expect(written.withLock { $0 } == 47 << 20)
+    }
+
+    // MARK: 5. Encodings
+
+    @Test func acceptEncodingInManifestHeadersIsAnError() {
+        let yaml = "version: 1\ndefaults:\n  headers:\n    accept-encoding: gzip\nitems:\n  - url: http://h/a\n"
+        let error = manifestError(yaml)
+        #expect(error?.errorDescription?.hasPrefix("m.yaml:4:5: header 'accept-encoding' cannot be set") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("byte for byte") == true)
+    }
+
+    @Test func bodyLabelledContentEncodingIsStoredByteForByte() async throws {
+        // gzip of "hello, jgmirror\n" × 3: what the server sends is the file.
+        let gzip: [UInt8] = [
+            31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 215, 81, 200, 74, 207, 205, 44, 42, 202, 47, 226, 202, 32,
+            192, 7, 0, 230, 67, 90, 218, 48, 0, 0, 0,
+        ]
+        var route = TestServer.Route(body: gzip, etag: "\"g\"")
+        route.extraHeaders = ["Content-Encoding: gzip", "Content-Type: application/gzip"]
+        server.set("/f.tar.gz", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f.tar.gz"), sha256: sha(gzip)), in: dir)
+            #expect(try only(report).status == .downloaded, "\(report.items)")
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(gzip))
+            #expect(server.requests("/f.tar.gz").allSatisfy { $0.headers["accept-encoding"] == nil })
+        }
+    }
+
+    // MARK: 6. Destinations that cannot be files
+
+    @Test(arguments: [
+        ("  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: x/y}\n", "m.yaml:4:29: destination 'x/y' lies inside 'x'"),
+        ("  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: x.jgpart/y}\n", "m.yaml:4:29: destination 'x.jgpart/y' uses a name jgmirror reserves"),
+        ("  - {url: http://h/b, dest: q.jgd/y}\n", "m.yaml:3:29: destination 'q.jgd/y' uses a name jgmirror reserves"),
+        ("  - {url: http://h/a, dest: \(String(repeating: "n", count: 300))/f}\n", "m.yaml:3:29: destination name 'nnnn"),
+        ("  - {url: http://h/a, dest: d/\(String(repeating: "n", count: 250))}\n", "is 250 bytes long; file systems take 247"),
+        ("  - {url: LONG-URL}\n", "m.yaml:3:11: URL is 70009 bytes long; jgmirror accepts at most 65536"),
+        ("  - {url: http://h/a, headers: {Range: bytes=0-1}}\n", "m.yaml:3:33: header 'Range' cannot be set: jgmirror asks for byte ranges itself"),
+        ("  - {url: http://h/a, headers: {If-None-Match: x}}\n", "m.yaml:3:33: header 'If-None-Match' cannot be set"),
+        ("  - {url: http://h/a, headers: {Host: other}}\n", "m.yaml:3:33: header 'Host' cannot be set"),
+    ])
+    func destinationOrHeaderThatCannotWorkIsAManifestError(items: String, expected: String) {
+        let longURL = "http://h/" + String(repeating: "u", count: 70_000)
+        let error = manifestError("version: 1\nitems:\n" + items.replacingOccurrences(of: "LONG-URL", with: longURL))
+        #expect(error?.errorDescription?.contains(expected) == true, "\(String(describing: error?.errorDescription?.prefix(300)))")
+    }
+
+    @Test func namesThatDifferOnlyInCaseWarnOrFailWithPortableNames() throws {
+        let yaml = "version: 1\nitems:\n  - {url: http://h/a, dest: d/A.bin}\n  - {url: http://h/b, dest: D/x}\n  - {url: http://h/c, dest: d/a.bin}\n"
+        let manifest = try Manifest.parse(yaml, name: "m.yaml")
+        // Folders that differ in case merge into one there, which harms no file.
+        #expect(manifest.warnings.map { $0.errorDescription ?? "" } == [
+            "m.yaml:5:29: destination 'd/a.bin' and 'd/A.bin' (line 3) are the same file on a case-insensitive file system (macOS, Windows)"
+        ])
+        var options = ManifestOptions()
+        options.portableNames = true
+        #expect(manifestError(yaml, options: options)?.errorDescription?.hasPrefix("m.yaml:5:29: destination 'd/a.bin'") == true)
+        // A file and a folder that differ in case collide too.
+        let mixed = "version: 1\nitems:\n  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: X/y}\n"
+        #expect(manifestError(mixed, options: options)?.errorDescription?.contains("the folder 'X' of destination 'X/y' is the same name as 'x'") == true)
+    }
+
+    @Test func destinationThatIsAnExistingFolderFailsBeforeAnyRequest() async throws {
+        server.set("/a", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/mirror/out.bin", withIntermediateDirectories: true)
+            await #expect {
+                _ = try await sync(manifest(url: server.url("/a")), in: dir)
+            } throws: { error in
+                (error as? SyncError)?.errorDescription?.contains("manifest.yaml:3:5: destination 'out.bin' is an existing folder") == true
+                    && (error as? SyncError)?.exitCode == .usage
+            }
+            #expect(server.requests().isEmpty)
+            #expect(!exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func pathLongerThanPathMaxUnderTheRootFailsBeforeAnyRequest() async {
+        server.set("/a", TestServer.Route(body: [1, 2, 3]))
+        await withTestDirectory { dir in
+            let dest = (0..<21).map { _ in String(repeating: "p", count: 200) }.joined(separator: "/") + "/f"
+            await #expect {
+                _ = try await sync("version: 1\nitems:\n  - url: \(server.url("/a"))\n    dest: \(dest)\n", in: dir)
+            } throws: { error in
+                (error as? SyncError)?.errorDescription?.contains("Linux takes at most 4095") == true
+            }
+            #expect(server.requests().isEmpty)
+        }
+    }
+
+    // MARK: 7. get -o
+
+    @Test func getIntoAFolderKeepsTheURLsFileName() throws {
+        try withTestDirectorySync { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/existing", withIntermediateDirectories: true)
+            let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
+            let cases = [(".", cwd), (dir + "/sub/", dir + "/sub"), (dir + "/existing", dir + "/existing"), (dir + "/existing/", dir + "/existing")]
+            for (output, folder) in cases {
+                let (root, name) = try Download.split(output, url: "http://h/dir/file.iso?x=1")
+                #expect(root == URL(fileURLWithPath: folder).standardizedFileURL.path, "\(output)")
+                #expect(name == "file.iso", "\(output)")
+            }
+            let (root, name) = try Download.split(dir + "/new.bin", url: "http://h/dir/file.iso")
+            #expect(root == URL(fileURLWithPath: dir).standardizedFileURL.path && name == "new.bin")
+        }
+    }
+
+    @Test func getRefusesAnEmptyOutputAndReservedNames() {
+        #expect(throws: UsageError.self) { _ = try Download(url: "http://h/a", destination: "").session() }
+        #expect { _ = try Download(url: "http://h/a", destination: "x.jgpart").session() } throws: {
+            ($0 as? UsageError)?.message.contains("reserves") == true
+        }
+        var download = Download(url: "http://h/a", destination: "a")
+        download.headers = [HTTPHeader(name: "Accept-Encoding", value: "gzip")]
+        #expect { _ = try download.session() } throws: { ($0 as? UsageError)?.message.contains("byte for byte") == true }
+    }
+
+    // MARK: 8. Selections of nothing
+
+    @Test func tagFilterThatSelectsNothingNamesTheManifestsTags() throws {
+        let yaml = "version: 1\nitems:\n  - {url: http://h/a, tags: [iso, big]}\n  - {url: http://h/b, tags: [small]}\n"
+        let manifest = try Manifest.parse(yaml)
+        var options = PlanOptions()
+        options.tags = ["nosuch"]
+        let plan = Plan(manifest: manifest, options: options)
+        #expect(plan.emptySelection?.message == "--tag nosuch selects no item (no item has the tag nosuch); the manifest's tags are: big, iso, small")
+        options.tags = ["iso"]
+        #expect(Plan(manifest: try Manifest.parse(yaml), options: options).emptySelection == nil)
+        // An empty shard is not an error.
+        options.tags = []
+        options.shard = try Shard(index: 0, count: 50)
+        let sharded = Plan(manifest: try Manifest.parse(yaml), options: options)
+        #expect(sharded.emptySelection == nil)
+    }
+
+    // MARK: Messages
+
+    @Test func manifestThatIsAFolderSaysSo() {
+        withTestDirectorySync { dir in
+            #expect { _ = try Manifest.load(path: dir) } throws: {
+                ($0 as? ManifestError)?.errorDescription == "\(dir): is a folder, not a manifest; give the path of the YAML file"
+            }
+        }
+    }
+
+    @Test func invalidUTF8IsReportedAtItsLineAndColumn() {
+        withTestDirectorySync { dir in
+            let path = dir + "/m.yaml"
+            _ = FileManager.default.createFile(
+                atPath: path, contents: Data("version: 1\nitems:\n  - url: http://h/a\n    dest: \"äb".utf8) + Data([0xFF, 0x22, 0x0A]))
+            #expect { _ = try Manifest.load(path: path) } throws: {
+                ($0 as? ManifestError)?.errorDescription?.hasPrefix("\(path):4:14: the manifest must be UTF-8 text") == true
+            }
+        }
+    }
+
+    @Test func garbageReplyIsAProtocolError() async throws {
+        var route = TestServer.Route(body: [1])
+        route.fault = { _ in .raw(Array("SSH-2.0-OpenSSH_9.6\r\n".utf8)) }
+        server.set("/g", route)
+        try await withTestDirectory { dir in
+            let item = try only(try await sync(manifest(url: server.url("/g"), extra: "retries: 0"), in: dir))
+            #expect(item.error?.code.rawValue == "protocol", "\(String(describing: item.error))")
+            #expect(item.error?.message.contains("did not answer with HTTP") == true, "\(String(describing: item.error))")
+        }
+    }
+
+    @Test func hugeResponseHeaderIsNamed() async throws {
+        var route = TestServer.Route(body: [1, 2, 3])
+        route.extraHeaders = ["X-Big: " + String(repeating: "b", count: 2 << 20)]
+        server.set("/h", route)
+        try await withTestDirectory { dir in
+            let item = try only(try await sync(manifest(url: server.url("/h"), extra: "retries: 0"), in: dir))
+            #expect(item.error?.code.rawValue == "protocol", "\(String(describing: item.error))")
+            #expect(item.error?.message.contains("response header") == true, "\(String(describing: item.error))")
+            #expect(item.error?.message.contains("Out of memory") == false)
+        }
+    }
+
+    @Test func verifySaysWhatStandsWhereAFileShouldBe() async throws {
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nitems:\n  - url: http://h/a\n    dest: fifo\n", to: "m.yaml", in: dir)
+            #expect(mkfifo(dir + "/fifo", 0o644) == 0)
+            let report = try Verification.run(plan: Plan(manifest: try Manifest.load(path: path)))
+            #expect(report.items.first?.error?.message.contains("is a FIFO, not a regular file") == true, "\(report.items)")
+            try FileManager.default.removeItem(atPath: dir + "/fifo")
+            try FileManager.default.createDirectory(atPath: dir + "/fifo", withIntermediateDirectories: true)
+            #expect { _ = try Verification.run(plan: Plan(manifest: try Manifest.load(path: path))) } throws: {
+                ($0 as? SyncError)?.errorDescription?.contains("destination 'fifo' is an existing folder") == true
+            }
+        }
+    }
+
+    @Test func redirectToARefusedPortNamesTheURLItFailedAt() async throws {
+        var route = TestServer.Route(body: [])
+        route.redirect = "http://127.0.0.1:1/moved.bin"
+        server.set("/r", route)
+        try await withTestDirectory { dir in
+            let item = try only(try await sync(manifest(url: server.url("/r"), extra: "retries: 0"), in: dir))
+            #expect(item.error?.code.rawValue == "connect")
+            #expect(item.error?.message.contains("http://127.0.0.1:1/moved.bin") == true, "\(String(describing: item.error))")
+            #expect(item.error?.message.contains(server.url("/r")) == true)
+        }
+    }
+
+    @Test func controlCharactersFromAURLAreEscapedInMessages() {
+        let error = manifestError("version: 1\nitems:\n  - url: http://h/a%00b%1B[31m\n")
+        let text = error?.errorDescription ?? ""
+        #expect(text.contains("a\\x00b\\x1b[31m"), "\(text)")
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 })
+    }
+
+    @Test func ratesAndSizesTakeUnitsInAnyCase() {
+        #expect(Units.parseRate("1k") == 1024)
+        #expect(Units.parseRate("1K") == 1024)
+        #expect(Units.parseRate("20m") == 20 << 20)
+        #expect(Units.parseRate("1.5MiB/s") == 3 << 19)
+        #expect(Units.parseRate("2gb") == 2_000_000_000)
+        #expect(Units.parseSize("1kib") == 1024)
+        #expect(Units.parseRate("fast") == nil)
+    }
+
+    @Test func runLevelErrorCodesSayWhatHappened() {
+        #expect(SyncError.manifest(ManifestError(file: "m", location: nil, message: "x")).itemError.code.rawValue == "manifest")
+        #expect(SyncError.usage(UsageError("x")).itemError.code.rawValue == "usage")
+        #expect(SyncError.locked(path: "p").itemError.code.rawValue == "locked")
+        #expect(SyncError.local("x").itemError.code.rawValue == "local")
+    }
+}
+
+/// `withTestDirectory` for tests that need no `await`.
+@discardableResult
+func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
