@@ -10,6 +10,8 @@ swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 "$@"
 # The man page is current and `make install` ships binary, man page and completions.
 scripts/check-install.sh
+# The Containerfile's runtime stage installs every library the release binary needs.
+scripts/check-container.sh
 
 # nginx, TLS and HTTP/2 on loopback: installed when run as root, otherwise the
 # command to install them is printed and these checks are left out.
