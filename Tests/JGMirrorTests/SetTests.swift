@@ -323,3 +323,84 @@ func withKeys(_ body: (TestKeys) async throws -> Void) async throws {
         try await body(keys)
     }
 }
+
+/// SHA-512 of `bytes` by coreutils' `sha512sum`, independent of jgmirror's hasher.
+func sha512(_ bytes: [UInt8]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-sha512-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sha512sum", path]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(String(decoding: data, as: UTF8.self).prefix(128))
+}
+
+/// `sha512:` on items and SHA512SUMS lists in sets.
+@Suite struct SHA512Tests {
+    let server: TestServer
+
+    init() throws { server = try TestServer() }
+
+    @Test func itemWithSHA512IsVerifiedThenUnchangedAndAWrongOneIsAMismatch() async throws {
+        let body = TestServer.bytes(count: 3 << 20, seed: 512)
+        server.set("/big", TestServer.Route(body: body))
+        let good = try sha512(body)
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/big"), extra: "sha512: \(good)\nconnections: 3\nmin_segment: 256KiB")
+            let first = try await sync(yaml, in: dir)
+            #expect(first.exitCode == .success)
+            #expect(first.items.first?.status == .downloaded)
+            #expect(first.items.first?.sha512Actual == good && first.items.first?.sha512Expected == good)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            let requests = server.requests().count
+            let second = try await sync(yaml, in: dir)
+            #expect(second.items.first?.status == .unchanged)
+            #expect(server.requests().count == requests)
+
+            let verify = try await execute(["verify", dir + "/manifest.yaml", "--root", dir + "/mirror", "--report", "-"])
+            #expect(verify.status == 0)
+            #expect(verify.stdout.contains("\"sha512_actual\": \"\(good)\""))
+        }
+        try await withTestDirectory { dir in
+            let wrong = String(good.reversed())
+            let report = try await sync(manifest(url: server.url("/big"), extra: "sha512: \(wrong)"), in: dir)
+            #expect(report.exitCode == .integrity)
+            #expect(report.items.first?.status == .mismatch)
+            #expect(report.items.first?.error?.message.contains("SHA-512 is \(good)") == true)
+            #expect(!exists(dir + "/mirror/out.bin") && exists(dir + "/mirror/out.bin.jgbad"))
+        }
+    }
+
+    @Test func sha256AndSha512TogetherAreRefused() {
+        let text = "version: 1\nitems:\n  - url: http://h/x\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n"
+        #expect(throws: ManifestError.self) { try Manifest.parse(text) }
+        #expect(throws: ManifestError.self) { try Manifest.parse("version: 1\nitems:\n  - url: http://h/x\n    sha512: abc\n") }
+    }
+
+    @Test func sha512SumsListVerifiesEachFile() async throws {
+        let a = TestServer.bytes(count: 50_000, seed: 5120)
+        let b = TestServer.bytes(count: 60_000, seed: 5121)
+        server.set("/rel/a.iso", TestServer.Route(body: a))
+        server.set("/rel/b.iso", TestServer.Route(body: b))
+        // b's line carries a's hash: b must fail, a must land.
+        let list = "\(try sha512(a))  a.iso\n\(try sha512(a)) *b.iso\n"
+        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array(list.utf8)))
+        try await withTestDirectory { dir in
+            var manifest = try Manifest.load(
+                path: write("version: 1\nsets:\n  - sums: \(server.url("/rel/SHA512SUMS"))\n", to: "m.yaml", in: dir))
+            try await manifest.expandSets(options: testOptions())
+            var options = PlanOptions()
+            options.root = dir + "/mirror"
+            let report = try await SyncSession(plan: Plan(manifest: manifest, options: options), options: testOptions()).run()
+            #expect(report.items.first { $0.dest == "a.iso" }?.status == .downloaded)
+            #expect(report.items.first { $0.dest == "b.iso" }?.status == .mismatch)
+            #expect(report.exitCode == .integrity)
+            #expect(fileSHA(dir + "/mirror/a.iso") == sha(a))
+        }
+    }
+}

@@ -98,6 +98,8 @@ public struct ManifestItem: Sendable {
     public var dest: String?
     /// Lower-case hex SHA-256, when given inline.
     public var sha256: String?
+    /// Lower-case hex SHA-512, when given inline or by a SHA512SUMS list.
+    public var sha512: String?
     /// The expected length in bytes, when given.
     public var size: Int64?
     /// The numeric tag echoed in reports (JGDownloadOperation.tag).

@@ -11,7 +11,7 @@ struct ManifestParser {
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
     static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size"]
-    static let itemKeys = ["url", "mirrors", "dest", "sha256", "size", "tag"] + settingKeys
+    static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag"] + settingKeys
     static let checksumKeys = ["url", "signature", "keyring"]
     static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
 
@@ -245,6 +245,14 @@ struct ManifestParser {
                 }
                 item.sha256 = hex
                 item.sha256Location = shaLocation
+            case "sha512":
+                let (text, shaLocation) = try readString(key)
+                let hex = text.lowercased()
+                guard hex.utf8.count == 128, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                    throw error(shaLocation, "'sha512' must be 128 hexadecimal digits, got '\(text)' (\(text.count) characters)")
+                }
+                guard !seen.contains("sha256") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
+                item.sha512 = hex
             case "size":
                 item.size = try readSize(key).0
             case "tag":
@@ -319,7 +327,7 @@ struct ManifestParser {
                 manifest.warnings.append(problem)
             }
             manifest.items[index].dest = dest
-            if options.requireChecksums, item.sha256 == nil, manifest.checksums.isEmpty {
+            if options.requireChecksums, item.sha256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
         }

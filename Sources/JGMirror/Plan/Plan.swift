@@ -49,6 +49,7 @@ public struct Plan: Sendable {
                     dest: dest,
                     root: root,
                     sha256: item.sha256,
+                    sha512: item.sha512,
                     size: item.size,
                     connections: connections,
                     retries: retries,

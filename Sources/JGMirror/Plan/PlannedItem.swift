@@ -15,6 +15,8 @@ public struct PlannedItem: Sendable, Identifiable {
     public var path: String { root + "/" + dest }
     /// Expected SHA-256 (lower-case hex), when known.
     public var sha256: String?
+    /// Expected SHA-512 (lower-case hex), when the manifest or a SHA512SUMS list gives one.
+    public var sha512: String? = nil
     /// Expected length; a server that disagrees fails the item.
     public var size: Int64?
     public var connections: Int
@@ -43,6 +45,8 @@ public struct PlannedItem: Sendable, Identifiable {
 
     /// Cleans secrets from text about this item.
     public var redactor: Redactor { Redactor(headers: headers, redact: redact) }
+    /// Whether a checksum decides the item's content (else it is `unverified`).
+    public var hasChecksum: Bool { sha256 != nil || sha512 != nil }
     /// The URL as reports and logs may show it.
     public var displayURL: String { Redactor.redactURL(url) }
 }

@@ -37,10 +37,7 @@ struct SetExpansion {
             case .failure(let problem): throw failure(entry.line, problem.message)
             }
             let dest = set.dest + name
-            if !trusted, entry.isSHA512 || taken[dest] != nil { continue }
-            if entry.isSHA512 {
-                throw failure(entry.line, "SHA-512 hashes are not supported in sets yet; use a SHA256SUMS list")
-            }
+            if !trusted, taken[dest] != nil { continue }
             if let owner = taken[dest] {
                 throw failure(entry.line, "destination '\(dest)' is also \(owner)")
             }
@@ -50,7 +47,7 @@ struct SetExpansion {
                 urlLocation: set.sumsLocation, destLocation: set.sumsLocation)
             item.mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
             item.dest = dest
-            item.sha256 = entry.hash
+            if entry.isSHA512 { item.sha512 = entry.hash } else { item.sha256 = entry.hash }
             item.tag = set.tag
             item.settings = set.settings
             items.append(item)

@@ -55,6 +55,10 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     public var durationS: Double
     public var sha256Expected: String?
     public var sha256Actual: String?
+    /// Set for items checked by SHA-512 (`sha512:`, SHA512SUMS lists); the report
+    /// shows `sha512_expected` and `sha512_actual` only for them.
+    public var sha512Expected: String?
+    public var sha512Actual: String?
     public var error: ItemError?
     /// Set when TLS verification was off for this item (`insecure: true`).
     public var insecure: Bool
@@ -64,7 +68,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     public init(
         dest: String, url: String, tag: Int? = nil, tags: [String] = [], status: ItemStatus, bytes: Int64? = nil,
         bytesDownloaded: Int64 = 0, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0, durationS: Double = 0,
-        sha256Expected: String? = nil, sha256Actual: String? = nil, error: ItemError? = nil, insecure: Bool = false,
+        sha256Expected: String? = nil, sha256Actual: String? = nil, sha512Expected: String? = nil, sha512Actual: String? = nil,
+        error: ItemError? = nil, insecure: Bool = false,
         note: String? = nil
     ) {
         self.dest = dest
@@ -80,6 +85,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         self.durationS = durationS
         self.sha256Expected = sha256Expected
         self.sha256Actual = sha256Actual
+        self.sha512Expected = sha512Expected
+        self.sha512Actual = sha512Actual
         self.error = error
         self.insecure = insecure
         self.note = note
@@ -93,6 +100,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         case durationS = "duration_s"
         case sha256Expected = "sha256_expected"
         case sha256Actual = "sha256_actual"
+        case sha512Expected = "sha512_expected"
+        case sha512Actual = "sha512_actual"
         case error, insecure, note
     }
 
@@ -111,6 +120,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         durationS = try container.decodeIfPresent(Double.self, forKey: .durationS) ?? 0
         sha256Expected = try container.decodeIfPresent(String.self, forKey: .sha256Expected)
         sha256Actual = try container.decodeIfPresent(String.self, forKey: .sha256Actual)
+        sha512Expected = try container.decodeIfPresent(String.self, forKey: .sha512Expected)
+        sha512Actual = try container.decodeIfPresent(String.self, forKey: .sha512Actual)
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         note = try container.decodeIfPresent(String.self, forKey: .note)

@@ -79,6 +79,10 @@ extension ItemResult {
             ("duration_s", .double(RunReport.rounded(durationS))), ("sha256_expected", .string(sha256Expected)),
             ("sha256_actual", .string(sha256Actual)), ("error", error?.json ?? .null),
         ]
+        if sha512Expected != nil || sha512Actual != nil {
+            members.append(("sha512_expected", .string(sha512Expected)))
+            members.append(("sha512_actual", .string(sha512Actual)))
+        }
         if insecure { members.append(("insecure", .bool(true))) }
         if let note { members.append(("note", .string(note))) }
         return .object(members)

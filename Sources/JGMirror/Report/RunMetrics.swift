@@ -39,7 +39,7 @@ public enum RunMetrics {
     /// verified, found unchanged, or verified on disk.
     public static func bytesVerified(_ report: RunReport) -> Int64 {
         report.items.reduce(0) { sum, item in
-            let matched = [.downloaded, .unchanged, .verified].contains(item.status) && item.sha256Expected != nil
+            let matched = [.downloaded, .unchanged, .verified].contains(item.status) && (item.sha256Expected != nil || item.sha512Expected != nil)
             return matched ? sum + (item.bytes ?? 0) : sum
         }
     }

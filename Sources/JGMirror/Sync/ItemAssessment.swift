@@ -17,6 +17,8 @@ public struct ItemAssessment: Sendable {
     public var action: ItemAction
     /// SHA-256 of the file on disk, when it was hashed.
     public var sha256: String?
+    /// SHA-512 of the file on disk, when the item names one and it was hashed.
+    public var sha512: String?
     /// Its length, when it exists.
     public var size: Int64?
     /// No resume state was found, so a fetch may start a new part file without looking.
@@ -65,15 +67,22 @@ extension PlannedItem {
         if let expected = self.size, expected != size {
             return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState))
         }
-        guard sha256 != nil else { return .decided(ItemAssessment(action: .present, size: size)) }
+        guard hasChecksum else { return .decided(ItemAssessment(action: .present, size: size)) }
         return .needsHashing(size: size)
     }
 
     func assessByHashing(size: Int64, root: RootDirectory) -> ItemAssessment {
-        guard let expected = sha256, let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else {
+        guard hasChecksum, let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else {
             return ItemAssessment(action: .fetch, size: size)
         }
         defer { close(fd) }
+        if let expected = sha512 {
+            guard let actual = try? FileHasher.hex(fd: fd, path: path, algorithm: .sha512) else {
+                return ItemAssessment(action: .fetch, size: size)
+            }
+            return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha512: actual, size: size)
+        }
+        guard let expected = sha256 else { return ItemAssessment(action: .fetch, size: size) }
         guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size) }
         return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size)
     }

@@ -96,6 +96,7 @@ final class ItemRunner: Sendable {
             var result = result(item, status: .unchanged)
             result.bytes = assessment.size
             result.sha256Actual = assessment.sha256
+            result.sha512Actual = assessment.sha512
             record(index, result)
         case .present where !refetchUnverified:
             var result = result(item, status: .unverified)
@@ -194,6 +195,32 @@ final class ItemRunner: Sendable {
                     self.record(index, result)
                 case .success(let actual):
                     result.sha256Actual = actual
+                    if let expected = item.sha512 {
+                        // A second pass over the part file, beside the transfers: the
+                        // streaming hasher computes SHA-256 only.
+                        let checked = result
+                        self.hashing.addOperation {
+                            var result = checked
+                            let digest = (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
+                                defer { close(fd) }
+                                return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
+                            }
+                            result.sha512Actual = digest
+                            guard let digest, digest == expected else {
+                                let bad = Placement.quarantine(
+                                    part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
+                                result.status = .mismatch
+                                result.error = ItemError(
+                                    code: .checksumMismatch,
+                                    message: "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected); bytes kept in \(bad)")
+                                result.durationS = elapsed()
+                                self.record(index, result)
+                                return
+                            }
+                            self.place(index, result, hasState: outcome.hasState, elapsed: elapsed)
+                        }
+                        return
+                    }
                     if let expected = item.sha256, expected != actual {
                         let bad = Placement.quarantine(
                             part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
@@ -205,29 +232,34 @@ final class ItemRunner: Sendable {
                         self.record(index, result)
                         return
                     }
-                    let verified = result
-                    let state = outcome.hasState ? item.statePath : nil
-                    let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
-                        var result = verified
-                        if let error {
-                            result.status = .failed
-                            result.error = ItemError(code: error.code, message: error.message)
-                        } else {
-                            result.status = item.sha256 == nil ? .unverified : .downloaded
-                        }
-                        result.durationS = elapsed()
-                        self.record(index, result)
-                    }
-                    self.placement.commit(commit)
+                    self.place(index, result, hasState: outcome.hasState, elapsed: elapsed)
                 }
             }
         }
     }
 
+    /// Renames verified bytes onto the destination and records the item.
+    private func place(_ index: Int, _ verified: ItemResult, hasState: Bool, elapsed: @escaping @Sendable () -> Double) {
+        let item = items[index]
+        let state = hasState ? item.statePath : nil
+        let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
+            var result = verified
+            if let error {
+                result.status = .failed
+                result.error = ItemError(code: error.code, message: error.message)
+            } else {
+                result.status = item.hasChecksum ? .downloaded : .unverified
+            }
+            result.durationS = elapsed()
+            self.record(index, result)
+        }
+        placement.commit(commit)
+    }
+
     private func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
         ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-            connections: 0, attempts: 0, sha256Expected: item.sha256, insecure: item.insecure)
+            connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
     }
 
     private func record(_ index: Int, _ result: ItemResult) {

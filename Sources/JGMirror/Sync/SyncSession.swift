@@ -105,7 +105,7 @@ public final class SyncSession: Sendable {
         if !plan.manifest.checksums.isEmpty {
             try await applyChecksumFiles(to: &plan, engine: engine)
         }
-        if options.requireChecksums, let item = plan.items.first(where: { $0.sha256 == nil }) {
+        if options.requireChecksums, let item = plan.items.first(where: { !$0.hasChecksum }) {
             throw .manifest(
                 ManifestError(
                     file: plan.manifest.path, location: item.location,

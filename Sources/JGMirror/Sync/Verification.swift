@@ -21,7 +21,7 @@ public enum Verification {
         let begin = Date()
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
-            sha256Expected: item.sha256, insecure: item.insecure)
+            sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
         var info = stat()
         var opened: Int32 = -1
         if let root {
@@ -45,14 +45,22 @@ public enum Verification {
         }
         result.bytes = Int64(info.st_size)
         do {
-            let actual = try FileHasher.sha256(fd: opened, path: item.path)
-            result.sha256Actual = actual
-            if let expected = item.sha256 {
+            if let expected = item.sha512 {
+                let actual = try FileHasher.hex(fd: opened, path: item.path, algorithm: .sha512)
+                result.sha512Actual = actual
+                if expected != actual {
+                    result.status = .mismatch
+                    result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), the manifest expects \(expected)")
+                }
+            } else if let expected = item.sha256 {
+                let actual = try FileHasher.sha256(fd: opened, path: item.path)
+                result.sha256Actual = actual
                 if expected != actual {
                     result.status = .mismatch
                     result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), the manifest expects \(expected)")
                 }
             } else {
+                result.sha256Actual = try FileHasher.sha256(fd: opened, path: item.path)
                 result.status = .unverified
             }
             if let size = item.size, size != Int64(info.st_size), result.status != .mismatch {

@@ -7,17 +7,31 @@ public enum FileHasher {
 
     /// SHA-256 (lower-case hex) of the file at `path`.
     public static func sha256(path: String) throws(VerifyError) -> String {
+        try hex(path: path, algorithm: .sha256)
+    }
+
+    /// SHA-512 (lower-case hex) of the file at `path`.
+    public static func sha512(path: String) throws(VerifyError) -> String {
+        try hex(path: path, algorithm: .sha512)
+    }
+
+    static func hex(path: String, algorithm: SHA256.Algorithm) throws(VerifyError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
-        return try sha256(fd: fd, path: path)
+        return try hex(fd: fd, path: path, algorithm: algorithm)
     }
 
     /// SHA-256 (lower-case hex) of the open file `fd`, read from its start; `path`
     /// names it in errors.
     static func sha256(fd: Int32, path: String) throws(VerifyError) -> String {
+        try hex(fd: fd, path: path, algorithm: .sha256)
+    }
+
+    /// The digest of the open file `fd` from its start.
+    static func hex(fd: Int32, path: String, algorithm: SHA256.Algorithm) throws(VerifyError) -> String {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
-        guard let hasher = SHA256() else { throw .noHasher }
+        guard let hasher = SHA256(algorithm) else { throw .noHasher }
         try hashRange(fd: fd, from: 0, to: nil, into: hasher, path: path)
         return hasher.finalizeHex()
     }

@@ -1,17 +1,23 @@
 import CCrypto
 
-/// An incremental SHA-256 over OpenSSL's EVP interface, which picks the CPU's SHA
-/// instructions when it has them (the deprecated `SHA256_*` calls may not).
+/// An incremental SHA-256 (or, asked for, SHA-512) over OpenSSL's EVP interface,
+/// which picks the CPU's SHA instructions when it has them (the deprecated
+/// `SHA256_*` calls may not).
 ///
 /// Not for use from two threads at once; it may be handed from one thread to
 /// another (`PrefixHasher` guarantees one user at a time), hence `@unchecked`.
 final class SHA256: @unchecked Sendable {
     private let context: OpaquePointer
 
+    /// The digests items may name: `sha256:` and `sha512:` (SHA256SUMS, SHA512SUMS).
+    enum Algorithm: Sendable {
+        case sha256, sha512
+    }
+
     /// Returns nil only when libcrypto cannot allocate a context.
-    init?() {
+    init?(_ algorithm: Algorithm = .sha256) {
         guard let context = EVP_MD_CTX_new() else { return nil }
-        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+        guard EVP_DigestInit_ex(context, algorithm == .sha256 ? EVP_sha256() : EVP_sha512(), nil) == 1 else {
             EVP_MD_CTX_free(context)
             return nil
         }
@@ -27,7 +33,8 @@ final class SHA256: @unchecked Sendable {
 
     /// The digest as lower-case hex; the hasher is spent afterwards.
     func finalizeHex() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(jg_sha256_length()))
+        // EVP_MAX_MD_SIZE: room for SHA-512's 64 bytes.
+        var digest = [UInt8](repeating: 0, count: 64)
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
         return SHA256.hex(digest.prefix(Int(length)))
