@@ -27,7 +27,7 @@ struct JGMirrorCommand: AsyncParsableCommand {
             forward_headers), checksums (SHA256SUMS-style lists: url, signature, keyring), \
             sets (every file a checksums list names becomes an item: sums, dest, include, \
             exclude, mirrors_base, signature, keyring and any item option) and items \
-            (url, mirrors, dest, sha256, size, tag and the defaults' keys). Every mistake \
+            (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys). Every mistake \
             is reported as FILE:LINE:COLUMN and exits 2.
 
               version: 1
