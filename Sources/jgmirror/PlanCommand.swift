@@ -14,6 +14,7 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = await manifestOptions.loadPlan(command: "plan")
+        do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan") }
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
         var counts: [String: Int] = [:]
         var leading: [(action: String, size: String)] = []

@@ -53,6 +53,9 @@ import TestServer
             #expect(run.status == 2)
             #expect(run.stderr.contains("m.yaml:3:5: destination 'out.bin' is an existing folder"), "\(run.stderr)")
             #expect(server.requests().isEmpty)
+            // `plan` says what `sync` would say.
+            let plan = try await execute(["plan", path])
+            #expect(plan.status == 2 && plan.stderr.contains("m.yaml:3:5: destination 'out.bin' is an existing folder"), "\(plan.stderr)")
             #expect(!exists(dir + "/out.bin.jgpart"))
         }
     }

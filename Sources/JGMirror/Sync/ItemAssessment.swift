@@ -88,6 +88,13 @@ extension PlannedItem {
     }
 }
 
+extension Plan {
+    /// The checks `sync` and `verify` make on disk before anything else (a destination
+    /// that is an existing folder, resolves outside the root through a symlink, or makes
+    /// too long a path), for `plan` to refuse what they would refuse.
+    public func checkDestinationsOnDisk() throws(ManifestError) { try RootConfinement.check(self) }
+}
+
 /// Confinement to the root through what is already on disk (SPEC §10): the
 /// manifest's paths are checked lexically when parsed; here symlinks are followed.
 enum RootConfinement {
