@@ -19,6 +19,9 @@ public final class TestServer: Sendable {
         /// Send these bytes instead of an HTTP response, then close (a server that
         /// speaks something else).
         case raw([UInt8])
+        /// Announce the asked range in `Content-Range` but send only this many bytes,
+        /// with a `Content-Length` that matches them (a body shorter than its range).
+        case short(bytes: Int)
     }
 
     /// One path the server answers.
@@ -40,6 +43,11 @@ public final class TestServer: Sendable {
         public var endless = false
         /// Extra response header lines (`Name: value`), sent as given.
         public var extraHeaders: [String] = []
+        /// Seconds to wait before each response head, like a round trip.
+        public var headDelay: Double?
+        /// Answer `If-Range` carrying the Last-Modified date with the whole file (200),
+        /// as Apache does while the file's ETag is still weak.
+        public var refuseDateIfRange = false
         /// Picks a fault by request number (0-based, per path).
         public var fault: @Sendable (Int) -> Fault? = { _ in nil }
 
@@ -206,6 +214,7 @@ public final class TestServer: Sendable {
     /// Answers one request; false when the connection must close.
     private func respond(_ fd: Int32, request: Request, route: Route?, index: Int) -> Bool {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
+        if let delay = route.headDelay { Thread.sleep(forTimeInterval: delay) }
         let fault = route.fault(index)
         if case .raw(let bytes) = fault {
             _ = write(fd, bytes)
@@ -236,7 +245,8 @@ public final class TestServer: Sendable {
         var end = total
         var status = "200 OK"
         var rangeHeader = ""
-        let ignore = route.ignoreRange || fault == .ignoreRange
+        let refused = route.refuseDateIfRange && request.headers["if-range"] != nil && request.headers["if-range"] == route.lastModified
+        let ignore = route.ignoreRange || fault == .ignoreRange || refused
         if let range = request.headers["range"], !ignore, Self.ifRangeMatches(request.headers["if-range"], route) {
             guard let (from, to) = Self.parseRange(range, total: total) else {
                 return send(fd, head: "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(total)\r\nContent-Length: 0\r\n\r\n")
@@ -248,6 +258,11 @@ public final class TestServer: Sendable {
         }
         var head = "HTTP/1.1 \(status)\r\n\(validators)\(rangeHeader)"
         if !route.ignoreRange { head += "Accept-Ranges: bytes\r\n" }
+        if case .short(let bytes) = fault {
+            let sent = min(bytes, end - start)
+            guard send(fd, head: head + "Content-Length: \(sent)\r\n\r\n") else { return false }
+            return write(fd, Array(route.body[start..<(start + sent)]))
+        }
         if route.noLength {
             head += "Connection: close\r\n\r\n"
         } else {

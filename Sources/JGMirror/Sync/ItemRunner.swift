@@ -16,6 +16,9 @@ final class ItemRunner: Sendable {
     private let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
     private let madeFolders = Locked(Set<String>())
+    /// Resumed items fetched again from zero after their checksum failed, so each is
+    /// retried once.
+    private let refetched = Locked(Set<Int>())
 
     private struct State {
         var results: [ItemResult?]
@@ -142,7 +145,8 @@ final class ItemRunner: Sendable {
         if let next { fetch(next >> 1, knownFresh: next & 1 == 1) }
     }
 
-    private func fetch(_ index: Int, knownFresh: Bool) {
+    /// `note` explains why the item is fetched again, when it is.
+    private func fetch(_ index: Int, knownFresh: Bool, note: String? = nil) {
         let item = items[index]
         let hasher = PrefixHasher(path: item.partPath, root: root)
         let request = TransferRequest(
@@ -154,10 +158,10 @@ final class ItemRunner: Sendable {
         let started = Date()
         // On the engine thread: a small file's digest is ready by now and placement
         // queues the rest, so no other thread needs waking up for it.
-        engine.submit(request) { outcome in self.finish(index, outcome, hasher: hasher, started: started) }
+        engine.submit(request) { outcome in self.finish(index, outcome, hasher: hasher, started: started, note: note) }
     }
 
-    private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date) {
+    private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?) {
         submitNext()
         let item = items[index]
         var result = result(item, status: .downloaded)
@@ -166,7 +170,7 @@ final class ItemRunner: Sendable {
         result.resumedFrom = outcome.resumedFrom
         result.connections = outcome.connections
         result.attempts = outcome.attempts
-        result.note = outcome.note.map(item.redactor.redact)
+        result.note = (outcome.note ?? note).map(item.redactor.redact)
         let elapsed: @Sendable () -> Double = { Date().timeIntervalSince(started) }
         switch outcome.status {
         case .failed(let error):
@@ -195,6 +199,20 @@ final class ItemRunner: Sendable {
                     self.record(index, result)
                 case .success(let actual):
                     result.sha256Actual = actual
+                    if let expected = item.sha256, expected != actual, outcome.resumedFrom > 0,
+                        self.refetched.withLock({ $0.insert(index).inserted })
+                    {
+                        // Resumed bytes can come from another version of the file when the
+                        // server's validators (size and mtime) could not tell them apart:
+                        // fetch it once more from zero before calling it a mismatch.
+                        self.root.unlink(item.partPath)
+                        self.root.unlink(item.statePath)
+                        self.state.withLock { $0.submitted += 1 }
+                        self.fetch(
+                            index, knownFresh: true,
+                            note: "checksum failed after resuming (a change the validators could not show); fetched again from zero")
+                        return
+                    }
                     if let expected = item.sha512 {
                         // A second pass over the part file, beside the transfers: the
                         // streaming hasher computes SHA-256 only.

@@ -18,17 +18,4 @@ struct ByteRange: Sendable, Hashable, Codable {
         }
         return merged
     }
-
-    /// The range a connection takes next from the front of `ranges` (front first, so
-    /// the file's contiguous prefix, which is what can be hashed, grows all along):
-    /// `piece` bytes, at least `minimum`, fewer when that would leave some of
-    /// `connections` without work, and the whole first range when less than
-    /// `minimum` would be left of it.
-    static func frontChunk(of ranges: [ByteRange], piece: Int64, minimum: Int64, connections: Int) -> ByteRange? {
-        guard let first = ranges.first, !first.isEmpty else { return nil }
-        let remaining = ranges.reduce(0) { $0 + $1.count }
-        var size = max(minimum, min(piece, remaining / Int64(max(1, connections))))
-        if first.count - size < minimum { size = first.count }
-        return ByteRange(lower: first.lower, upper: first.lower + size)
-    }
 }

@@ -1,8 +1,9 @@
 import CCurl
 import Foundation
-import Synchronization
 
-/// One file being fetched: its part file, its ranges and the workers that fill them.
+/// One file being fetched: coordinates its part file, its `SegmentBook` (which
+/// connection owns which bytes), the workers that fill them, `ResponseJudge`'s
+/// verdicts on response heads and `ItemDurability`'s flushes and checkpoints.
 ///
 /// Confined to the engine thread, except `prepare()`, which for an item that takes
 /// over an earlier run's files does that file work on another thread before the
@@ -14,10 +15,12 @@ final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
     private let completion: @Sendable (TransferOutcome) -> Void
+    private let durability: ItemDurability
 
     private(set) var finished = false
     private var part: PartFile?
-    private var total: Int64?
+    /// The byte ranges, once the length is known (from a response or resume state).
+    private var book: SegmentBook?
     private var rangesSupported = false
     private var validators = Validators()
     /// Which source the validators came from; `If-Range` goes only there.
@@ -26,41 +29,33 @@ final class ItemTransfer: @unchecked Sendable {
     private var effectiveURLs: [Int: String] = [:]
     /// Sources that answered with a permanent error (404, …); no new worker starts there.
     private var deadSources = Set<Int>()
-    /// Missing ranges no worker owns, sorted.
-    private var unassigned: [ByteRange] = []
     private var workers: [Worker] = []
     private var nextSlot = 0
-    private var expanded = false
     private var announced = false
+    /// The connections fanned out once the file was known; later, only a range given
+    /// back brings a new one (`replaceIfStranded`).
+    private var expanded = false
 
     private var bytesThisRun: Int64 = 0
     private var resumedFrom: Int64 = 0
+    /// `bytesThisRun` when a worker last replaced one that gave its range back: a new
+    /// replacement needs progress since, so an item whose every request fails ends.
+    private var bytesAtReplacement: Int64 = 0
     private var peakConnections = 0
     /// 1 + every retry and every switch to a mirror.
     private var attempts = 1
     private var restarts = 0
+    /// Times a server refused ranges for a file it still has (`ResponseJudge.Decision.singleStream`).
+    private var refusals = 0
     private var note: String?
     private var lastError: TransferError?
-
     /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
     private var stateful = false
-    /// Resume state exists on disk or a checkpoint was queued: dropping or completing
-    /// must wait for `syncQueue`.
-    private var checkpointed = false
     private var prepareFailure: TransferError?
     /// The shortest request-to-first-byte time seen: requests that waited behind
     /// others in libcurl's loop would overstate the round trip.
     private var minRoundTrip = Double.infinity
-    /// This item's flushes and checkpoints, off the event loop. Serial, so a flush
-    /// that met a write error has recorded it before the next checkpoint asks; one
-    /// per item, so finishing waits for this item's syncs, not for other items'.
-    private lazy var syncQueue = DispatchQueue(label: "jgmirror.item-sync")
-    private let checkpointBusy = Locked(false)
-    /// Bytes written since the last flush was queued (durable runs).
-    private var unflushed: Int64 = 0
-    /// A flush was queued: completing must wait for `syncQueue`.
-    private var flushed = false
-    private let flushBusy = Locked(false)
+    private var startedAt = 0.0
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
     private var reportedPrefix: Int64 = 0
@@ -68,16 +63,18 @@ final class ItemTransfer: @unchecked Sendable {
     private var pendingFailure: TransferError?
     /// Keeps a body of unknown length from filling the disk (`--min-free`).
     private lazy var spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
-    private var pendingRestart: (reason: String, stream: Worker?)?
+    private var pendingRestart: (reason: String, stream: Worker?, counts: Bool)?
     private var needsExpand = false
 
     init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         self.engine = engine
         self.request = request
         self.completion = completion
+        durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: engine.configuration)
     }
 
     private var isFileSource: Bool { request.sources.first?.lowercased().hasPrefix("file:") ?? false }
+    private var total: Int64? { book?.length }
 
     // MARK: Start
 
@@ -87,14 +84,12 @@ final class ItemTransfer: @unchecked Sendable {
     func prepare() {
         if !request.knownFresh { takeOverEarlierRun() }
         do {
-            part = try PartFile(path: request.partPath, fresh: total == nil, root: request.root)
+            part = try PartFile(path: request.partPath, fresh: book == nil, root: request.root)
         } catch {
             prepareFailure = error
             return
         }
-        if let total, resumedFrom > 0 {
-            request.observer?.prefixCompleted(upTo: unassigned.first?.lower ?? total)
-        }
+        if let book, resumedFrom > 0 { request.observer?.prefixCompleted(upTo: book.contiguousPrefix) }
     }
 
     /// Loads a valid resume state, or removes what an earlier run left behind.
@@ -111,25 +106,33 @@ final class ItemTransfer: @unchecked Sendable {
         } else {
             switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize, root: root) {
             case .valid(let state):
-                total = state.length
+                let saved = makeBook(length: state.length, missing: state.missingRanges)
+                book = saved
                 validators = state.validators
                 rangesSupported = true
                 stateful = true
-                checkpointed = true
-                unassigned = state.missingRanges
-                resumedFrom = state.length - unassigned.reduce(0) { $0 + $1.count }
+                durability.adoptExistingState()
+                resumedFrom = saved.present
             case .discarded(let reason):
                 note = reason
-                discardFiles()
+                root.unlink(request.statePath)
+                root.unlink(request.partPath)
             case .none:
                 if partExists { root.unlink(request.partPath) }
             }
         }
     }
 
+    private func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
+        var book = SegmentBook(length: length, missing: missing, connections: request.connections, minSegment: request.minSegment)
+        book.regionCap = SegmentBook.regionCap(length: length, connections: request.connections, roundTrip: minRoundTrip)
+        return book
+    }
+
     /// Sends the first request (engine thread, after `prepare()`).
     func start() {
         let now = engine.now()
+        startedAt = now
         lastCheckpoint = now
         lastProgress = now
         if let failure = prepareFailure {
@@ -137,21 +140,14 @@ final class ItemTransfer: @unchecked Sendable {
             return
         }
         let first = makeWorker()
-        if total != nil {
+        if book != nil {
             // Resuming: one request first, to validate with If-Range before fanning out.
-            guard let range = takeChunk(for: first) else {
+            guard let range = book?.take(for: first.slot) else {
                 workers.removeAll()
                 complete()
                 return
             }
-            first.assign(range)
-        } else if request.connections > 1 && !isFileSource {
-            // Fresh: a first range of one segment reveals length, validators and
-            // range support without a HEAD; small files finish on it.
-            first.assign(ByteRange(lower: 0, upper: request.minSegment))
-        } else {
-            first.pos = 0
-            first.end = nil
+            first.pos = range.lower
         }
         launch(first)
     }
@@ -168,7 +164,8 @@ final class ItemTransfer: @unchecked Sendable {
 
     private func sourceURL(_ index: Int) -> String { effectiveURLs[index] ?? request.sources[index] }
 
-    /// Starts the worker's next request if its host has a free slot; otherwise it waits.
+    /// Starts the worker's next request, for the rest of its region (or, before the
+    /// length is known, the whole file), if its host has a free slot; otherwise it waits.
     private func launch(_ worker: Worker) {
         worker.resetRequest()
         let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
@@ -177,11 +174,21 @@ final class ItemTransfer: @unchecked Sendable {
             worker.state = .ready
             return
         }
-        worker.requestStart = worker.pos
-        worker.requestedEnd = worker.end.map { min($0, worker.pos + max(worker.pieceSize, request.minSegment)) }
+        var shape = RequestBuilder.Shape(url: url, from: worker.pos, end: nil, ranged: false)
+        if let book {
+            let end = book.region(of: worker.slot)?.end ?? book.length
+            shape.end = end
+            shape.ranged = worker.pos > 0 || end < book.length || rangesSupported
+            if worker.sourceIndex == validatorSource { shape.ifRange = validators.ifRange }
+        } else if worker.pos > 0 || (request.connections > 1 && !isFileSource) {
+            // Fresh: `bytes=0-` reveals length, validators and range support without a
+            // HEAD; this request goes on as the first connection's region.
+            shape.ranged = true
+        }
+        worker.sentRange = shape.ranged
+        worker.requestedEnd = shape.end
         do {
-            let easy = try makeHandle(for: worker, url: url)
-            worker.easy = easy
+            worker.easy = try RequestBuilder.makeHandle(for: worker, shape, request: request, configuration: engine.configuration)
             worker.host = host
             worker.url = url
             worker.state = .active
@@ -193,162 +200,94 @@ final class ItemTransfer: @unchecked Sendable {
         }
     }
 
-    private func makeHandle(for worker: Worker, url: String) throws(TransferError) -> CurlEasy {
-        let easy = try CurlEasy()
-        let configuration = engine.configuration
-        try easy.set(CURLOPT_URL, url)
-        try easy.set(CURLOPT_NOSIGNAL, 1)
-        // Redirects are followed here, one request per hop, so that the headers go
-        // only where SPEC §10 lets them (see `Redirect`).
-        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
-        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
-        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
-        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
-        try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
-        if worker.slot == 0, url.lowercased().hasPrefix("https:") {
-            // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
-            // rather than open another: a burst of small items then shares one.
-            try easy.set(CURLOPT_PIPEWAIT, 1)
-        }
-        if request.insecure {
-            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
-            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-        }
-        if let caCert = configuration.caCert {
-            try easy.set(CURLOPT_CAINFO, caCert)
-            if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
-        }
-        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
-        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
-            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
-        }
-        if worker.pos > 0 || worker.end != nil {
-            worker.sentRange = true
-            try easy.set(CURLOPT_RANGE, "\(worker.pos)-" + (worker.requestedEnd.map { String($0 - 1) } ?? ""))
-            if worker.sourceIndex == validatorSource, let ifRange = validators.ifRange, total != nil {
-                headers.append("If-Range: \(ifRange)")
-            }
-        }
-        try easy.setHeaders(headers)
-        let userdata = Unmanaged.passUnretained(worker).toOpaque()
-        try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
-        try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
-        _ = jg_easy_setopt_write_cb(easy.handle) { data, size, count, userdata in
-            guard let data, let userdata else { return 0 }
-            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
-            return worker.item.receive(worker, UnsafeRawBufferPointer(start: data, count: size * count))
-        }
-        _ = jg_easy_setopt_header_cb(easy.handle) { data, size, count, userdata in
-            guard let data, let userdata else { return 0 }
-            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
-            let length = size * count
-            worker.head.consume(line: UnsafeRawBufferPointer(start: data, count: length))
-            return length
-        }
-        return easy
-    }
-
     // MARK: Response head
 
-    private enum HeadDecision {
-        case proceed
-        /// This request failed; the worker retries or moves on.
-        case reject(TransferError)
-        /// The whole item fails.
-        case failItem(TransferError)
-        /// The remote changed: start over, keeping this worker's full-body response.
-        case restartStream(String)
-        /// The remote changed: start over with a new first request.
-        case restartFresh(String)
-        /// A redirect: the worker asks again where it points, once this request ends.
-        case follow
+    /// Judges the response a worker received and carries out the verdict; returns
+    /// what the write callback must return when the body is not to be written.
+    private func handleHead(_ worker: Worker) -> Int? {
+        worker.headProcessed = true
+        var known = ResponseJudge.Known(
+            isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange, length: total,
+            validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
+            hasData: resumedFrom > 0 || bytesThisRun > 0 || total != nil)
+        if isFileSource, let easy = worker.easy {
+            var length: curl_off_t = -1
+            _ = jg_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            known.fileLength = length >= 0 ? Int64(length) : nil
+        }
+        if let easy = worker.easy {
+            let roundTrip = easy.seconds(CURLINFO_STARTTRANSFER_TIME_T) - easy.seconds(CURLINFO_PRETRANSFER_TIME_T)
+            if roundTrip > 0 { minRoundTrip = min(minRoundTrip, roundTrip) }
+        }
+        let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL)
+        switch decision {
+        case .partial(let length, let rangeEnd):
+            rememberEffectiveURL(worker)
+            if book == nil {
+                if let failure = learn(length: length, ranges: true, validators: worker.head.validators, source: worker.sourceIndex) {
+                    pendingFailure = failure
+                    return 0
+                }
+                _ = book?.take(for: worker.slot)
+            }
+            // A server may send less than asked; the rest of the region stays missing.
+            worker.requestedEnd = min(worker.requestedEnd ?? length, rangeEnd ?? length)
+            needsExpand = true
+            return nil
+        case .whole(let length, let ranges):
+            rememberEffectiveURL(worker)
+            if let failure = learn(length: length, ranges: ranges, validators: worker.head.validators, source: worker.sourceIndex) {
+                pendingFailure = failure
+                return 0
+            }
+            worker.requestedEnd = length
+            adoptStream(worker)
+            needsExpand = ranges
+            return nil
+        case .empty:
+            if let failure = learn(length: 0, ranges: false, validators: worker.head.validators, source: worker.sourceIndex) {
+                pendingFailure = failure
+                return 0
+            }
+            worker.requestedEnd = 0
+            return nil
+        case .singleStream(let reason):
+            rememberEffectiveURL(worker)
+            pendingRestart = (reason, worker, false)
+            return jg_writefunc_pause()
+        case .restartStream(let reason):
+            rememberEffectiveURL(worker)
+            pendingRestart = (reason, worker, true)
+            return jg_writefunc_pause()
+        case .restartFresh(let reason):
+            pendingRestart = (reason, nil, true)
+            return 0
+        case .follow(let target):
+            worker.redirectTarget = target
+            return 0  // a redirect's body is not the file
+        case .reject(let error):
+            worker.error = error
+            return 0
+        }
     }
 
-    /// Judges the response a worker received, updating the item's knowledge of the file.
-    private func judgeHead(_ worker: Worker) -> HeadDecision {
-        worker.headProcessed = true
-        var head = worker.head
-        if isFileSource {
-            // file:// has no status line; libcurl knows the length.
-            var length: curl_off_t = -1
-            if let easy = worker.easy { _ = jg_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) }
-            head.status = 200
-            head.contentLength = length >= 0 ? Int64(length) : nil
+    /// A whole-body response from byte 0 becomes the worker's region: the first
+    /// region when ranges let others share the file, else all of it.
+    private func adoptStream(_ worker: Worker) {
+        guard var book, let length = total, length > 0 else { return }
+        if rangesSupported {
+            _ = book.take(for: worker.slot)
+        } else {
+            _ = book.claim(ByteRange(lower: 0, upper: length), for: worker.slot)
         }
-        let hasData = resumedFrom > 0 || bytesThisRun > 0 || total != nil
-        if (300...399).contains(head.status), head.status != 304, let target = worker.easy?.redirectURL {
-            worker.redirectTarget = target
-            return .follow
-        }
-        switch head.status {
-        case 206:
-            guard let start = head.rangeStart, let length = head.rangeTotal, start == worker.pos else {
-                return .reject(.retryable(.protocolViolation, "server answered a different byte range than asked (\(worker.url))"))
-            }
-            if let total, total != length {
-                return .restartFresh("remote length changed from \(total) to \(length) bytes; restarted from zero")
-            }
-            if worker.sourceIndex == validatorSource, validators.conflicts(with: head.validators), total != nil {
-                return .restartFresh("remote file changed (validator differs); restarted from zero")
-            }
-            if let rangeEnd = head.rangeEnd, let requested = worker.requestedEnd, rangeEnd < requested {
-                // A server may send less than asked; the rest is simply still missing.
-                worker.requestedEnd = rangeEnd
-            }
-            rememberEffectiveURL(worker)
-            if total == nil {
-                if let failure = learn(length: length, ranges: true, validators: head.validators, source: worker.sourceIndex) {
-                    return .failItem(failure)
-                }
-                let probeEnd = min(worker.end ?? length, length)
-                worker.end = probeEnd
-                worker.requestedEnd = min(worker.requestedEnd ?? length, length)
-                if probeEnd < length { unassigned = [ByteRange(lower: probeEnd, upper: length)] }
-            }
-            needsExpand = true
-            return .proceed
-        case 200:
-            rememberEffectiveURL(worker)
-            if hasData {
-                return .restartStream(
-                    worker.sentRange && !head.acceptsRanges
-                        ? "server ignored the range request; restarted from zero"
-                        : "remote file changed (If-Range answered with the whole file); restarted from zero")
-            }
-            let ranges = !worker.sentRange && head.acceptsRanges && !isFileSource
-            if let failure = learn(length: head.contentLength, ranges: ranges, validators: head.validators, source: worker.sourceIndex) {
-                return .failItem(failure)
-            }
-            worker.end = head.contentLength
-            worker.requestedEnd = head.contentLength
-            needsExpand = ranges
-            return .proceed
-        case 416:
-            if !hasData, worker.pos == 0, head.rangeTotal == 0 {
-                // An empty file cannot satisfy any range.
-                if let failure = learn(length: 0, ranges: false, validators: head.validators, source: worker.sourceIndex) {
-                    return .failItem(failure)
-                }
-                worker.end = 0
-                worker.requestedEnd = 0
-                return .proceed
-            }
-            if hasData { return .restartFresh("remote file shrank (416 to a saved range); restarted from zero") }
-            return .reject(.http(416, url: worker.url))
-        default:
-            return .reject(.http(head.status, url: worker.url, retryAfter: head.retryAfter))
-        }
+        self.book = book
     }
 
     /// Records what the first good response says about the file; returns a failure
     /// when it contradicts the manifest or the disk refuses the space.
     private func learn(length: Int64?, ranges: Bool, validators: Validators, source: Int) -> TransferError? {
-        total = length
         rangesSupported = ranges && length != nil
+        book = length.map { makeBook(length: $0) }
         self.validators = validators
         validatorSource = source
         if let expected = request.expectedSize, let length, length != expected {
@@ -382,102 +321,63 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Body
 
-    /// The write callback: positional write of one buffer; a short count stops the request.
+    /// The write callback: positional write of one buffer; a short count ends the
+    /// request (its region is done, or it must stop).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
         if finished || worker.error != nil { return 0 }
-        if !worker.headProcessed {
-            switch judgeHead(worker) {
-            case .proceed: break
-            case .reject(let error):
-                worker.error = error
-                return 0
-            case .failItem(let error):
-                pendingFailure = error
-                return 0
-            case .restartFresh(let reason):
-                pendingRestart = (reason, nil)
-                return 0
-            case .restartStream(let reason):
-                pendingRestart = (reason, worker)
-                return jg_writefunc_pause()
-            case .follow:
-                return 0  // a redirect's body is not the file
-            }
-        }
+        if !worker.headProcessed, let stop = handleHead(worker) { return stop }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
-        var count = bytes.count
-        if let end = worker.end {
-            let requested = worker.requestedEnd ?? end
-            let room = max(0, min(end, requested) - worker.pos)
-            if Int64(count) > room {
-                if end >= requested {
-                    pendingFailure = .sizeMismatch(
-                        "server sent more bytes than announced (over \(requested) for \(Redactor.redactURL(worker.url)))")
-                    return 0
-                }
-                worker.truncated = true
-                count = Int(room)
+        var count = Int64(bytes.count)
+        if let region = book?.region(of: worker.slot) {
+            if let asked = worker.requestedEnd, worker.pos + count > asked, region.end >= asked {
+                pendingFailure = .sizeMismatch(
+                    "server sent more bytes than announced (over \(asked) for \(Redactor.redactURL(worker.url)))")
+                return 0
             }
+            // Mutated in place (no copy of the book per buffer).
+            let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0
+            if accepted < count { worker.truncated = true }
+            count = accepted
+        } else if book != nil {
+            return 0  // no region: nothing of this body is wanted
         } else {
-            if let expected = request.expectedSize, worker.pos + Int64(count) > expected {
+            if let expected = request.expectedSize, worker.pos + count > expected {
                 pendingFailure = .sizeMismatch("server sent more than the expected \(expected) bytes")
                 return 0
             }
-            if let limit = request.sizeLimit, worker.pos + Int64(count) > limit {
+            if let limit = request.sizeLimit, worker.pos + count > limit {
                 pendingFailure = .tooLarge("the body of unknown length grew past max_size (\(limit) bytes); stopped")
                 return 0
             }
-            if let part, let failure = spaceGuard.admit(count, fd: part.fd, path: part.path) {
+            if let part, let failure = spaceGuard.admit(Int(count), fd: part.fd, path: part.path) {
                 pendingFailure = failure
                 return 0
             }
         }
         guard count > 0 else { return 0 }
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)])
         do {
-            try part?.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: worker.pos)
+            try part?.write(slice, at: worker.pos)
         } catch {
             pendingFailure = error
             return 0
         }
         if let observer = request.observer, let total, total <= partFileInlineLimit {
-            observer.written(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: worker.pos)
+            observer.written(slice, at: worker.pos)
         }
-        worker.pos += Int64(count)
-        worker.consecutiveFailures = 0
-        bytesThisRun += Int64(count)
-        unflushed += Int64(count)
-        if unflushed >= engine.configuration.flushStep, engine.configuration.durable { flush() }
-        engine.consumeRate(count)
-        let prefix = contiguousPrefix()
+        worker.pos += count
+        bytesThisRun += count
+        if let part, let failure = durability.wrote(Int(count), to: part) { pendingFailure = failure }
+        engine.consumeRate(Int(count))
+        let prefix = book?.contiguousPrefix ?? 0
         if prefix - reportedPrefix >= 4 << 20 {
             reportedPrefix = prefix
             request.observer?.prefixCompleted(upTo: prefix)
         }
-        return count
+        return Int(count)
     }
 
-    /// The first byte not yet written.
-    private func contiguousPrefix() -> Int64 {
-        var first = unassigned.first?.lower ?? Int64.max
-        for worker in workers {
-            if let end = worker.end, worker.pos >= end { continue }
-            first = min(first, worker.pos)
-        }
-        return first == Int64.max ? (total ?? 0) : first
-    }
-
-    private func missingRanges() -> [ByteRange] {
-        var ranges = unassigned
-        for worker in workers {
-            if let end = worker.end, end > worker.pos { ranges.append(ByteRange(lower: worker.pos, upper: end)) }
-        }
-        return ByteRange.normalized(ranges)
-    }
-
-    private var bytesPresent: Int64 {
-        guard let total else { return workers.first?.pos ?? 0 }
-        return total - missingRanges().reduce(0) { $0 + $1.count }
-    }
+    private var bytesPresent: Int64 { book?.present ?? workers.first?.pos ?? 0 }
 
     // MARK: Request end
 
@@ -485,20 +385,9 @@ final class ItemTransfer: @unchecked Sendable {
     func requestFinished(_ worker: Worker, code: CURLcode) {
         let errorText = worker.easy?.errorText ?? ""
         if !worker.headProcessed, !finished, worker.error == nil, worker.head.status != 0 || isFileSource, code == CURLE_OK {
-            switch judgeHead(worker) {
-            case .proceed: break
-            case .reject(let error): worker.error = error
-            case .failItem(let error): pendingFailure = error
-            case .restartFresh(let reason), .restartStream(let reason): pendingRestart = (reason, nil)
-            case .follow: break
+            if handleHead(worker) != nil, let restart = pendingRestart, restart.stream === worker {
+                pendingRestart?.stream = nil  // nothing left of this response to keep
             }
-        }
-        if code == CURLE_OK, let easy = worker.easy {
-            let timing = Pace.Timing(easy)
-            minRoundTrip = min(minRoundTrip, timing.roundTrip)
-            worker.pieceSize = Pace.pieceSize(
-                bytes: worker.pos - worker.requestStart, receiving: timing.receiving, roundTrip: minRoundTrip,
-                connections: request.connections)
         }
         engine.detach(worker)
         worker.easy = nil
@@ -525,6 +414,7 @@ final class ItemTransfer: @unchecked Sendable {
         }
         worker.redirectURL = nil
         worker.redirects = 0
+        let region = book?.region(of: worker.slot)
         var failure: TransferError?
         if let error = worker.error {
             failure = error
@@ -535,28 +425,28 @@ final class ItemTransfer: @unchecked Sendable {
             failure = Curl.error(
                 code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
                 duringHead: !worker.headProcessed)
-        } else if let end = worker.end, worker.pos < min(end, worker.requestedEnd ?? end) {
+        } else if let region, region.next < region.end, let asked = worker.requestedEnd, worker.pos < asked {
             failure = .retryable(
-                .connection,
-                "connection closed \(end - worker.pos) bytes short (\(Redactor.redactURL(worker.url)))")
-        } else if worker.end == nil {
+                worker.head.status == 206 ? .protocolViolation : .connection,
+                "response ended \(asked - worker.pos) bytes short of what it announced (\(Redactor.redactURL(worker.url)))")
+        } else if book == nil {
             // A body of unannounced length ends where the server closes it.
             let length = worker.pos
             if let expected = request.expectedSize, length != expected {
                 fail(.sizeMismatch("received \(length) bytes, the manifest says \(expected)"))
                 return
             }
-            total = length
-            worker.end = length
+            book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
         }
         if let failure {
             handleFailure(worker, failure)
         } else {
             worker.retriesLeft = request.retries
-            if let end = worker.end, worker.pos < end {
-                launch(worker)  // the next piece of its own range
-            } else if let next = nextRange(for: worker) {
-                worker.assign(next)
+            worker.consecutiveFailures = 0
+            if let region = book?.region(of: worker.slot), region.next < region.end {
+                launch(worker)  // the server sent less than asked: ask for the rest
+            } else if rangesSupported, let range = nextRange(for: worker) {
+                worker.pos = range.lower
                 launch(worker)
             } else {
                 retire(worker)
@@ -566,11 +456,18 @@ final class ItemTransfer: @unchecked Sendable {
         checkCompletion()
     }
 
+    /// A request failed. A response that brought new bytes restores the worker's
+    /// budget first (SPEC §5 counts failures without progress); then one retry is
+    /// spent, or the worker moves to a mirror, or it gives its range back.
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         lastError = error
         if error.code.isLocal || error.code == .sizeMismatch {
             fail(error)
             return
+        }
+        if worker.progressed {
+            worker.retriesLeft = request.retries
+            worker.consecutiveFailures = 0
         }
         if error.retryable, worker.retriesLeft > 0 {
             attempts += 1
@@ -594,58 +491,52 @@ final class ItemTransfer: @unchecked Sendable {
             return
         }
         retire(worker)
+        replaceIfStranded()
     }
 
-    /// The next range for a worker whose range is done: the front of what nobody owns,
-    /// else half of the largest range another worker still has (work stealing).
+    /// New work for a worker whose region is done: the front of the pool, else half of
+    /// the largest region left (a steal), when that pays: the thief waits a round trip
+    /// for its first byte, so the victim must need longer than two of them for its half.
     private func nextRange(for worker: Worker) -> ByteRange? {
-        if let chunk = takeChunk(for: worker) { return chunk }
-        guard rangesSupported else { return nil }
-        var victim: Worker?
-        var largest: Int64 = 0
-        for other in workers where other !== worker {
-            if let remaining = other.remaining, remaining > largest {
-                largest = remaining
-                victim = other
-            }
-        }
-        guard let victim, let end = victim.end, largest >= 2 * request.minSegment else { return nil }
-        // Leave the victim the half it is already streaming; align the cut to 64 KiB.
-        var cut = victim.pos + largest / 2
-        cut -= cut % (64 * 1024)
-        // Cutting inside the victim's request aborts it and its connection; cut where
-        // that request ends instead when enough is left beyond it.
-        if let requested = victim.requestedEnd, victim.easy != nil, cut < requested,
-            end - requested >= request.minSegment
-        {
-            cut = requested
-        }
-        guard cut > victim.pos, cut < end else { return nil }
-        victim.end = cut
-        return ByteRange(lower: cut, upper: end)
+        if let range = book?.take(for: worker.slot) { return range }
+        guard let largest = book?.regions.values.map(\.remaining).max(), largest > 0 else { return nil }
+        let elapsed = engine.now() - startedAt
+        let perConnection = elapsed > 0 ? Double(bytesThisRun) / elapsed / Double(max(1, workers.count)) : 0
+        if minRoundTrip.isFinite, perConnection > 0, Double(largest) / 2 / perConnection < 2 * minRoundTrip { return nil }
+        return book?.steal(for: worker.slot)
     }
 
-    /// Takes `ByteRange.frontChunk` out of the unowned bytes, sized to the worker's piece.
-    private func takeChunk(for worker: Worker) -> ByteRange? {
-        guard
-            let chunk = ByteRange.frontChunk(
-                of: unassigned, piece: worker.pieceSize, minimum: request.minSegment, connections: request.connections)
-        else { return nil }
-        if chunk.upper >= unassigned[0].upper { unassigned.removeFirst() } else { unassigned[0].lower = chunk.upper }
-        return chunk
-    }
-
-    /// Removes a worker; what it still owned returns to the pool for the others.
+    /// Removes a worker; what it still owned returns to the book's pool.
     private func retire(_ worker: Worker) {
         workers.removeAll { $0 === worker }
-        if let end = worker.end, end > worker.pos {
-            unassigned = ByteRange.normalized(unassigned + [ByteRange(lower: worker.pos, upper: end)])
+        book?.giveBack(worker.slot)
+    }
+
+    /// A range given back must be taken again before the item can fail (SPEC §5):
+    /// live workers take it when their own region ends; with a connection to spare,
+    /// a new worker takes it now. Each such replacement needs progress since the
+    /// last one, so an item whose every request fails still ends.
+    private func replaceIfStranded() {
+        guard rangesSupported, let book, book.unowned > 0, workers.count < request.connections,
+            bytesThisRun > bytesAtReplacement
+        else { return }
+        let live = request.sources.indices.filter { !deadSources.contains($0) }
+        guard !live.isEmpty else { return }
+        bytesAtReplacement = bytesThisRun
+        attempts += 1
+        let worker = makeWorker()
+        worker.sourceIndex = live[worker.slot % live.count]
+        guard let range = self.book?.take(for: worker.slot) else {
+            workers.removeAll { $0 === worker }
+            return
         }
+        worker.pos = range.lower
+        launch(worker)
     }
 
     private func checkCompletion() {
         guard !finished, workers.isEmpty else { return }
-        if let total, unassigned.isEmpty, total >= 0 {
+        if let book, book.isComplete {
             complete()
         } else {
             fail(lastError ?? TransferError(code: .transfer, message: "no connection could finish the download"))
@@ -664,7 +555,7 @@ final class ItemTransfer: @unchecked Sendable {
         }
         if let restart = pendingRestart {
             pendingRestart = nil
-            self.restart(reason: restart.reason, keeping: restart.stream)
+            self.restart(reason: restart.reason, keeping: restart.stream, counts: restart.counts)
             return
         }
         if needsExpand {
@@ -673,36 +564,32 @@ final class ItemTransfer: @unchecked Sendable {
         }
     }
 
-    /// Puts up to `connections` workers on the missing bytes, each taking chunks from
-    /// the front (SPEC §5 splits the file into one range per connection; taken front
-    /// first, the prefix SPEC §7 hashes during the download keeps growing instead of
-    /// waiting for the first range, and a slow connection holds back one chunk).
+    /// Puts up to `connections` workers on the missing bytes, each asking once for a
+    /// region of the book (SPEC §5).
     private func expand() {
-        guard rangesSupported, request.connections > workers.count, total != nil else { return }
-        if !expanded {
-            expanded = true
-            if unassigned.isEmpty, let stream = workers.first, let end = stream.end, end - stream.pos >= 2 * request.minSegment {
-                // A whole-body stream keeps the front; the rest goes to the pool.
-                unassigned = [ByteRange(lower: stream.pos, upper: end)]
-                stream.end = takeChunk(for: stream)?.upper ?? end
-            }
-        }
+        guard rangesSupported, book != nil, !expanded else { return }
+        expanded = true
         // With mirrors, the connections are spread over the sources still alive.
         let live = request.sources.indices.filter { !deadSources.contains($0) }
-        while workers.count < request.connections, !unassigned.isEmpty {
+        while workers.count < request.connections, (book?.unowned ?? 0) > 0 {
             let worker = makeWorker()
             if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
-            guard let chunk = takeChunk(for: worker) else { break }
-            worker.assign(chunk)
+            guard let range = book?.take(for: worker.slot) else {
+                workers.removeAll { $0 === worker }
+                break
+            }
+            worker.pos = range.lower
             launch(worker)
         }
     }
 
-    /// The remote file is not the one the saved bytes came from: drop them all.
-    private func restart(reason: String, keeping stream: Worker?) {
-        restarts += 1
+    /// Starts the item over from zero: the remote file is not the one the saved
+    /// bytes came from (`counts`: at most three times), or it refuses ranges for now
+    /// and `stream` is fetched as the single stream.
+    private func restart(reason: String, keeping stream: Worker?, counts: Bool) {
+        if counts { restarts += 1 } else { refusals += 1 }
         note = reason
-        guard restarts <= 3 else {
+        guard restarts <= 3, refusals <= 3 else {
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
@@ -710,15 +597,15 @@ final class ItemTransfer: @unchecked Sendable {
             if worker.easy != nil { engine.detach(worker) }
         }
         workers = stream.map { [$0] } ?? []
-        unassigned = []
-        expanded = false
         resumedFrom = 0
         reportedPrefix = 0
-        total = nil
+        expanded = false
+        book = nil
         rangesSupported = false
         validators = Validators()
         effectiveURLs = [:]
-        dropState()
+        stateful = false
+        durability.dropState()
         do { try part?.truncate() } catch {
             fail(error)
             return
@@ -727,21 +614,20 @@ final class ItemTransfer: @unchecked Sendable {
         if let stream {
             let head = stream.head
             stream.pos = 0
-            if let failure = learn(length: head.contentLength, ranges: head.acceptsRanges, validators: head.validators, source: stream.sourceIndex) {
+            stream.requestStart = 0
+            // Ranges were refused just now: this run takes the file as one stream.
+            let ranges = counts && head.acceptsRanges
+            if let failure = learn(length: head.contentLength, ranges: ranges, validators: head.validators, source: stream.sourceIndex) {
                 fail(failure)
                 return
             }
-            stream.end = head.contentLength
             stream.requestedEnd = head.contentLength
+            adoptStream(stream)
             needsExpand = rangesSupported
             engine.resume(stream)
             settle()
         } else {
-            let worker = makeWorker()
-            if request.connections > 1 {
-                worker.assign(ByteRange(lower: 0, upper: request.minSegment))
-            }
-            launch(worker)
+            launch(makeWorker())
         }
     }
 
@@ -780,93 +666,23 @@ final class ItemTransfer: @unchecked Sendable {
         return deadline
     }
 
-    // MARK: Resume state
-
-    /// Saves resume state: the part file's data is synced first, so the record never
-    /// claims bytes a power cut could lose (under `--no-fsync` the record says so, and
-    /// is not trusted after a reboot).
-    private func checkpoint(wait: Bool) {
-        guard stateful, let total, let part else { return }
-        let durable = engine.configuration.durable
-        var state = ResumeState(url: request.sources[0], validators: validators, length: total, missing: missingRanges())
-        if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
-        let path = request.statePath
-        let root = request.root
-        // A checkpoint whose sync fails writes no state (a later resume redoes more);
-        // the failure itself fails the item when it completes.
-        let sync = engine.configuration.dataSync
-        let save: @Sendable () -> Void = { [state] in
-            if durable {
-                do { try part.syncData(using: sync) } catch { return }
-            }
-            try? state.write(to: path, durable: durable, root: root)
-        }
-        if wait {
-            checkpointed = true
-            syncQueue.sync(execute: save)
-            return
-        }
-        if enqueue(save, unlessBusy: checkpointBusy) { checkpointed = true }
-    }
-
-    /// Syncs what was written so far on `syncQueue`, one flush at a time. A failed
-    /// flush fails the item at the next flush or at completion; resume state
-    /// written before it still holds (it claims only bytes synced then), and none
-    /// is written after it.
-    private func flush() {
-        guard let part else { return }
-        if let failure = part.failedSync {
-            pendingFailure = failure
-            return
-        }
-        let sync = engine.configuration.dataSync
-        guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy) else { return }
-        unflushed = 0
-        flushed = true
-    }
-
-    /// Runs `work` on `syncQueue` unless the last one queued under `busy` is still
-    /// pending (one checkpoint, one flush at a time); says whether it was queued.
-    private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
-        guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
-        syncQueue.async {
-            work()
-            busy.withLock { $0 = false }
-        }
-        return true
-    }
-
-    /// Removes resume state, durably, before the part file is reused for other bytes.
-    private func dropState() {
-        stateful = false
-        guard checkpointed else { return }
-        checkpointed = false
-        let path = request.statePath
-        let root = request.root
-        let durable = engine.configuration.durable
-        syncQueue.sync {
-            if root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
-        }
-    }
-
-    private func discardFiles() {
-        request.root.unlink(request.statePath)
-        request.root.unlink(request.partPath)
-    }
-
     // MARK: End
+
+    private func checkpoint(wait: Bool) {
+        guard stateful, let book, let part else { return }
+        let state = ResumeState(url: request.sources[0], validators: validators, length: book.length, missing: book.missing)
+        durability.checkpoint(state, part: part, wait: wait)
+    }
 
     private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
         TransferOutcome(
             status: status, length: total, bytesDownloaded: bytesThisRun, resumedFrom: resumedFrom,
-            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: checkpointed)
+            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: durability.checkpointed)
     }
 
     private func complete() {
         guard !finished else { return }
-        // Wait for any checkpoint or flush in flight so none lands after the caller
-        // renames, and a failed one is known.
-        if checkpointed || flushed { syncQueue.sync {} }
+        durability.settle()
         if let failure = part?.failedSync {
             fail(failure)
             return
@@ -894,11 +710,16 @@ final class ItemTransfer: @unchecked Sendable {
     /// Ends the item early: the last checkpoint is written when state is kept (and
     /// there is any), otherwise the part file and its state go.
     private func stop(keepingState: Bool, as status: TransferOutcome.Status) {
-        stopWorkers()
+        for worker in workers where worker.easy != nil {
+            engine.detach(worker)
+            worker.easy = nil
+        }
+        // The regions stay in the book so the final checkpoint still sees them.
         if keepingState && stateful {
             checkpoint(wait: true)
         } else {
-            dropState()
+            stateful = false
+            durability.dropState()
             request.root.unlink(request.partPath)
         }
         finished = true
@@ -911,13 +732,5 @@ final class ItemTransfer: @unchecked Sendable {
     func skip(cancelled: Bool = false) {
         finished = true
         completion(outcome(cancelled ? .cancelled : .skipped))
-    }
-
-    private func stopWorkers() {
-        for worker in workers where worker.easy != nil {
-            engine.detach(worker)
-            worker.easy = nil
-        }
-        // The ranges stay with the workers so the final checkpoint still sees them.
     }
 }

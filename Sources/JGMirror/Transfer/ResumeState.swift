@@ -136,9 +136,22 @@ struct Validators: Sendable, Equatable {
     }
 
     /// Whether `other` names a different version; unknown on either side is no evidence.
+    /// ETags compare weakly (RFC 9110 §8.8.3.2): Apache marks a fresh file's ETag weak
+    /// for a second, then strong, without the file changing.
     func conflicts(with other: Validators) -> Bool {
-        if let a = etag, let b = other.etag { return a != b }
+        if let a = etag, let b = other.etag { return Self.opaque(a) != Self.opaque(b) }
         if let a = lastModified, let b = other.lastModified { return a != b }
         return false
     }
+
+    /// Whether `other` positively names this version: no conflict, and an ETag or a
+    /// Last-Modified that both sides have and agree on.
+    func sameVersion(as other: Validators) -> Bool {
+        guard !conflicts(with: other) else { return false }
+        if let a = etag, let b = other.etag, Self.opaque(a) == Self.opaque(b) { return true }
+        if let a = lastModified, let b = other.lastModified, a == b { return true }
+        return false
+    }
+
+    private static func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...] }
 }

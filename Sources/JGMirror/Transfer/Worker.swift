@@ -1,12 +1,13 @@
-/// One connection slot of an item: the range it owns, where it has written to, its
-/// retry budget and source, and the request currently in flight.
+/// One connection slot of an item: the request in flight, where it writes, its
+/// retry budget and source. The range it owns lives in the item's `SegmentBook`
+/// under `slot`.
 ///
 /// Confined to the engine thread.
 final class Worker {
     enum State {
-        /// Has a range and waits for a free connection slot to its host.
+        /// Has work and waits for a free connection slot to its host.
         case ready
-        /// Has a range and waits out a retry delay (monotonic seconds).
+        /// Has work and waits out a retry delay (monotonic seconds).
         case backoff(until: Double)
         /// A request is in flight.
         case active
@@ -14,13 +15,16 @@ final class Worker {
 
     unowned let item: ItemTransfer
     /// 0 for the first connection of the item; others are forced to HTTP/1.1 so the
-    /// segments of one item never share a multiplexed connection.
+    /// segments of one item never share a multiplexed connection. Also the worker's
+    /// owner id in the item's `SegmentBook`.
     let slot: Int
     var state: State = .ready
     /// Index into the item's sources.
     var sourceIndex = 0
     /// Sources this worker has used, to stop once it has tried each.
     var sourcesTried = 1
+    /// Failures without progress this worker may still have (SPEC §5: a response
+    /// that brought new bytes restores it).
     var retriesLeft: Int
     /// Retries used in a row, for the backoff exponent.
     var consecutiveFailures = 0
@@ -30,17 +34,13 @@ final class Worker {
     var redirectURL: String?
     var redirects = 0
 
-    /// Next byte to write.
+    /// Next byte the current (or next) request writes.
     var pos: Int64 = 0
-    /// End of the owned range (exclusive); nil streams to the end of the body.
-    var end: Int64?
-    /// The end the current request asked for; a body reaching past it lies.
-    var requestedEnd: Int64?
-    /// Where the current request started, to tell a short body from no body.
+    /// Where the current request started, to tell a response that brought bytes from one that did not.
     var requestStart: Int64 = 0
-    /// The most one request asks for: a worker fetches its range as a run of pieces
-    /// over its kept-alive connection (see `Pace`).
-    var pieceSize = Pace.basePiece
+    /// One past the last byte the current request can deliver (asked for, or as
+    /// the server's `Content-Range` ends); nil until known for an open-ended request.
+    var requestedEnd: Int64?
 
     // Per request:
     var easy: CurlEasy?
@@ -49,7 +49,8 @@ final class Worker {
     var sentRange = false
     var head = ResponseHead()
     var headProcessed = false
-    /// The owner cut this request's range (work stealing): stopping is success.
+    /// The region ended before the request did (a steal, or an open-ended request
+    /// reaching the next region): stopping is success.
     var truncated = false
     /// Why the request must count as failed, when decided inside a callback.
     var error: TransferError?
@@ -64,12 +65,8 @@ final class Worker {
         retriesLeft = retries
     }
 
-    var remaining: Int64? { end.map { $0 - pos } }
-
-    func assign(_ range: ByteRange) {
-        pos = range.lower
-        end = range.upper
-    }
+    /// The current request brought at least one new byte.
+    var progressed: Bool { pos > requestStart }
 
     func resetRequest() {
         easy = nil
@@ -80,5 +77,6 @@ final class Worker {
         ratePaused = false
         sentRange = false
         redirectTarget = nil
+        requestStart = pos
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+
+/// What makes one item's bytes durable: syncing the part file while data arrives
+/// (durable runs) and writing resume state only after the data it claims is synced
+/// (SPEC §6), both off the event loop on the item's own serial queue.
+///
+/// Serial, so a flush that met a write error has recorded it (in `PartFile`) before
+/// the next checkpoint asks; one queue per item, so finishing an item waits for its
+/// own syncs, not for other items'. Called from the engine thread only.
+final class ItemDurability {
+    private let statePath: String
+    private let root: RootDirectory
+    private let durable: Bool
+    private let dataSync: @Sendable (Int32) -> Int32
+    private let flushStep: Int64
+    private lazy var queue = DispatchQueue(label: "jgmirror.item-sync")
+    private let checkpointBusy = Locked(false)
+    private let flushBusy = Locked(false)
+    /// Bytes written since the last flush was queued (durable runs).
+    private var unflushed: Int64 = 0
+    /// A flush was queued: completing must wait for the queue.
+    private var flushed = false
+    /// Resume state exists on disk or a checkpoint was queued: dropping or completing
+    /// must wait for the queue.
+    private(set) var checkpointed = false
+
+    init(statePath: String, root: RootDirectory, configuration: TransferEngine.Configuration) {
+        self.statePath = statePath
+        self.root = root
+        durable = configuration.durable
+        dataSync = configuration.dataSync
+        flushStep = configuration.flushStep
+    }
+
+    /// Resume state from an earlier run is on disk.
+    func adoptExistingState() { checkpointed = true }
+
+    /// Counts written bytes; in a durable run, queues a flush every `flushStep`.
+    /// Returns the failure of an earlier flush, which fails the item.
+    func wrote(_ count: Int, to part: PartFile) -> TransferError? {
+        guard durable else { return nil }
+        unflushed += Int64(count)
+        guard unflushed >= flushStep else { return nil }
+        if let failure = part.failedSync { return failure }
+        let sync = dataSync
+        guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy)
+        else { return nil }
+        unflushed = 0
+        flushed = true
+        return nil
+    }
+
+    /// Saves resume state: the part file's data is synced first, so the record never
+    /// claims bytes a power cut could lose (under `--no-fsync` the record says so, and
+    /// is not trusted after a reboot). A checkpoint whose sync fails writes no state;
+    /// the failure itself fails the item when it completes. `wait` blocks until written.
+    func checkpoint(_ state: ResumeState, part: PartFile, wait: Bool) {
+        var state = state
+        let durable = durable
+        if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
+        let path = statePath
+        let root = root
+        let sync = dataSync
+        let save: @Sendable () -> Void = { [state] in
+            if durable {
+                do { try part.syncData(using: sync) } catch { return }
+            }
+            try? state.write(to: path, durable: durable, root: root)
+        }
+        if wait {
+            checkpointed = true
+            queue.sync(execute: save)
+            return
+        }
+        if enqueue(save, unlessBusy: checkpointBusy) { checkpointed = true }
+    }
+
+    /// Removes resume state, durably, before the part file is reused for other bytes.
+    func dropState() {
+        guard checkpointed else { return }
+        checkpointed = false
+        let path = statePath
+        let root = root
+        let durable = durable
+        queue.sync {
+            if root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
+        }
+    }
+
+    /// Waits for any checkpoint or flush in flight, so none lands after the caller
+    /// renames the file, and a failed one is known.
+    func settle() {
+        if checkpointed || flushed { queue.sync {} }
+    }
+
+    /// Runs `work` on the queue unless the last one queued under `busy` is still
+    /// pending (one checkpoint, one flush at a time); says whether it was queued.
+    private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
+        guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
+        queue.async {
+            work()
+            busy.withLock { $0 = false }
+        }
+        return true
+    }
+}

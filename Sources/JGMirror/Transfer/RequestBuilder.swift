@@ -1,0 +1,79 @@
+import CCurl
+
+/// Builds the libcurl handle for one request of a worker: the URL, timeouts, TLS,
+/// the headers SPEC §10 allows for that origin, the byte range and `If-Range`, and
+/// the callbacks that hand the response to the worker's item.
+enum RequestBuilder {
+    /// What one request asks for.
+    struct Shape {
+        var url: String
+        /// First byte; with `end` nil and `from` 0 and `ranged` false, no `Range` header.
+        var from: Int64
+        /// One past the last byte asked for; nil asks to the end of the file.
+        var end: Int64?
+        /// Send a `Range` header (also `bytes=0-`, which tells whether ranges work).
+        var ranged: Bool
+        /// `If-Range` value, for requests that continue bytes already present.
+        var ifRange: String?
+    }
+
+    static func makeHandle(
+        for worker: Worker, _ shape: Shape, request: TransferRequest, configuration: TransferEngine.Configuration
+    ) throws(TransferError) -> CurlEasy {
+        let easy = try CurlEasy()
+        let url = shape.url
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        // Redirects are followed by the item, one request per hop, so that the headers
+        // go only where SPEC §10 lets them (see `Redirect`).
+        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
+        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
+        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
+        // Only an item's first connection may speak HTTP/2: libcurl would multiplex the
+        // others onto it, and `connections` counts TCP connections (SPEC §5).
+        try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
+        if worker.slot == 0, url.lowercased().hasPrefix("https:") {
+            // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
+            // rather than open another: a burst of small items then shares one.
+            try easy.set(CURLOPT_PIPEWAIT, 1)
+        }
+        if request.insecure {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let caCert = configuration.caCert {
+            try easy.set(CURLOPT_CAINFO, caCert)
+            if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
+        }
+        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
+        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
+            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
+        }
+        if shape.ranged {
+            try easy.set(CURLOPT_RANGE, "\(shape.from)-" + (shape.end.map { String($0 - 1) } ?? ""))
+            if let ifRange = shape.ifRange { headers.append("If-Range: \(ifRange)") }
+        }
+        try easy.setHeaders(headers)
+        let userdata = Unmanaged.passUnretained(worker).toOpaque()
+        try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
+        try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
+        _ = jg_easy_setopt_write_cb(easy.handle) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
+            return worker.item.receive(worker, UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = jg_easy_setopt_header_cb(easy.handle) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let worker = Unmanaged<Worker>.fromOpaque(userdata).takeUnretainedValue()
+            let length = size * count
+            worker.head.consume(line: UnsafeRawBufferPointer(start: data, count: length))
+            return length
+        }
+        return easy
+    }
+}
