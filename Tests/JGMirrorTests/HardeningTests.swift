@@ -142,9 +142,23 @@ import TestServer
         var options = ManifestOptions()
         options.portableNames = true
         #expect(manifestError(yaml, options: options)?.errorDescription?.hasPrefix("m.yaml:5:29: destination 'd/a.bin'") == true)
-        // A file and a folder that differ in case collide too.
-        let mixed = "version: 1\nitems:\n  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: X/y}\n"
-        #expect(manifestError(mixed, options: options)?.errorDescription?.contains("the folder 'X' of destination 'X/y' is the same name as 'x'") == true)
+        // A file and a folder that differ in case collide too, in either order and case.
+        let pairs = [
+            ("x", "X/y", "the folder 'X' of destination 'X/y' is the same name as 'x' (line 3)"),
+            ("X", "x/y", "the folder 'x' of destination 'x/y' is the same name as 'X' (line 3)"),
+            ("x/y", "X", "destination 'X' is the same name as the folder 'x' of another item"),
+            ("X/y", "x", "destination 'x' is the same name as the folder 'X' of another item"),
+            ("a.bin", "A.BIN", "destination 'A.BIN' and 'a.bin' (line 3) are the same file"),
+            ("A.bin", "A.BIN", "destination 'A.BIN' and 'A.bin' (line 3) are the same file"),
+        ]
+        for (first, second, message) in pairs {
+            let yaml = "version: 1\nitems:\n  - {url: http://h/a, dest: \(first)}\n  - {url: http://h/b, dest: \(second)}\n"
+            let description = manifestError(yaml, options: options)?.errorDescription ?? ""
+            #expect(description.contains(message), "\(first), \(second): \(description)")
+        }
+        // Folders that differ only in case, and names that differ otherwise, are fine.
+        let fine = "version: 1\nitems:\n  - {url: http://h/a, dest: D/a}\n  - {url: http://h/b, dest: d/b}\n  - {url: http://h/c, dest: e}\n"
+        #expect(manifestError(fine, options: options) == nil)
     }
 
     @Test func destinationThatIsAnExistingFolderFailsBeforeAnyRequest() async throws {

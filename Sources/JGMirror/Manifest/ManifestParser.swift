@@ -321,7 +321,10 @@ struct ManifestParser {
                 if !directories.insert(parent).inserted { break }
             }
             destinations[dest] = item.destLocation
-            if let clash = caseClash(dest, line: item.destLocation.line, &foldedDestinations, &foldedDirectories) {
+            if let clash = caseClash(
+                dest, line: item.destLocation.line, exact: destinations, exactFolders: directories, &foldedDestinations,
+                &foldedDirectories)
+            {
                 let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")
                 if options.portableNames { throw problem }
                 manifest.warnings.append(problem)
@@ -333,30 +336,41 @@ struct ManifestParser {
         }
     }
 
-    /// Records `dest` case-folded; says which other destination it would collide with
-    /// where case does not count (a file with a file, or a file with a folder).
+    /// Says which other destination `dest` would collide with where case does not
+    /// count (a file with a file, or a file with a folder), and records it. Only
+    /// destinations with an upper-case or non-ASCII byte are kept case-folded in
+    /// `files`/`folders`: an all-lower-case one is its own folded form and already in
+    /// `exact`/`exactFolders`, so a typical manifest pays lookups and no copies.
     private func caseClash(
-        _ dest: String, line: Int, _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
+        _ dest: String, line: Int, exact: [String: SourceLocation], exactFolders: Set<String>,
+        _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
     ) -> String? {
-        let folded = dest.lowercased()
+        let folds = dest.utf8.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }
+        let folded = folds ? dest.lowercased() : dest
         if let other = files[folded] {
             return "destination '\(dest)' and '\(other.dest)' (line \(other.line)) are the same file"
         }
-        if let other = folders[folded] {
+        if folds, let other = exact[folded] {
+            return "destination '\(dest)' and '\(folded)' (line \(other.line)) are the same file"
+        }
+        if let other = folders[folded] ?? (folds && exactFolders.contains(folded) ? folded : nil) {
             return "destination '\(dest)' is the same name as the folder '\(other)' of another item"
         }
-        files[folded] = (dest, line)
         var parent = Substring(dest)
         var foldedParent = Substring(folded)
         while let slash = parent.lastIndex(of: "/"), let foldedSlash = foldedParent.lastIndex(of: "/") {
             parent = parent[..<slash]
             foldedParent = foldedParent[..<foldedSlash]
-            if let other = files[String(foldedParent)] {
+            let key = String(foldedParent)
+            if let other = files[key] {
                 return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(other.dest)' (line \(other.line))"
             }
-            if folders[String(foldedParent)] != nil { break }
-            folders[String(foldedParent)] = String(parent)
+            if folds, let other = exact[key] {
+                return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(key)' (line \(other.line))"
+            }
+            if folds { folders[key] = folders[key] ?? String(parent) }
         }
+        if folds { files[folded] = (dest, line) }
         return nil
     }
 
