@@ -404,3 +404,26 @@ func sha512(_ bytes: [UInt8]) throws -> String {
         }
     }
 }
+
+extension SHA512Tests {
+    @Test func checksumsEntryWithASHA512SumsListVerifiesItsItems() async throws {
+        let body = TestServer.bytes(count: 70_000, seed: 5122)
+        server.set("/rel/c.iso", TestServer.Route(body: body))
+        server.set("/rel/d.iso", TestServer.Route(body: body))
+        let wrong = String(try sha512(body).reversed())
+        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(try sha512(body))  c.iso\n\(wrong)  d.iso\n".utf8)))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                checksums: [\(server.url("/rel/SHA512SUMS"))]
+                items:
+                  - url: \(server.url("/rel/c.iso"))
+                  - url: \(server.url("/rel/d.iso"))
+                """
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first { $0.dest == "c.iso" }?.status == .downloaded)
+            #expect(report.items.first { $0.dest == "c.iso" }?.sha512Expected == (try sha512(body)))
+            #expect(report.items.first { $0.dest == "d.iso" }?.status == .mismatch)
+        }
+    }
+}

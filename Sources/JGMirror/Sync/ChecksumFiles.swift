@@ -1,6 +1,7 @@
 import Foundation
 
-/// SHA256SUMS-style files (`HASH  NAME` or `HASH *NAME`), SPEC §3 `checksums:`.
+/// SHA256SUMS- and SHA512SUMS-style files (`HASH  NAME` or `HASH *NAME`), SPEC §3
+/// `checksums:`. A 64-digit hash is SHA-256, a 128-digit one SHA-512.
 enum ChecksumFiles {
     /// Maps each listed name, resolved against the file's own URL, to its hash.
     static func parse(_ text: String, baseURL: String) -> [String: String] {
@@ -10,10 +11,9 @@ enum ChecksumFiles {
         for rawLine in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            guard line.count > 66 else { continue }
-            let hash = line.prefix(64).lowercased()
-            guard hash.allSatisfy(\.isHexDigit) else { continue }
-            var name = line.dropFirst(64).drop(while: { $0 == " " || $0 == "\t" })
+            let hash = line.prefix(while: \.isHexDigit).lowercased()
+            guard hash.count == 64 || hash.count == 128 else { continue }
+            var name = line.dropFirst(hash.count).drop(while: { $0 == " " || $0 == "\t" })
             if name.hasPrefix("*") { name = name.dropFirst() }
             if name.hasPrefix("./") { name = name.dropFirst(2) }
             guard !name.isEmpty else { continue }
@@ -30,12 +30,14 @@ enum ChecksumFiles {
             let item = plan.items[index]
             for (source, hashes) in sums {
                 guard let hash = ([item.url] + item.mirrors).lazy.compactMap({ hashes[$0] }).first else { continue }
-                if let existing = plan.items[index].sha256, existing != hash {
+                let isSHA512 = hash.utf8.count == 128
+                let name = isSHA512 ? "sha512" : "sha256"
+                if let existing = isSHA512 ? plan.items[index].sha512 : plan.items[index].sha256, existing != hash {
                     throw ManifestError(
                         file: plan.manifest.path, location: item.sha256Location ?? source.location,
-                        message: "sha256 of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURL(source.url)), which lists \(hash)")
+                        message: "\(name) of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURL(source.url)), which lists \(hash)")
                 }
-                plan.items[index].sha256 = hash
+                if isSHA512 { plan.items[index].sha512 = hash } else { plan.items[index].sha256 = hash }
             }
         }
     }
