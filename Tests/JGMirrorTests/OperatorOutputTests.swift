@@ -147,7 +147,10 @@ import TestServer
             // Events are flushed per line: the first progress with bytes shows the transfer under way.
             let underWay = await waitFor(seconds: 15) {
                 let text = (try? String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8)) ?? ""
-                return text.contains("\"item_progress\"") && !text.contains("\"bytes_this_run\":0,")
+                return text.split(separator: "\n").contains { line in
+                    guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+                    return event["event"] as? String == "item_progress" && (event["bytes_this_run"] as? Int ?? 0) > 0
+                }
             }
             #expect(underWay)
             kill(process.processIdentifier, SIGINT)
