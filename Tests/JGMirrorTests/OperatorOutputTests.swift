@@ -135,8 +135,8 @@ import TestServer
     }
 
     @Test func interruptedRunWritesMetricsAndEventsWithExit130() async throws {
-        var route = TestServer.Route(body: TestServer.bytes(count: 12 << 20, seed: 951), etag: "\"951\"")
-        route.bytesPerSecond = 512 << 10
+        var route = TestServer.Route(body: TestServer.bytes(count: 16 << 20, seed: 951), etag: "\"951\"")
+        route.bytesPerSecond = 256 << 10
         server.set("/big", route)
         try await withTestDirectory { dir in
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
@@ -154,7 +154,7 @@ import TestServer
             }
             #expect(underWay)
             kill(process.processIdentifier, SIGINT)
-            #expect(await waitFor(seconds: 5, process: process))
+            #expect(await waitFor(seconds: 15, process: process))
             #expect(process.terminationStatus == 130)
             let samples = try prometheusSamples(dir + "/m.prom")
             #expect(samples["jgmirror_last_run_exit_code{manifest=\(path)}"] == 130)
