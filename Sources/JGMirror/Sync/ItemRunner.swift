@@ -21,7 +21,9 @@ final class ItemRunner: Sendable {
     private let refetched = Locked(Set<Int>())
 
     private struct State {
-        var results: [ItemResult?]
+        /// Compact until the end: a full `ItemResult` per item held for the whole run
+        /// was most of what a large run's memory grew by.
+        var rows: [ResultRow?]
         var remaining: Int
         /// After a cancel or a fail-fast stop no new item starts.
         var stopped = false
@@ -52,7 +54,7 @@ final class ItemRunner: Sendable {
         placement = Placement(durable: options.durable, root: root)
         hashing = OperationQueue()
         hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
-        state = Locked(State(results: Array(repeating: nil, count: items.count), remaining: items.count))
+        state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count))
         window = max(32, 2 * options.jobs)
     }
 
@@ -283,15 +285,23 @@ final class ItemRunner: Sendable {
     private func record(_ index: Int, _ result: ItemResult) {
         events.yield(.itemFinished(result))
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
-        let finished = state.withLock { state -> (@Sendable ([ItemResult]) -> Void, [ItemResult])? in
-            state.results[index] = result
+        let row = ResultRow(result, of: items[index])
+        let finished = state.withLock { state -> (@Sendable ([ItemResult]) -> Void, [ResultRow?])? in
+            state.rows[index] = row
             state.remaining -= 1
             if failedFast { state.stopped = true }
             guard state.remaining == 0, let done = state.done else { return nil }
             state.done = nil
-            return (done, state.results.map { $0! })
+            var rows: [ResultRow?] = []
+            swap(&rows, &state.rows)
+            return (done, rows)
         }
         if failedFast { engine.skipQueued() }
-        if let (done, results) = finished { done(results) }
+        if let (done, rows) = finished {
+            var results: [ItemResult] = []
+            results.reserveCapacity(rows.count)
+            for (index, row) in rows.enumerated() { results.append(row!.result(for: items[index])) }
+            done(results)
+        }
     }
 }
