@@ -730,19 +730,25 @@ import TestServer
     @Test func rowsGiveBackTheResultTheyWereMadeFrom() throws {
         let sum = String(repeating: "ab", count: 32)
         let other = String(repeating: "cd", count: 32)
+        let sum512 = String(repeating: "ef", count: 64)
         let yaml = """
             version: 1
             items:
               - {url: "http://u:p@h/a", dest: a.bin, sha256: \(sum), tag: 4, tags: [x, y]}
               - {url: "https://h/b", dest: b.bin, insecure: true}
+              - {url: "https://h/c", dest: c.bin, sha512: \(sum512)}
             """
         let items = Plan(manifest: try Manifest.parse(yaml, name: "rows.yaml")).items
-        let (a, b) = (items[0], items[1])
+        let (a, b, c) = (items[0], items[1], items[2])
         func base(_ item: PlannedItem, _ status: ItemStatus) -> ItemResult {
             ItemResult(
                 dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-                sha256Expected: item.sha256, insecure: item.insecure)
+                sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
         }
+        var verified512 = base(c, .downloaded)
+        verified512.sha512Actual = sum512
+        var mismatch512 = base(c, .mismatch)
+        mismatch512.sha512Actual = String(repeating: "0", count: 128)
         var downloaded = base(a, .downloaded)
         (downloaded.bytes, downloaded.bytesDownloaded, downloaded.resumedFrom) = (5000, 3000, 2000)
         (downloaded.connections, downloaded.attempts, downloaded.durationS) = (4, 6, 1.25)
@@ -763,10 +769,38 @@ import TestServer
         huge.connections = Int(Int32.max) + 1
         let cases: [(ItemResult, PlannedItem)] = [
             (downloaded, a), (noted, a), (mismatch, a), (unverified, b), (failed, b), (base(b, .skipped), b), (renamed, b), (huge, b),
+            (verified512, c), (mismatch512, c),
         ]
         for (result, item) in cases {
             #expect(ResultRow(result, of: item).result(for: item) == result)
         }
         #expect(downloaded.url == "http://***@h/a")
+    }
+}
+
+@Suite struct PlannedItemOptionsTests {
+    /// Items that resolve to the same options share one copy of them; changing one
+    /// item's options leaves the others alone.
+    @Test func itemsShareResolvedOptionsAndCopyOnWrite() throws {
+        let yaml = """
+            version: 1
+            defaults: {connections: 3, headers: {X-Token: abc}, tags: [nightly]}
+            items:
+              - {url: "http://h/a", dest: a.bin}
+              - {url: "http://h/b", dest: b.bin}
+              - {url: "http://h/c", dest: c.bin, connections: 5}
+              - {url: "http://h/d", dest: d.bin, connections: 5}
+            """
+        var items = Plan(manifest: try Manifest.parse(yaml, name: "shared.yaml")).items
+        #expect(items[0].sharesOptions(with: items[1]))
+        #expect(!items[1].sharesOptions(with: items[2]))
+        #expect(items[2].sharesOptions(with: items[3]))
+        #expect(items.map(\.connections) == [3, 3, 5, 5])
+        #expect(items.allSatisfy { $0.headers == [HTTPHeader(name: "X-Token", value: "abc")] && $0.tags == ["nightly"] })
+        items[0].connections = 9
+        items[0].headers.append(HTTPHeader(name: "X-More", value: "1"))
+        #expect(items[0].connections == 9 && items[0].headers.count == 2)
+        #expect(items[1].connections == 3 && items[1].headers.count == 1)
+        #expect(!items[0].sharesOptions(with: items[1]))
     }
 }

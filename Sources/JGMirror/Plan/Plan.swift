@@ -64,7 +64,8 @@ public struct Plan: Sendable {
                     maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
                     location: item.location,
                     sha256Location: item.sha256Location,
-                    failure: manifest.failures.isEmpty ? nil : manifest.failures[dest]
+                    failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
+                    sharing: selected.last
                 ))
         }
         items = selected

@@ -9,8 +9,6 @@ public struct PlannedItem: Sendable, Identifiable {
     public var mirrors: [String]
     /// Destination relative to the root, normalised.
     public var dest: String
-    /// Absolute destination root.
-    public var root: String
     /// Absolute destination path (computed: storing it cost 100 bytes per item).
     public var path: String { root + "/" + dest }
     /// Expected SHA-256 (lower-case hex), when known.
@@ -19,29 +17,110 @@ public struct PlannedItem: Sendable, Identifiable {
     public var sha512: String? = nil
     /// Expected length; a server that disagrees fails the item.
     public var size: Int64?
-    public var connections: Int
-    public var retries: Int
-    public var minSegment: Int64
-    /// Stall timeout in seconds.
-    public var timeout: Double
-    public var headers: [HTTPHeader]
-    public var redact: [String]
-    public var tags: [String]
     /// Numeric tag echoed in reports.
     public var tag: Int?
-    public var insecure: Bool
-    /// Headers go along to any origin a redirect leads to, not only the item's own.
-    public var forwardHeaders = false
-    /// The most bytes accepted for a body of unknown length or announced for one of
-    /// known length (`max_size`, `--max-size`).
-    public var maxSize: Int64?
     /// Where the item is in the manifest, for errors found after planning.
     public var location: SourceLocation
     /// Where its `sha256` is, when inline.
     public var sha256Location: SourceLocation?
+    /// The resolved options, shared by every item that resolves to the same ones
+    /// (most items of a large manifest take all of theirs from `defaults`): inline,
+    /// they were 90 bytes of every item, and each item's merged header list its own
+    /// allocation.
+    private var shared: PlannedItemOptions
+
+    /// Absolute destination root.
+    public var root: String {
+        get { shared.values.root }
+        set { change { $0.root = newValue } }
+    }
+    public var connections: Int {
+        get { shared.values.connections }
+        set { change { $0.connections = newValue } }
+    }
+    public var retries: Int {
+        get { shared.values.retries }
+        set { change { $0.retries = newValue } }
+    }
+    public var minSegment: Int64 {
+        get { shared.values.minSegment }
+        set { change { $0.minSegment = newValue } }
+    }
+    /// Stall timeout in seconds.
+    public var timeout: Double {
+        get { shared.values.timeout }
+        set { change { $0.timeout = newValue } }
+    }
+    public var headers: [HTTPHeader] {
+        get { shared.values.headers }
+        set { change { $0.headers = newValue } }
+    }
+    public var redact: [String] {
+        get { shared.values.redact }
+        set { change { $0.redact = newValue } }
+    }
+    public var tags: [String] {
+        get { shared.values.tags }
+        set { change { $0.tags = newValue } }
+    }
+    public var insecure: Bool {
+        get { shared.values.insecure }
+        set { change { $0.insecure = newValue } }
+    }
+    /// Headers go along to any origin a redirect leads to, not only the item's own.
+    public var forwardHeaders: Bool {
+        get { shared.values.forwardHeaders }
+        set { change { $0.forwardHeaders = newValue } }
+    }
+    /// The most bytes accepted for a body of unknown length or announced for one of
+    /// known length (`max_size`, `--max-size`).
+    public var maxSize: Int64? {
+        get { shared.values.maxSize }
+        set { change { $0.maxSize = newValue } }
+    }
     /// Set when the item must fail without a transfer: its checksums list failed its
     /// signature check.
-    public var failure: ItemError? = nil
+    public var failure: ItemError? {
+        get { shared.values.failure }
+        set { change { $0.failure = newValue } }
+    }
+
+    init(
+        id: Int, url: String, mirrors: [String], dest: String, root: String, sha256: String?, sha512: String? = nil,
+        size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
+        redact: [String], tags: [String], tag: Int?, insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
+        location: SourceLocation,
+        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
+    ) {
+        self.id = id
+        self.url = url
+        self.mirrors = mirrors
+        self.dest = dest
+        self.sha256 = sha256
+        self.sha512 = sha512
+        self.size = size
+        self.tag = tag
+        self.location = location
+        self.sha256Location = sha256Location
+        let values = PlannedItemOptions.Values(
+            root: root, connections: connections, retries: retries, minSegment: minSegment, timeout: timeout,
+            headers: headers, redact: redact, tags: tags, insecure: insecure, forwardHeaders: forwardHeaders,
+            maxSize: maxSize, failure: failure)
+        if let previous, previous.shared.values == values {
+            shared = previous.shared
+        } else {
+            shared = PlannedItemOptions(values)
+        }
+    }
+
+    /// Whether this item and `other` hold one shared set of options.
+    func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
+
+    private mutating func change(_ update: (inout PlannedItemOptions.Values) -> Void) {
+        var values = shared.values
+        update(&values)
+        shared = PlannedItemOptions(values)
+    }
 
     /// Cleans secrets from text about this item.
     public var redactor: Redactor { Redactor(headers: headers, redact: redact) }

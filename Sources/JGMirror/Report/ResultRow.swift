@@ -7,6 +7,8 @@ struct ResultRow: Sendable {
     var status: ItemStatus
     /// `sha256Actual` is the item's expected checksum (verified and matching).
     private var actualIsExpected: Bool
+    /// The same for `sha512Actual`.
+    private var actual512IsExpected: Bool
     private var connections: Int32
     private var attempts: Int32
     /// -1 when the length is unknown.
@@ -19,14 +21,16 @@ struct ResultRow: Sendable {
     /// What few results have; shared, never changed.
     private final class Rare: Sendable {
         let sha256Actual: String?
+        let sha512Actual: String?
         let error: ItemError?
         let note: String?
         /// The whole result, when its names, URL or tags are not the planned item's
         /// (kept whole rather than rebuilt wrongly).
         let whole: ItemResult?
 
-        init(sha256Actual: String?, error: ItemError?, note: String?, whole: ItemResult?) {
+        init(sha256Actual: String?, sha512Actual: String?, error: ItemError?, note: String?, whole: ItemResult?) {
             self.sha256Actual = sha256Actual
+            self.sha512Actual = sha512Actual
             self.error = error
             self.note = note
             self.whole = whole
@@ -43,15 +47,18 @@ struct ResultRow: Sendable {
         resumedFrom = result.resumedFrom
         durationS = result.durationS
         actualIsExpected = result.sha256Actual != nil && result.sha256Actual == item.sha256
+        actual512IsExpected = result.sha512Actual != nil && result.sha512Actual == item.sha512
         let fromItem =
             result.dest == item.dest && result.url == item.displayURL && result.tag == item.tag && result.tags == item.tags
-            && result.sha256Expected == item.sha256 && result.insecure == item.insecure
+            && result.sha256Expected == item.sha256 && result.sha512Expected == item.sha512 && result.insecure == item.insecure
             && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual
+        let actual512 = actual512IsExpected ? nil : result.sha512Actual
         if !fromItem {
-            rare = Rare(sha256Actual: nil, error: nil, note: nil, whole: result)
-        } else if actual != nil || result.error != nil || result.note != nil {
-            rare = Rare(sha256Actual: actual, error: result.error, note: result.note, whole: nil)
+            rare = Rare(sha256Actual: nil, sha512Actual: nil, error: nil, note: nil, whole: result)
+        } else if actual != nil || actual512 != nil || result.error != nil || result.note != nil {
+            rare = Rare(
+                sha256Actual: actual, sha512Actual: actual512, error: result.error, note: result.note, whole: nil)
         } else {
             rare = nil
         }
@@ -65,6 +72,7 @@ struct ResultRow: Sendable {
             bytes: bytes < 0 ? nil : bytes, bytesDownloaded: bytesDownloaded, resumedFrom: resumedFrom,
             connections: Int(connections), attempts: Int(attempts), durationS: durationS,
             sha256Expected: item.sha256, sha256Actual: actualIsExpected ? item.sha256 : rare?.sha256Actual,
+            sha512Expected: item.sha512, sha512Actual: actual512IsExpected ? item.sha512 : rare?.sha512Actual,
             error: rare?.error, insecure: item.insecure, note: rare?.note)
     }
 }
