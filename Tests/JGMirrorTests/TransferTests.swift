@@ -256,8 +256,12 @@ import TestServer
                 manifest(url: server.url("/large"), sha256: sha(large), extra: "connections: 2"), in: dir)
             #expect(report.items.first?.status == .downloaded)
             let ranges = server.requests("/large").compactMap { $0.headers["range"] }
-            #expect(ranges == ["bytes=0-", "bytes=\(6 << 20)-\((12 << 20) - 1)"])
-            #expect(server.connectionCount == 2)
+            // Each connection asks once for its region. A loaded machine may start the
+            // second so late that a steal of its tail pays; that is the only other request.
+            #expect(Array(ranges.prefix(2)) == ["bytes=0-", "bytes=\(6 << 20)-\((12 << 20) - 1)"])
+            #expect(ranges.count <= 3, "\(ranges)")
+            #expect(ranges.dropFirst(2).allSatisfy { $0.hasPrefix("bytes=") && $0.hasSuffix("-\((12 << 20) - 1)") }, "\(ranges)")
+            #expect(server.connectionCount <= 3)
         }
     }
 
