@@ -345,6 +345,18 @@ def has_size(path: Path, size: int) -> Callable[[], None]:
     return check
 
 
+def downloaded_files(directory: Path) -> int:
+    """Files below directory, not counting jgmirror's own (lock and state files at
+    the root, whose names start with a dot); a leftover part file fails the count."""
+    count = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            if name.endswith((".jgpart", ".jgd")):
+                raise RuntimeError(f"{root}/{name} left behind")
+            count += not (name.startswith(".") and Path(root) == directory)
+    return count
+
+
 def has_files(directory: Path, files: list[DataFile]) -> Callable[[], None]:
     def check() -> None:
         for spec in files:
@@ -485,7 +497,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     def has_many() -> None:
         for spec, dest in many[::97] + many[-1:]:
             has_size(many_dir / dest, spec.size)()
-        count = sum(len(files) for _, _, files in os.walk(many_dir))
+        count = downloaded_files(many_dir)
         if count != len(many):
             raise RuntimeError(f"{many_dir} holds {count} files, expected {len(many)}")
 
@@ -519,7 +531,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
                                    [(f"{plain}/{spec.name}", dest, spec.sha256) for spec, dest in huge])
 
     def has_huge() -> None:
-        count = sum(len(files) for _, _, files in os.walk(huge_dir))
+        count = downloaded_files(huge_dir)
         if count != len(huge):
             raise RuntimeError(f"{huge_dir} holds {count} files, expected {len(huge)}")
 

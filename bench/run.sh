@@ -4,6 +4,7 @@
 #   bench/run.sh                 every scenario, median of 3 interleaved rounds
 #   bench/run.sh --reps 5        more rounds
 #   bench/run.sh --only small2000,verify1g
+#   bench/run.sh --only small2000h2,many20k,rss100k   HTTPS + HTTP/2, 20,000 and 100,000 small items
 #   bench/run.sh --serve         just start nginx with the bench data and wait
 #   bench/run.sh --publish       also rewrite bench/RESULTS.md's tables, results.json and the chart
 set -euo pipefail
