@@ -123,9 +123,10 @@ public struct PlannedItem: Sendable, Identifiable {
     }
 
     /// Cleans secrets from text about this item.
-    public var redactor: Redactor { Redactor(headers: headers, redact: redact) }
+    public var redactor: Redactor { Redactor(headers: headers, redact: redact, urls: [url] + mirrors) }
     /// Whether a checksum decides the item's content (else it is `unverified`).
     public var hasChecksum: Bool { sha256 != nil || sha512 != nil }
-    /// The URL as reports and logs may show it.
-    public var displayURL: String { Redactor.redactURL(url) }
+    /// The URL as reports and logs may show it: no credentials, and no value of a
+    /// query parameter named in `redact`.
+    public var displayURL: String { Redactor(redact: redact).redact(url: url) }
 }

@@ -2,17 +2,35 @@ import Foundation
 
 /// Removes secrets from every string that reaches a report or a log line.
 ///
-/// Two kinds of secret exist (SPEC §8): credentials embedded in URLs (`user:pass@`)
-/// and the values of headers the manifest names in `redact`. The redactor knows
-/// the secret values themselves, so it also cleans libcurl's error texts, which
-/// may quote a URL or a header.
+/// Three kinds of secret exist (SPEC §8, §10): credentials embedded in URLs
+/// (`user:pass@`), the values of headers the manifest names in `redact`, and the
+/// values of query parameters with those names (`?token=…`). The redactor knows the
+/// secret values themselves, so it also cleans libcurl's error texts, which may quote
+/// a URL or a header; and it masks a query parameter of such a name in any URL of a
+/// text, so a redirect's URL with another token is masked too.
 public struct Redactor: Sendable {
     private var secrets: [String]
+    /// `redact`'s names, lower-cased: query parameters to mask, whatever their value.
+    private var names: Set<String>
 
-    /// A redactor that knows the values of `headers` whose names appear in `redact`.
-    public init(headers: [HTTPHeader] = [], redact: [String] = []) {
+    /// A redactor that knows the values of `headers` and of the query parameters of
+    /// `urls` whose names appear in `redact` (compared without regard to case).
+    public init(headers: [HTTPHeader] = [], redact: [String] = [], urls: [String] = []) {
         let names = Set(redact.map { $0.lowercased() })
+        self.names = names
         secrets = headers.filter { names.contains($0.name.lowercased()) && !$0.value.isEmpty }.map(\.value)
+        guard !names.isEmpty else { return }
+        for url in urls {
+            for (name, value) in Self.queryParameters(of: url) where !value.isEmpty && names.contains(name.lowercased()) {
+                secrets.append(String(value))
+            }
+        }
+    }
+
+    /// `url` as reports and logs may show it: credentials and the values of query
+    /// parameters named in `redact` replaced by `***`.
+    public func redact(url: String) -> String {
+        Self.maskQuery(in: Redactor.redactURL(url), names: names)
     }
 
     /// Returns `url` with any `user:password@` part replaced by `***@`.
@@ -23,13 +41,56 @@ public struct Redactor: Sendable {
         return String(url[..<authority.start]) + "***" + String(url[at...])
     }
 
-    /// Returns `text` with URL credentials and known secret values masked.
+    /// Returns `text` with URL credentials, known secret values and the query
+    /// parameters named in `redact` masked.
     public func redact(_ text: String) -> String {
         var result = text
         for secret in secrets {
             result = result.replacingOccurrences(of: secret, with: "***")
         }
-        return Redactor.redactAllURLs(in: result)
+        return Self.maskQuery(in: Redactor.redactAllURLs(in: result), names: names)
+    }
+
+    /// The `name=value` pairs of `url`'s query (between `?` and `#`), undecoded.
+    static func queryParameters(of url: String) -> [(Substring, Substring)] {
+        guard let question = url.firstIndex(of: "?") else { return [] }
+        let query = url[url.index(after: question)...].prefix { $0 != "#" }
+        return query.split(separator: "&").compactMap { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            return (pair[..<equals], pair[pair.index(after: equals)...])
+        }
+    }
+
+    /// Replaces by `***` the value of every `name=value` that follows a `?` or `&` in
+    /// `text` and whose name is in `names` (lower-case). A value ends at `&`, `#`,
+    /// white space, a quote, `<`, `>` or `)`, which cannot be part of a URL as
+    /// texts quote it.
+    static func maskQuery(in text: String, names: Set<String>) -> String {
+        guard !names.isEmpty, text.utf8.contains(UInt8(ascii: "=")) else { return text }
+        let bytes = Array(text.utf8)
+        func ends(_ byte: UInt8) -> Bool {
+            byte <= 32 || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "\"")
+                || byte == UInt8(ascii: "'") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: ")")
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            output.append(byte)
+            index += 1
+            guard byte == UInt8(ascii: "?") || byte == UInt8(ascii: "&") else { continue }
+            var equals = index
+            while equals < bytes.count, bytes[equals] != UInt8(ascii: "="), !ends(bytes[equals]) { equals += 1 }
+            guard equals < bytes.count, bytes[equals] == UInt8(ascii: "="),
+                names.contains(String(decoding: bytes[index..<equals], as: UTF8.self).lowercased())
+            else { continue }
+            output += bytes[index...equals]
+            output += Array("***".utf8)
+            index = equals + 1
+            while index < bytes.count, !ends(bytes[index]) { index += 1 }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Masks credentials of every URL that appears inside free text.

@@ -172,7 +172,7 @@ final class ItemRunner: Sendable {
         result.resumedFrom = outcome.resumedFrom
         result.connections = outcome.connections
         result.attempts = outcome.attempts
-        result.note = (outcome.note ?? note).map(item.redactor.redact)
+        result.note = (outcome.note ?? note).map { item.redactor.redact($0) }
         let elapsed: @Sendable () -> Double = { Date().timeIntervalSince(started) }
         switch outcome.status {
         case .failed(let error):
