@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
-// libFuzzer target for the manifest parser. Built with -sanitize=fuzzer, which
-// supplies main(), so it lives outside the main package: see Fuzz/run.sh.
+// libFuzzer targets for the manifest parser and for the walk below the mirror root.
+// Built with -sanitize=fuzzer, which supplies main(), so they live outside the main
+// package: see Fuzz/run.sh.
 import PackageDescription
 
 let package = Package(
@@ -10,6 +11,10 @@ let package = Package(
         .executableTarget(
             name: "ManifestFuzzer",
             dependencies: [.product(name: "JGMirror", package: "jgmirror")]
-        )
+        ),
+        .executableTarget(
+            name: "PathFuzzer",
+            dependencies: [.product(name: "JGMirror", package: "jgmirror")]
+        ),
     ]
 )

@@ -1,5 +1,5 @@
 import Foundation
-import JGMirror
+@testable import JGMirror
 import Testing
 
 /// Inputs of the kind the libFuzzer target (Fuzz/run.sh) explores: each must give a
@@ -43,5 +43,42 @@ import Testing
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(throws: ManifestError.self) { try Manifest.load(path: path) }
+    }
+}
+
+/// Paths of the kind the path fuzzer (`Fuzz/run.sh paths`) explores, through both
+/// resolutions: each is created below the root or refused, and nothing outside the
+/// root is created, changed or opened. Crashers it finds are added here.
+@Suite struct PathFuzzRegressionTests {
+    @Test(arguments: [
+        "a/b/c.bin", "link/x", "link", "leaf", "leaf/x", "real/../link/x", "real/../../outside/secret", "..", "../x", "./link/./x",
+        "real//link", "real/./../leaf", "/etc/passwd", "", ".", "...", "a\u{0}b", "link/", "real/leaf", String(repeating: "d/", count: 300) + "f",
+        String(repeating: "x", count: 300), "é/\u{FFFD}/ok",
+    ])
+    func adversarialPathsStayInsideTheRoot(relative: String) async throws {
+        try await withTestDirectory { dir in
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: dir + "/root/real", withIntermediateDirectories: true)
+            try manager.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
+            try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/outside/secret"))
+            try manager.createSymbolicLink(atPath: dir + "/root/link", withDestinationPath: dir + "/outside")
+            try manager.createSymbolicLink(atPath: dir + "/root/leaf", withDestinationPath: dir + "/outside/secret")
+            let realRoot = try #require(RootConfinement.canonical(dir + "/root"))
+            for resolution in [RootDirectory.Resolution.openat2, .componentWalk] {
+                let root = try RootDirectory(path: dir + "/root", resolution: resolution)
+                for path in [dir + "/root/" + relative, relative] {
+                    try? root.makeFolders(Paths.parent(of: path))
+                    if let fd = try? root.openFile(path, flags: O_WRONLY | O_CREAT) {
+                        let target = try manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+                        close(fd)
+                        #expect(target.hasPrefix(realRoot + "/"), "\(resolution) opened \(target)")
+                    }
+                    try? root.rename(path, to: dir + "/root/real/moved")
+                    root.unlink(dir + "/root/real/moved")
+                }
+                #expect(try manager.contentsOfDirectory(atPath: dir + "/outside") == ["secret"])
+                #expect(try String(contentsOfFile: dir + "/outside/secret", encoding: .utf8) == "secret")
+            }
+        }
     }
 }
