@@ -160,11 +160,15 @@ import TestServer
     init() throws { server = try TestServer() }
 
     @Test func aFolderSwappedForASymlinkDuringTheRunIsNotWrittenThrough() async throws {
-        let slow = TestServer.bytes(count: 6 << 20, seed: 1)
+        let slow = TestServer.bytes(count: 1 << 20, seed: 1)
         let small = TestServer.bytes(count: 40_000, seed: 2)
-        var route = TestServer.Route(body: slow)
-        route.bytesPerSecond = 1 << 20
-        server.set("/a", route)
+        // A hangs at its first origin until the test stops that origin; then it moves
+        // to its mirror and completes. No timing is assumed.
+        let stalling = try TestServer()
+        var stuck = TestServer.Route(body: slow)
+        stuck.fault = { _ in .stall(afterBytes: 1000, seconds: 600) }
+        stalling.set("/a", stuck)
+        server.set("/a", TestServer.Route(body: slow))
         server.set("/b", TestServer.Route(body: small))
         try await withTestDirectory { dir in
             let root = dir + "/root"
@@ -175,16 +179,18 @@ import TestServer
                 version: 1
                 root: root
                 items:
-                  - {url: \(server.url("/a")), dest: a.bin, sha256: \(sha(slow)), connections: 1}
+                  - {url: \(stalling.url("/a")), mirrors: [\(server.url("/a"))], dest: a.bin, sha256: \(sha(slow)), connections: 1, retries: 0, timeout: 10m}
                   - {url: \(server.url("/b")), dest: later/s1.bin, sha256: \(sha(small)), connections: 1}
                 """, to: "m.yaml", in: dir)
             let (process, out, err) = try launch(["sync", path, "--jobs", "1", "--progress", "none", "--report", dir + "/r.json"])
             // While A downloads (B waits for the one job slot), `later` becomes a symlink.
-            // (A takes about six seconds unloaded; the waits are generous for a busy machine.)
-            let underWay = await waitFor(seconds: 60) { exists(root + "/a.bin.jgpart") && exists(root + "/later") }
-            #expect(underWay, "a.bin.jgpart: \(exists(root + "/a.bin.jgpart")), later: \(exists(root + "/later")), a.bin: \(exists(root + "/a.bin"))")
+            let underWay = await waitFor(seconds: 60) {
+                !stalling.requests("/a").isEmpty && exists(root + "/a.bin.jgpart") && exists(root + "/later")
+            }
+            #expect(underWay, "a.bin.jgpart: \(exists(root + "/a.bin.jgpart")), later: \(exists(root + "/later"))")
             try FileManager.default.removeItem(atPath: root + "/later")
             try FileManager.default.createSymbolicLink(atPath: root + "/later", withDestinationPath: elsewhere)
+            stalling.stop()
             #expect(await waitFor(seconds: 120, process: process))
             _ = out.fileHandleForReading.readDataToEndOfFile()
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
