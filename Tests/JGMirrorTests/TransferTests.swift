@@ -471,7 +471,7 @@ import TestServer
 
     @Test func cancelKeepsResumeStateAndTheNextRunContinues() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 7)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 2 << 20; return r }())
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 256 << 10; return r }())
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB")
             let path = write(yaml, to: "manifest.yaml", in: dir)
@@ -501,7 +501,7 @@ import TestServer
 
     @Test func withoutFsyncResumeStateIsTrustedOnlyInTheBootThatWroteIt() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 17)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"n1\""); r.bytesPerSecond = 2 << 20; return r }())
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"n1\""); r.bytesPerSecond = 256 << 10; return r }())
         try await withTestDirectory { dir in
             let path = write(
                 manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml",
@@ -546,7 +546,7 @@ import TestServer
 
     @Test func cancelAndClearRemovesState() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 8)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 2 << 20; return r }())
+        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 256 << 10; return r }())
         try await withTestDirectory { dir in
             let path = write(manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml", in: dir)
             var planOptions = PlanOptions()
@@ -563,7 +563,7 @@ import TestServer
     @Test func changedRemoteRestartsInsteadOfSplicing() async throws {
         let old = TestServer.bytes(count: 8 << 20, seed: 9)
         let new = TestServer.bytes(count: 8 << 20, seed: 10)
-        server.set("/big", { var r = TestServer.Route(body: old, etag: "\"old\""); r.bytesPerSecond = 2 << 20; return r }())
+        server.set("/big", { var r = TestServer.Route(body: old, etag: "\"old\""); r.bytesPerSecond = 256 << 10; return r }())
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB")
             let path = write(yaml, to: "manifest.yaml", in: dir)
