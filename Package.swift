@@ -54,6 +54,16 @@ let package = Package(
             name: "jgmirror-origin",
             dependencies: ["TestServer", "JGMirror"]
         ),
+        // Drives the engine's range scheduler with simulated connections in virtual
+        // time (bench/RESULTS.md's grid: `jgmirror-linksim grid`).
+        .target(
+            name: "LinkSimulator",
+            dependencies: ["JGMirror"]
+        ),
+        .executableTarget(
+            name: "jgmirror-linksim",
+            dependencies: ["LinkSimulator"]
+        ),
         .executableTarget(
             name: "MirrorTwoFiles",
             dependencies: ["JGMirror"],
@@ -62,7 +72,7 @@ let package = Package(
         .testTarget(
             name: "JGMirrorTests",
             dependencies: [
-                "JGMirror", "TestServer", "jgmirror",
+                "JGMirror", "TestServer", "jgmirror", "LinkSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

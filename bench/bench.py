@@ -174,6 +174,38 @@ http {{
                 self.process.kill()
 
 
+class LinkProxy:
+    """bench/linkproxy.py in front of an upstream: each TCP connection capped at `rate`
+    bytes per second, `rtt` of latency, optionally every `slow_every`-th connection
+    at a tenth of the rate. `reset()` (before every run) restarts its connection count
+    and returns the previous run's connections and requests."""
+
+    def __init__(self, upstream_port: int, rate: float, rtt: float, slow_every: int = 0) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(HERE / "linkproxy.py"), "--upstream", f"127.0.0.1:{upstream_port}",
+             "--rate", str(rate), "--rtt", str(rtt), "--slow-every", str(slow_every)],
+            stdout=subprocess.PIPE, text=True)
+        ready = self.process.stdout.readline().split()
+        if not ready or ready[0] != "READY":
+            sys.exit("bench/linkproxy.py did not start")
+        self.port = int(ready[1])
+        self.last: dict[str, int] = {}
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def reset(self) -> dict[str, int]:
+        self.process.send_signal(signal.SIGHUP)
+        fields = self.process.stdout.readline().split()[1:]
+        self.last = {key: int(value) for key, value in (f.split("=") for f in fields)}
+        return self.last
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
 # ---------------------------------------------------------------- measuring
 
 
@@ -212,6 +244,9 @@ class Tool:
     # round, sits out the warm-up, and the next round waits for ext4 to settle.
     deletes_files: bool = False
     samples: list[Sample] = field(default_factory=list)
+    # Through a LinkProxy: the connections and requests each run made.
+    link: Optional[LinkProxy] = None
+    traffic: list[dict[str, int]] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -235,6 +270,8 @@ class Scenario:
     tools: list[Tool]
     targets: list[Target]
     unit: Optional[tuple[str, float]] = None  # ("files/s", count) to also show a rate
+    # A computed row shown with the tools, such as a link's physical limit: (label, seconds).
+    reference: Optional[tuple[str, float]] = None
     # Untimed rounds first: after a burst of deletions (such as the previous bench
     # run's cleanup) ext4 creates files several times slower for a while.
     warmup: int = 0
@@ -258,22 +295,30 @@ def run(scenario: Scenario, reps: int) -> None:
             time.sleep(SETTLE_SECONDS)
         for tool in order:
             tool.prepare()
+            if tool.link:
+                tool.link.reset()
             # Untimed: write back what the previous run left dirty, so no tool pays
             # for another's page cache (curl, wget2 and axel never sync).
             os.sync()
             sample = measure(tool.command())
             tool.check()
+            traffic = ""
+            if tool.link:
+                tool.traffic.append(tool.link.reset())
+                traffic = f"  {tool.traffic[-1]['connections']} connections, {tool.traffic[-1]['requests']} requests"
             label = f"round {round_number + 1}" if round_number >= 0 else "warm-up"
             if round_number >= 0:
                 tool.samples.append(sample)
             print(f"   {label}: {tool.name:<34} {sample.seconds:8.3f} s"
-                  f"  {sample.rss_kib / 1024:8.1f} MiB", flush=True)
+                  f"  {sample.rss_kib / 1024:8.1f} MiB{traffic}", flush=True)
     fastest = min(t.median for t in scenario.tools)
     print(f"   {'tool':<34} {'median s':>9} {'× best':>7} {'peak RSS':>10}")
     for tool in scenario.tools:
         rate = f"   {scenario.unit[1] / tool.median:,.0f} {scenario.unit[0]}" if scenario.unit else ""
         print(f"   {tool.name:<34} {tool.median:9.3f} {tool.median / fastest:7.2f}"
               f" {tool.peak_rss_mib:7.1f} MiB{rate}")
+    if scenario.reference:
+        print(f"   {scenario.reference[0]:<34} {scenario.reference[1]:9.3f} {scenario.reference[1] / fastest:7.2f}")
     by_name = {t.name: t for t in scenario.tools}
     for target in scenario.targets:
         measured, met = target.holds(by_name)
@@ -383,6 +428,9 @@ def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], ex
 
 
 SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k"}
+F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow"}
+LINKS: list[LinkProxy] = []  # stopped when the bench ends
+LINK_RATE = 4_000_000  # bytes per second per connection on the WAN links
 
 
 def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scenario]:
@@ -396,6 +444,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     # (once) when a scenario that reads it is selected.
     if wanted and wanted <= SMALL_ONLY:
         generate(small)
+    elif wanted and wanted <= F48_ONLY:
+        generate([f48])
     else:
         generate([f48, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
     plain, throttled = nginx.url("plain"), nginx.url("throttled")
@@ -540,9 +590,57 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     result.append(Scenario("rss100k", "peak RSS, 100,000 files × 16 KiB in 100 folders", [huge_tool],
                            [rss_under(huge_tool.name, 64)], unit=("files/s", len(huge)), rounds=1))
 
-    # 48 MiB at 4 MiB/s per connection, 8 connections.
+    # 48 MiB over a WAN link: every TCP connection capped at 4 MB/s with a round trip
+    # of latency (bench/linkproxy.py in front of the plain nginx server).
+    def wan(key: str, rtt: float, slow_every: int = 0) -> Scenario:
+        wanted_here = not wanted or key in wanted
+        link = LinkProxy(nginx.ports["plain"], LINK_RATE, rtt, slow_every) if wanted_here else None
+        if link:
+            LINKS.append(link)
+        url = f"{link.url() if link else plain}/{f48.name}"
+        connections = 8
+        if slow_every:
+            rates = [LINK_RATE / 10 if (n + 1) % slow_every == 0 else LINK_RATE for n in range(connections)]
+            limit_label = f"physical limit (48 MiB / {sum(rates) / 1e6:.1f} MB/s + 2 RTT)"
+        else:
+            rates = [LINK_RATE] * connections
+            limit_label = f"physical limit (48 MiB / {sum(rates) / 1e6:.0f} MB/s + 2 RTT)"
+        limit = f48.size / sum(rates) + 2 * rtt
+        tools = [
+            Tool("jgmirror get -c 8 (+sha256)", lambda: get(url, f48, 8), has_size(out, f48.size), fresh(out), link=link),
+            Tool("jgmirror get -c 8 --no-fsync (+sha256)", lambda: get(url, f48, 8, "--no-fsync"),
+                 has_size(out, f48.size), fresh(out), link=link),
+            Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url], has_size(out, f48.size),
+                 fresh(out), link=link),
+            Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
+                                                  "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url],
+                 has_size(out, f48.size), fresh(out), link=link),
+        ]
+        peers = ["axel -n 8", "aria2c -x8 -s8 -k1M"]
+        if slow_every:
+            title = (f"48 MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, "
+                     f"one connection in {slow_every} at a tenth of the rate, 8 connections")
+            targets = [ratio_target("jgmirror ≤ 0.9 × faster of axel/aria2c", tools[0].name, peers, 0.9)]
+        else:
+            # One connection as the check on the link itself: 48 MiB / 4 MB/s + 2 RTT.
+            tools.append(Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url],
+                              has_size(out, f48.size), fresh(out), link=link))
+            title = f"48 MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, 8 connections"
+            targets = [ratio_target("jgmirror ≤ 1.0 × faster of axel/aria2c", tools[0].name, peers, 1.0),
+                       Target("jgmirror ≤ 1.05 × physical limit",
+                              lambda t: (f"{t[tools[0].name].median / limit:.2f}×",
+                                         t[tools[0].name].median <= 1.05 * limit))]
+        return Scenario(key, title, tools, targets, reference=(limit_label, limit))
+
+    result.append(wan("wan50", 0.05))
+    result.append(wan("wan200", 0.2))
+    result.append(wan("wan100slow", 0.1, slow_every=5))
+
+    # 48 MiB from nginx's limit_rate, which is not a link: a budget per request,
+    # rate × (elapsed + 1 s) − sent, so every new request starts with a second's worth.
     url48 = f"{throttled}/{f48.name}"
-    result.append(Scenario("throttled48", "48 MiB from nginx limit_rate 4m (per connection), 8 connections", [
+    result.append(Scenario("throttled48", "48 MiB from nginx limit_rate 4m: a budget per request with a one-second "
+                                          "head start (not a link), 8 connections", [
         Tool("jgmirror get -c 8 (+sha256)", lambda: get(url48, f48, 8), has_size(out, f48.size), fresh(out)),
         Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
                                               "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url48],
@@ -635,7 +733,11 @@ def as_json(ran: list[Scenario], reps: int) -> dict:
             "key": s.key, "title": s.title, "rounds": s.reps(reps), "warmup_rounds": s.warmup,
             "tools": [{"name": t.name, "median_s": round(t.median, 4),
                        "samples_s": [round(x.seconds, 4) for x in t.samples],
-                       "peak_rss_mib": round(t.peak_rss_mib, 1)} for t in s.tools],
+                       "peak_rss_mib": round(t.peak_rss_mib, 1),
+                       **({"requests": [x["requests"] for x in t.traffic],
+                           "connections": [x["connections"] for x in t.traffic]} if t.traffic else {})}
+                      for t in s.tools],
+            **({"reference": {"name": s.reference[0], "seconds": round(s.reference[1], 4)}} if s.reference else {}),
             "targets": [dict(zip(("target", "measured", "met"), (g.text,) + g.holds({t.name: t for t in s.tools})))
                         for g in s.targets],
         } for s in ran],
@@ -727,6 +829,8 @@ def main() -> None:
             shutil.copy(OUT / "results.svg", HERE / "results.svg")
             publish_figures(results, HERE / "RESULTS.md")
     finally:
+        for link in LINKS:
+            link.stop()
         nginx.stop()
         clean_up()
 
@@ -745,7 +849,11 @@ def publish_figures(results: dict, path: Path) -> None:
                   "| tool | median s | runs (s) | peak RSS |", "|---|---:|---|---:|"]
         for tool in scenario["tools"]:
             runs = ", ".join(f"{sample:.2f}" for sample in tool["samples_s"])
+            if "requests" in tool:
+                runs += " (requests: " + ", ".join(map(str, tool["requests"])) + ")"
             lines.append(f"| {tool['name']} | {tool['median_s']:.3f} | {runs} | {tool['peak_rss_mib']:.1f} MiB |")
+        if "reference" in scenario:
+            lines.append(f"| *{scenario['reference']['name']}* | {scenario['reference']['seconds']:.3f} | | |")
         lines.append("")
         for target in scenario["targets"]:
             lines.append(f"- target {target['target']}: **{target['measured']}** — {'met' if target['met'] else 'MISSED'}")

@@ -1,0 +1,48 @@
+/// The item's `SegmentBook` as the link simulator drives it: the same value, with the
+/// operations an engine calls, visible to the other targets of this package (the book
+/// itself stays internal to the library).
+package struct SimulatedSegmentBook: Sendable {
+    private var book: SegmentBook
+
+    /// A book for a fresh file of `length` bytes shared over `connections`.
+    package init(length: Int64, connections: Int, minSegment: Int64, regionCap: Int64?) {
+        book = SegmentBook(length: length, connections: connections, minSegment: minSegment, regionCap: regionCap)
+    }
+
+    /// The region size the engine would choose (`SegmentBook.regionCap`).
+    package static func regionCap(length: Int64, connections: Int, roundTrip: Double, hashRate: Double) -> Int64? {
+        SegmentBook.regionCap(length: length, connections: connections, roundTrip: roundTrip, hashRate: hashRate)
+    }
+
+    /// New work from the front of the pool, else stolen (`SegmentBook.next(for:)`).
+    package mutating func next(for owner: Int) -> Range<Int64>? { book.next(for: owner).map { $0.lower..<$0.upper } }
+
+    /// New work from the front of the pool only, never stolen (`SegmentBook.take(for:)`).
+    package mutating func take(for owner: Int) -> Range<Int64>? { book.take(for: owner).map { $0.lower..<$0.upper } }
+
+    /// One past the last byte `owner` may write now (lowered by steals), if it has a region.
+    package func end(of owner: Int) -> Int64? { book.region(of: owner)?.end }
+
+    /// The next byte `owner` writes, if it has a region.
+    package func next(of owner: Int) -> Int64? { book.region(of: owner)?.next }
+
+    /// Records `count` bytes at `offset` for `owner`; returns how many the book accepted.
+    package mutating func record(_ owner: Int, at offset: Int64, count: Int64) -> Int64 {
+        book.record(owner, at: offset, count: count)
+    }
+
+    /// `owner` stops; the rest of its region returns to the pool.
+    package mutating func giveBack(_ owner: Int) { book.giveBack(owner) }
+
+    /// `[0, contiguousPrefix)` is written.
+    package var contiguousPrefix: Int64 { book.contiguousPrefix }
+
+    /// Every byte is written.
+    package var isComplete: Bool { book.isComplete }
+
+    /// Bytes a victim delivered past a steal's cut (refused, fetched twice).
+    package var overrun: Int64 { book.overrun }
+
+    /// Missing bytes, sorted and merged.
+    package var missing: [Range<Int64>] { book.missing.map { $0.lower..<$0.upper } }
+}

@@ -1,0 +1,36 @@
+import JGMirror
+
+/// How the simulated client shares the file over its connections. Every policy runs
+/// the same `SegmentBook`; they differ in its region cap and in whether an idle
+/// connection may steal.
+public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Regions of `min_segment` (1 MiB) from the front, one request each: the engine
+    /// before issue 12 on a link where its pieces never grew.
+    case piecePerRequest = "piece-per-request"
+    /// Equal regions, one request each, no stealing: what `axel -n` does.
+    case staticSplit = "static-split"
+    /// Equal regions, one request each; an idle connection steals the back half of
+    /// the largest region left.
+    case regionPerConnection = "region-per-connection"
+    /// As `regionPerConnection`, with regions capped at `SegmentBook.regionCap` (the
+    /// size where a request's round trip and the hash tail after the last byte cost
+    /// about the same): the engine's policy.
+    case cappedRegions = "capped-regions"
+
+    public var description: String { rawValue }
+
+    /// The book's region cap for `scenario` under this policy.
+    func regionCap(for scenario: LinkScenario) -> Int64? {
+        switch self {
+        case .piecePerRequest: scenario.minSegment
+        case .staticSplit, .regionPerConnection: nil
+        case .cappedRegions:
+            SimulatedSegmentBook.regionCap(
+                length: scenario.size, connections: scenario.connections, roundTrip: scenario.roundTrip,
+                hashRate: scenario.hashBytesPerSecond)
+        }
+    }
+
+    /// Whether an idle connection takes half of another's region.
+    var steals: Bool { self != .staticSplit }
+}

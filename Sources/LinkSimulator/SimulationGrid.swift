@@ -1,0 +1,118 @@
+import Foundation
+
+/// Every combination of the links, files and connection counts issue 12 asks about,
+/// simulated under every policy, and the tables `bench/RESULTS.md` shows of them.
+public struct SimulationGrid: Sendable {
+    /// Round-trip times, seconds.
+    public var roundTrips: [Double] = [0.0001, 0.01, 0.05, 0.2]
+    /// Per-connection caps, bytes per second.
+    public var rates: [Double] = [1e6, 10e6, 100e6]
+    /// File sizes.
+    public var sizes: [Int64] = [1 << 20, 48 << 20, 1 << 30, 4 << 30]
+    /// Connection counts.
+    public var connectionCounts: [Int] = [1, 4, 8, 16]
+    /// The hasher's speed (SHA-256 with the CPU's SHA instructions, as measured by
+    /// `jgmirror verify` in RESULTS.md: 1 GiB in 0.77 s).
+    public var hashBytesPerSecond: Double = 1.4e9
+
+    public init() {}
+
+    /// One cell of the grid.
+    public struct Cell: Sendable {
+        public var scenario: LinkScenario
+        public var results: [SchedulingPolicy: SimulationResult]
+    }
+
+    /// The scenario of one cell: with `slow`, the second connection (the only one when
+    /// there is one) runs at a tenth of the rate; its region follows the first, so the
+    /// prefix the hasher needs waits on it.
+    public func scenario(size: Int64, connections: Int, rate: Double, roundTrip: Double, slow: Bool) -> LinkScenario {
+        LinkScenario(size: size, connections: connections, bytesPerSecond: rate, roundTrip: roundTrip,
+                     hashBytesPerSecond: hashBytesPerSecond, slowConnection: slow ? min(1, connections - 1) : nil)
+    }
+
+    /// Simulates every cell under every policy.
+    public func run() -> [Cell] {
+        var cells: [Cell] = []
+        for size in sizes {
+            for roundTrip in roundTrips {
+                for rate in rates {
+                    for connections in connectionCounts {
+                        for slow in [false, true] {
+                            let scenario = scenario(size: size, connections: connections, rate: rate,
+                                                    roundTrip: roundTrip, slow: slow)
+                            var results: [SchedulingPolicy: SimulationResult] = [:]
+                            for policy in SchedulingPolicy.allCases {
+                                results[policy] = LinkSimulation.run(scenario, policy: policy)
+                            }
+                            cells.append(Cell(scenario: scenario, results: results))
+                        }
+                    }
+                }
+            }
+        }
+        return cells
+    }
+
+    /// The tables: each policy summed up over the grid, then time over the physical
+    /// limit of `chosen` for every cell, one table per file size.
+    public func markdown(_ cells: [Cell], chosen: SchedulingPolicy) -> String {
+        var lines: [String] = []
+        lines.append("Simulated completion time over the physical limit (`max(size / Σ rates, size / hash rate) + 2 RTT`), "
+                     + "\(cells.count) scenarios, hashing at \(LinkScenario.rate(hashBytesPerSecond)).")
+        lines.append("")
+        lines.append("| policy | geometric mean | worst | scenarios ≤ 1.05 × | mean, one connection slow | worst, one slow |")
+        lines.append("|---|---:|---:|---:|---:|---:|")
+        for policy in SchedulingPolicy.allCases {
+            let ratios = cells.map { $0.results[policy]!.ratio }
+            let slow = cells.filter { $0.scenario.slowConnection != nil && $0.scenario.connections > 1 }
+                .map { $0.results[policy]!.ratio }
+            let worst = cells.max { $0.results[policy]!.ratio < $1.results[policy]!.ratio }!
+            let within = ratios.filter { $0 <= 1.05 }.count
+            lines.append("| \(policy) | \(Self.format(Self.geometricMean(ratios))) | \(Self.format(worst.results[policy]!.ratio)) "
+                         + "(\(worst.scenario)) | \(within) of \(ratios.count) | \(Self.format(Self.geometricMean(slow))) "
+                         + "| \(Self.format(slow.max() ?? 0)) |")
+        }
+        lines.append("")
+        for size in sizes {
+            lines.append("**\(LinkScenario.bytes(size)), \(chosen)** — each cell: all connections at the rate / "
+                         + "one at a tenth of it")
+            lines.append("")
+            var header = "| RTT | rate per connection |"
+            var rule = "|---:|---:|"
+            for connections in connectionCounts {
+                header += " \(connections) connection\(connections == 1 ? "" : "s") |"
+                rule += "---:|"
+            }
+            lines.append(header)
+            lines.append(rule)
+            for roundTrip in roundTrips {
+                for rate in rates {
+                    var row = "| \(LinkScenario.seconds(roundTrip)) | \(LinkScenario.rate(rate)) |"
+                    for connections in connectionCounts {
+                        let pair = cells.filter {
+                            $0.scenario.size == size && $0.scenario.roundTrip == roundTrip
+                                && $0.scenario.bytesPerSecond == rate && $0.scenario.connections == connections
+                        }
+                        let fast = pair.first { $0.scenario.slowConnection == nil }!.results[chosen]!.ratio
+                        let slow = pair.first { $0.scenario.slowConnection != nil }!.results[chosen]!.ratio
+                        row += " \(Self.format(fast)) / \(Self.format(slow)) |"
+                    }
+                    lines.append(row)
+                }
+            }
+            lines.append("")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func geometricMean(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        return exp(values.reduce(0) { $0 + log($1) } / Double(values.count))
+    }
+
+    static func format(_ ratio: Double) -> String {
+        let hundredths = Int((ratio * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+}

@@ -1,0 +1,106 @@
+import Testing
+
+@testable import LinkSimulator
+
+/// The link simulator's invariants, and the ratios that chose the engine's policy
+/// (bench/RESULTS.md). Virtual time only: nothing here depends on the machine's speed.
+@Suite struct LinkSimulatorTests {
+    static let MiB: Int64 = 1 << 20
+
+    /// A spread of links, files and troubles, every policy and opening.
+    static var scenarios: [LinkScenario] {
+        var list: [LinkScenario] = []
+        for (size, connections, rate, roundTrip) in [
+            (MiB, 8, 1e6, 0.05), (48 * MiB, 8, 4e6, 0.2), (48 * MiB + 12345, 3, 10e6, 0.01),
+            (256 * MiB, 16, 100e6, 0.0001), (5 * MiB + 1, 1, 1e6, 0.05), (64 * MiB, 4, 1e6, 0.2),
+        ] as [(Int64, Int, Double, Double)] {
+            let plain = LinkScenario(size: size, connections: connections, bytesPerSecond: rate, roundTrip: roundTrip)
+            var slow = plain
+            slow.slowConnection = connections - 1
+            var stalling = plain
+            stalling.stall = .init(connection: connections / 2, at: 4 * roundTrip + 0.1, timeout: 2)
+            list += [plain, slow, stalling]
+        }
+        return list
+    }
+
+    @Test func theSameScenarioGivesTheSameResult() {
+        for scenario in Self.scenarios {
+            for policy in SchedulingPolicy.allCases {
+                #expect(LinkSimulation.run(scenario, policy: policy) == LinkSimulation.run(scenario, policy: policy))
+            }
+        }
+    }
+
+    @Test func everyByteIsWrittenOnceAndNoClientBeatsTheLink() {
+        for scenario in Self.scenarios {
+            for policy in SchedulingPolicy.allCases {
+                for opening in Opening.allCases {
+                    let result = LinkSimulation.run(scenario, policy: policy, opening: opening)
+                    let context = "\(scenario), \(policy), \(opening)"
+                    #expect(result.written == [0..<scenario.size], "\(context)")
+                    #expect(result.bytesWritten == scenario.size, "\(context)")
+                    #expect(result.seconds >= scenario.physicalLimit * (1 - 1e-9), "\(context)")
+                    #expect(result.lastByte <= result.seconds, "\(context)")
+                    if opening != .preconnected { #expect(result.requests >= result.connectionsOpened, "\(context)") }
+                }
+            }
+        }
+    }
+
+    @Test func oneConnectionWithTheSizeKnownReachesThePhysicalLimitExactly() {
+        // One request, no splitting: size / rate + 2 RTT (the hasher keeps up).
+        let scenario = LinkScenario(size: 48 * Self.MiB, connections: 1, bytesPerSecond: 4e6, roundTrip: 0.2)
+        let result = LinkSimulation.run(scenario, policy: .regionPerConnection, opening: .knownSize)
+        #expect(abs(result.seconds - scenario.physicalLimit) < 1e-6)
+        #expect(result.requests == 1)
+    }
+
+    @Test func oneRequestPerConnectionBeatsAPiecePerRequestOnALongLink() {
+        // The link: 48 MiB over 8 connections capped at 4 MB/s, 200 ms apart.
+        let scenario = LinkScenario(size: 48 * Self.MiB, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.2)
+        let pieces = LinkSimulation.run(scenario, policy: .piecePerRequest)
+        let regions = LinkSimulation.run(scenario, policy: .cappedRegions)
+        #expect(regions.requests == 8)
+        #expect(pieces.requests == 48)
+        #expect(regions.seconds < 0.75 * pieces.seconds)
+        // What is left is the wait for the first head before the other connections open.
+        #expect(abs(regions.seconds - (scenario.physicalLimit + 2 * scenario.roundTrip)) < 1e-6)
+        let preconnected = LinkSimulation.run(scenario, policy: .cappedRegions, opening: .preconnected)
+        #expect(abs(preconnected.seconds - (scenario.physicalLimit + scenario.roundTrip)) < 1e-6)
+    }
+
+    @Test func stealingKeepsOneSlowConnectionFromHoldingTheItemBack() {
+        // bench's 100 ms row: 8 connections at 4 MB/s, one at a tenth of that.
+        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.1)
+        scenario.slowConnection = 4
+        let fixed = LinkSimulation.run(scenario, policy: .staticSplit)
+        let stealing = LinkSimulation.run(scenario, policy: .cappedRegions)
+        #expect(fixed.ratio > 7)
+        #expect(stealing.seconds < 0.4 * fixed.seconds)
+        #expect(stealing.ratio < 3)
+    }
+
+    @Test func cappedRegionsKeepTheHashTailShortOnAFastLink() {
+        // 4 GiB over 16 connections of 100 MB/s on a near link: with one region per
+        // connection 15/16 of the file is hashed after the last byte.
+        let scenario = LinkScenario(size: 4 << 30, connections: 16, bytesPerSecond: 100e6, roundTrip: 0.0001,
+                                    hashBytesPerSecond: 1.4e9)
+        let whole = LinkSimulation.run(scenario, policy: .regionPerConnection)
+        let capped = LinkSimulation.run(scenario, policy: .cappedRegions)
+        #expect(whole.hashTail > 2)
+        #expect(capped.hashTail < 0.5)
+        #expect(capped.ratio < 1.05)
+        #expect(whole.ratio > 1.5)
+    }
+
+    @Test func aStalledConnectionsRegionIsTakenAgainAfterTheTimeout() {
+        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 4, bytesPerSecond: 4e6, roundTrip: 0.05)
+        scenario.stall = .init(connection: 2, at: 1, timeout: 5)
+        let result = LinkSimulation.run(scenario, policy: .cappedRegions)
+        #expect(result.written == [0..<scenario.size])
+        // The others steal most of its region meanwhile; it reconnects once after the timeout.
+        #expect(result.connectionsOpened >= 5)
+        #expect(result.seconds < scenario.stall!.at + scenario.stall!.timeout + 1)
+    }
+}
