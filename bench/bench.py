@@ -209,6 +209,12 @@ class LinkProxy:
 # ---------------------------------------------------------------- measuring
 
 
+class ToolFailed(RuntimeError):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass
 class Sample:
     seconds: float
@@ -229,7 +235,7 @@ def measure(cmd: list[str]) -> Sample:
         if code != 0:
             errors.seek(0)
             tail = errors.read().decode(errors="replace")[-800:]
-            raise RuntimeError(f"{' '.join(cmd[:3])}… exited {code}:\n{tail}")
+            raise ToolFailed(f"{' '.join(cmd[:3])}… exited {code}:\n{tail}", code)
         rss_kib = int(usage.read().split()[-1])
     return Sample(elapsed, rss_kib)
 
@@ -300,7 +306,19 @@ def run(scenario: Scenario, reps: int) -> None:
             # Untimed: write back what the previous run left dirty, so no tool pays
             # for another's page cache (curl, wget2 and axel never sync).
             os.sync()
-            sample = measure(tool.command())
+            try:
+                sample = measure(tool.command())
+            except ToolFailed as failure:
+                # A peer that crashed (axel segfaults now and then: exit 139) runs
+                # again once; jgmirror's failures always stop the bench.
+                if tool.name.startswith("jgmirror") or failure.code < 128:
+                    raise
+                print(f"   {tool.name} crashed (exit {failure.code}); running it again", flush=True)
+                tool.prepare()
+                if tool.link:
+                    tool.link.reset()
+                os.sync()
+                sample = measure(tool.command())
             tool.check()
             traffic = ""
             if tool.link:

@@ -154,11 +154,15 @@ async def handle(link: Link, client_reader: asyncio.StreamReader, client_writer:
         return
     half = link.rtt / 2
     to_upstream, to_client = DelayLine(up_writer, half), DelayLine(client_writer, half)
-    await asyncio.gather(pump_up(link, client_reader, to_upstream, accepted),
-                         pump_down(rate, up_reader, to_client))
-    await asyncio.gather(to_upstream.task, to_client.task)
-    for writer in (up_writer, client_writer):
-        writer.close()
+    try:
+        await asyncio.gather(pump_up(link, client_reader, to_upstream, accepted),
+                             pump_down(rate, up_reader, to_client))
+        await asyncio.gather(to_upstream.task, to_client.task)
+    except asyncio.CancelledError:
+        pass  # the proxy is stopping
+    finally:
+        for writer in (up_writer, client_writer):
+            writer.close()
 
 
 async def serve(link: Link, port: int) -> None:

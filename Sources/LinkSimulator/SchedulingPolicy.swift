@@ -16,6 +16,11 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
     /// size where a request's round trip and the hash tail after the last byte cost
     /// about the same): the engine's policy.
     case cappedRegions = "capped-regions"
+    /// As `cappedRegions`, but an idle connection steals from the region that will
+    /// finish last at its owner's rate, and cuts it so that both finish together, its
+    /// own round trip counted (`LinkSimulation` composes this from the book's
+    /// `giveBack` and `claim`; the engine would use measured rates).
+    case finishTogether = "finish-together"
 
     public var description: String { rawValue }
 
@@ -24,13 +29,28 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
         switch self {
         case .piecePerRequest: scenario.minSegment
         case .staticSplit, .regionPerConnection: nil
-        case .cappedRegions:
+        case .cappedRegions, .finishTogether:
             SimulatedSegmentBook.regionCap(
                 length: scenario.size, connections: scenario.connections, roundTrip: scenario.roundTrip,
                 hashRate: scenario.hashBytesPerSecond)
         }
     }
 
-    /// Whether an idle connection takes half of another's region.
-    var steals: Bool { self != .staticSplit }
+    /// How an idle connection takes work from another's region.
+    enum Steal {
+        /// It does not.
+        case never
+        /// The back half of the largest region (`SegmentBook.steal(for:)`).
+        case half
+        /// From the region that finishes last, cut so both finish together.
+        case finishTogether
+    }
+
+    var steal: Steal {
+        switch self {
+        case .staticSplit: .never
+        case .piecePerRequest, .regionPerConnection, .cappedRegions: .half
+        case .finishTogether: .finishTogether
+        }
+    }
 }

@@ -75,10 +75,23 @@ import Testing
         var scenario = LinkScenario(size: 48 * Self.MiB, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.1)
         scenario.slowConnection = 4
         let fixed = LinkSimulation.run(scenario, policy: .staticSplit)
-        let stealing = LinkSimulation.run(scenario, policy: .cappedRegions)
+        let halves = LinkSimulation.run(scenario, policy: .cappedRegions)
+        let together = LinkSimulation.run(scenario, policy: .finishTogether)
         #expect(fixed.ratio > 7)
-        #expect(stealing.seconds < 0.4 * fixed.seconds)
-        #expect(stealing.ratio < 3)
+        #expect(halves.seconds < 0.4 * fixed.seconds)
+        // Halving the slow connection's region leaves it half of it; cutting where it
+        // finishes with the others leaves it what it can do meanwhile.
+        #expect(halves.ratio > 2.5)
+        #expect(together.ratio < 1.35)
+    }
+
+    @Test func stealingByFinishTimeHelpsManySlowRegionsToo() {
+        // 16 connections of 1 MB/s, one at 100 kB/s: its capped region is under
+        // 2 × min_segment, which halving never steals from.
+        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 16, bytesPerSecond: 1e6, roundTrip: 0.01)
+        scenario.slowConnection = 1
+        #expect(LinkSimulation.run(scenario, policy: .cappedRegions).ratio > 5)
+        #expect(LinkSimulation.run(scenario, policy: .finishTogether).ratio < 1.35)
     }
 
     @Test func cappedRegionsKeepTheHashTailShortOnAFastLink() {
@@ -97,10 +110,17 @@ import Testing
     @Test func aStalledConnectionsRegionIsTakenAgainAfterTheTimeout() {
         var scenario = LinkScenario(size: 48 * Self.MiB, connections: 4, bytesPerSecond: 4e6, roundTrip: 0.05)
         scenario.stall = .init(connection: 2, at: 1, timeout: 5)
-        let result = LinkSimulation.run(scenario, policy: .cappedRegions)
-        #expect(result.written == [0..<scenario.size])
-        // The others steal most of its region meanwhile; it reconnects once after the timeout.
-        #expect(result.connectionsOpened >= 5)
-        #expect(result.seconds < scenario.stall!.at + scenario.stall!.timeout + 1)
+        let stall = scenario.stall!
+        let halves = LinkSimulation.run(scenario, policy: .cappedRegions)
+        #expect(halves.written == [0..<scenario.size])
+        // Halving steals most of its region meanwhile; the last half waits for the
+        // timeout, after which the stalled connection reconnects and takes it again.
+        #expect(halves.connectionsOpened >= 5)
+        #expect(halves.seconds > stall.at + stall.timeout)
+        #expect(halves.seconds < stall.at + stall.timeout + 1)
+        // A stalled owner's rate is 0: a thief takes all of its region, no timeout needed.
+        let together = LinkSimulation.run(scenario, policy: .finishTogether)
+        #expect(together.written == [0..<scenario.size])
+        #expect(together.seconds < stall.at + stall.timeout)
     }
 }

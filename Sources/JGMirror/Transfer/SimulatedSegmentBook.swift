@@ -20,6 +20,14 @@ package struct SimulatedSegmentBook: Sendable {
     /// New work from the front of the pool only, never stolen (`SegmentBook.take(for:)`).
     package mutating func take(for owner: Int) -> Range<Int64>? { book.take(for: owner).map { $0.lower..<$0.upper } }
 
+    /// Gives `owner` exactly `range` out of the pool (`SegmentBook.claim(_:for:)`).
+    package mutating func claim(_ range: Range<Int64>, for owner: Int) -> Range<Int64>? {
+        book.claim(ByteRange(lower: range.lowerBound, upper: range.upperBound), for: owner).map { $0.lower..<$0.upper }
+    }
+
+    /// Every connection's unwritten region `[next, end)`, by owner.
+    package var regions: [Int: Range<Int64>] { book.regions.mapValues { $0.next..<$0.end } }
+
     /// One past the last byte `owner` may write now (lowered by steals), if it has a region.
     package func end(of owner: Int) -> Int64? { book.region(of: owner)?.end }
 
@@ -36,6 +44,9 @@ package struct SimulatedSegmentBook: Sendable {
 
     /// `[0, contiguousPrefix)` is written.
     package var contiguousPrefix: Int64 { book.contiguousPrefix }
+
+    /// Bytes still missing.
+    package var remaining: Int64 { book.remaining }
 
     /// Every byte is written.
     package var isComplete: Bool { book.isComplete }
