@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """jgmirror side by side with aria2c, axel, curl, wget2, openssl and sha256sum.
 
-Starts nginx on 127.0.0.1 (a plain server, one limited to 4 MiB/s per
-connection, and HTTPS + HTTP/2 servers signed by a throwaway CA), generates
+Starts nginx on 127.0.0.1 (a plain server, one with limit_rate 4m, which is a
+budget per request, and HTTPS + HTTP/2 servers signed by a throwaway CA), and
+for the WAN rows bench/linkproxy.py in front of the plain server (each TCP
+connection capped at 4 MB/s, a round trip of latency), generates
 the data once under bench/out/, runs every tool of a scenario in the same
 round (the order rotates each round), and reports the median wall time and
 the peak RSS (from wait4) of each tool, the ratios the targets are stated in,
@@ -109,7 +111,7 @@ def make_certificates(directory: Path) -> None:
 
 
 class Nginx:
-    """nginx on loopback: plain, 4 MiB/s per connection, TLS+h2, TLS+h2 with a rogue cert."""
+    """nginx on loopback: plain, limit_rate 4m (a budget per request), TLS+h2, TLS+h2 with a rogue cert."""
 
     def __init__(self) -> None:
         self.prefix = OUT / "nginx"

@@ -20,7 +20,10 @@ public struct SimulationGrid: Sendable {
     /// One cell of the grid.
     public struct Cell: Sendable {
         public var scenario: LinkScenario
+        /// Each policy, the other connections opening after the first head.
         public var results: [SchedulingPolicy: SimulationResult]
+        /// The chosen policy under each way of opening the connections.
+        public var openings: [Opening: SimulationResult]
     }
 
     /// The scenario of one cell: with `slow`, the second connection (the only one when
@@ -31,8 +34,8 @@ public struct SimulationGrid: Sendable {
                      hashBytesPerSecond: hashBytesPerSecond, slowConnection: slow ? min(1, connections - 1) : nil)
     }
 
-    /// Simulates every cell under every policy.
-    public func run() -> [Cell] {
+    /// Simulates every cell under every policy, and `chosen` under every opening.
+    public func run(chosen: SchedulingPolicy) -> [Cell] {
         var cells: [Cell] = []
         for size in sizes {
             for roundTrip in roundTrips {
@@ -45,7 +48,11 @@ public struct SimulationGrid: Sendable {
                             for policy in SchedulingPolicy.allCases {
                                 results[policy] = LinkSimulation.run(scenario, policy: policy)
                             }
-                            cells.append(Cell(scenario: scenario, results: results))
+                            var openings: [Opening: SimulationResult] = [:]
+                            for opening in Opening.allCases {
+                                openings[opening] = LinkSimulation.run(scenario, policy: chosen, opening: opening)
+                            }
+                            cells.append(Cell(scenario: scenario, results: results, openings: openings))
                         }
                     }
                 }
@@ -63,15 +70,43 @@ public struct SimulationGrid: Sendable {
         lines.append("")
         lines.append("| policy | geometric mean | worst | scenarios ≤ 1.05 × | mean, one connection slow | worst, one slow |")
         lines.append("|---|---:|---:|---:|---:|---:|")
-        for policy in SchedulingPolicy.allCases {
-            let ratios = cells.map { $0.results[policy]!.ratio }
+        func summary(_ label: String, _ result: (Cell) -> SimulationResult) {
+            let ratios = cells.map { result($0).ratio }
             let slow = cells.filter { $0.scenario.slowConnection != nil && $0.scenario.connections > 1 }
-                .map { $0.results[policy]!.ratio }
-            let worst = cells.max { $0.results[policy]!.ratio < $1.results[policy]!.ratio }!
+                .map { result($0).ratio }
+            let worst = cells.max { result($0).ratio < result($1).ratio }!
             let within = ratios.filter { $0 <= 1.05 }.count
-            lines.append("| \(policy) | \(Self.format(Self.geometricMean(ratios))) | \(Self.format(worst.results[policy]!.ratio)) "
+            lines.append("| \(label) | \(Self.format(Self.geometricMean(ratios))) | \(Self.format(result(worst).ratio)) "
                          + "(\(worst.scenario)) | \(within) of \(ratios.count) | \(Self.format(Self.geometricMean(slow))) "
                          + "| \(Self.format(slow.max() ?? 0)) |")
+        }
+        for policy in SchedulingPolicy.allCases { summary("\(policy)", { $0.results[policy]! }) }
+        for opening in Opening.allCases where opening != .afterFirstHead {
+            summary("\(chosen), \(opening)", { $0.openings[opening]! })
+        }
+        lines.append("")
+        lines.append("The bench's links (48 MiB, 8 connections of 4 MB/s), simulated seconds:")
+        lines.append("")
+        var header = "| link | physical limit |"
+        var rule = "|---|---:|"
+        for policy in SchedulingPolicy.allCases {
+            header += " \(policy) |"
+            rule += "---:|"
+        }
+        lines += [header + " \(chosen), preconnected |", rule + "---:|"]
+        for (roundTrip, slow) in [(0.05, false), (0.2, false), (0.1, true)] {
+            var scenario = LinkScenario(size: 48 << 20, connections: 8, bytesPerSecond: 4e6, roundTrip: roundTrip,
+                                        hashBytesPerSecond: hashBytesPerSecond)
+            // The proxy slows every fifth connection it accepts: the fifth of eight.
+            if slow { scenario.slowConnection = 4 }
+            var row = "| RTT \(LinkScenario.seconds(roundTrip))\(slow ? ", connection 5 at 1/10" : "") | "
+                + "\(Self.seconds(scenario.physicalLimit)) |"
+            for policy in SchedulingPolicy.allCases {
+                let result = LinkSimulation.run(scenario, policy: policy)
+                row += " \(Self.seconds(result.seconds)) (\(result.requests) req.) |"
+            }
+            row += " \(Self.seconds(LinkSimulation.run(scenario, policy: chosen, opening: .preconnected).seconds)) |"
+            lines.append(row)
         }
         lines.append("")
         for size in sizes {
@@ -110,6 +145,8 @@ public struct SimulationGrid: Sendable {
         guard !values.isEmpty else { return 0 }
         return exp(values.reduce(0) { $0 + log($1) } / Double(values.count))
     }
+
+    static func seconds(_ value: Double) -> String { "\(format(value)) s" }
 
     static func format(_ ratio: Double) -> String {
         let hundredths = Int((ratio * 100).rounded())

@@ -5,7 +5,7 @@ import LinkSimulator
 ///
 ///     jgmirror-linksim grid [--policy NAME]
 ///         every scenario of issue 12's grid under every policy; prints the tables of
-///         bench/RESULTS.md (markdown) with NAME's ratios per cell (capped-regions)
+///         bench/RESULTS.md (markdown) with NAME's ratios per cell (finish-together)
 ///     jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
 ///         one scenario under every policy
 @main
@@ -16,7 +16,7 @@ enum LinkSim {
         arguments.removeFirst()
         switch command {
         case "grid":
-            var chosen = SchedulingPolicy.cappedRegions
+            var chosen = SchedulingPolicy.finishTogether
             if arguments.count == 2, arguments[0] == "--policy" {
                 guard let policy = SchedulingPolicy(rawValue: arguments[1]) else { usage() }
                 chosen = policy
@@ -24,7 +24,7 @@ enum LinkSim {
                 usage()
             }
             let grid = SimulationGrid()
-            print(grid.markdown(grid.run(), chosen: chosen))
+            print(grid.markdown(grid.run(chosen: chosen), chosen: chosen))
         case "run":
             guard arguments.count >= 4, let mib = Int64(arguments[0]), let connections = Int(arguments[1]),
                 let rate = Double(arguments[2]), let roundTrip = Double(arguments[3]), mib > 0, connections > 0,

@@ -5,8 +5,13 @@ import TestServer
 /// A local origin for the demo and the benchmarks: generated files with Range,
 /// ETag and a per-connection speed limit on the large one, plus a SHA256SUMS file.
 ///
-/// Usage: `jgmirror-origin [--port N] [--rate BYTES_PER_SECOND]`; prints `READY URL`
-/// on stdout once listening and serves until killed.
+/// Usage: `jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]…
+/// [--drop-every-other BYTES]`; prints `READY URL` on stdout once listening and serves
+/// until killed. `--file` adds a generated file (seeded by its path, unthrottled; its
+/// SHA-256 is printed as `FILE PATH SHA256` before `READY`); `--drop-every-other`
+/// closes the connection after that many body bytes of every other response to
+/// each path (the second, fourth, … request), as a hostile origin or a flaky path
+/// would.
 @main
 enum DemoOrigin {
     /// (path, size, seed, throttled)
@@ -22,14 +27,21 @@ enum DemoOrigin {
     static func main() throws {
         var port = 0
         var rate = 4_000_000
+        var extra: [(String, Int)] = []
+        var dropAfter: Int?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
             case "--port": port = Int(arguments.popFirst() ?? "") ?? 0
             case "--rate": rate = Int(arguments.popFirst() ?? "") ?? rate
-            default:
-                FileHandle.standardError.write(Data("usage: jgmirror-origin [--port N] [--rate BYTES_PER_SECOND]\n".utf8))
-                exit(2)
+            case "--file":
+                let spec = (arguments.popFirst() ?? "").split(separator: ":", maxSplits: 1)
+                guard spec.count == 2, spec[0].hasPrefix("/"), let size = Int(spec[1]), size >= 0 else { usage() }
+                extra.append((String(spec[0]), size))
+            case "--drop-every-other":
+                guard let bytes = Int(arguments.popFirst() ?? ""), bytes >= 0 else { usage() }
+                dropAfter = bytes
+            default: usage()
             }
         }
         let server = try TestServer(port: port)
@@ -44,7 +56,25 @@ enum DemoOrigin {
             }
         }
         server.set("/data/SHA256SUMS", TestServer.Route(body: Array(sums.utf8), etag: "\"sums\""))
+        for (path, size) in extra {
+            // A seed from the path (FNV-1a), so the same path is the same file in every run.
+            let seed = path.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            let body = TestServer.bytes(count: size, seed: seed)
+            server.set(path, TestServer.Route(body: body, etag: "\"extra-\(seed)\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT"))
+            FileHandle.standardOutput.write(Data("FILE \(path) \(Checksum.sha256(body) ?? "")\n".utf8))
+        }
+        if let dropAfter {
+            for path in files.map(\.0) + extra.map(\.0) {
+                server.update(path) { $0.fault = { $0 % 2 == 1 ? .drop(afterBytes: dropAfter) : nil } }
+            }
+        }
         FileHandle.standardOutput.write(Data("READY \(server.baseURL)\n".utf8))
         while true { sleep(3600) }
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(Data(
+            "usage: jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]… [--drop-every-other BYTES]\n".utf8))
+        exit(2)
     }
 }
