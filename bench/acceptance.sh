@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Acceptance checks against a real nginx on loopback (plain, 4 MiB/s per connection,
+# Acceptance checks against a real nginx on loopback (plain, limit_rate 4m per request,
 # HTTPS + HTTP/2 from a throwaway CA): see bench/acceptance.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_INSTALL_ONLY=1 bench/run.sh
+swift build -c release --product jgmirror-origin >&2
 exec python3 bench/acceptance.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror" "$@"

@@ -34,4 +34,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 0
 fi
 swift build -c release --product jgmirror
+swift build -c release --product jgmirror-origin  # the dropping origin of the acceptance checks
 python3 bench/acceptance.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror"
