@@ -12,9 +12,19 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-resume"), help: "Show what sync --no-resume would do.")
     var noResume = false
 
+    @Flag(help: "Also show the files sync --delete would delete.")
+    var delete = false
+
     func run() async throws {
         let plan = await manifestOptions.loadPlan(command: "plan")
         do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan") }
+        if delete, plan.isFiltered {
+            manifestOptions.fail(
+                .usage(UsageError("--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")),
+                command: "plan")
+        }
+        // The state database's records spare hashing files it vouches for, as in sync.
+        let records = (try? StateStore.openExisting(root: plan.root)?.records()) ?? [:]
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
         var counts: [String: Int] = [:]
         var leading: [(action: String, size: String)] = []
@@ -26,7 +36,7 @@ struct PlanCommand: AsyncParsableCommand {
             let folder = Paths.parent(of: item.path)
             let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: folder)
             folderExists[folder] = exists
-            let assessment = exists ? item.assess(resume: !noResume) : nil
+            let assessment = exists ? item.assess(resume: !noResume, record: records[item.dest]) : nil
             let action = (assessment?.action ?? .fetch).rawValue
             counts[action, default: 0] += 1
             let size = (item.size ?? assessment?.size).map(Units.formatBytes) ?? "-"
@@ -44,6 +54,13 @@ struct PlanCommand: AsyncParsableCommand {
             output.row(
                 [action, size, String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
                 last: item.displayURL + mirrors)
+        }
+        if delete {
+            let prune = Prune.plan(root: plan.root, items: plan.items)
+            if !prune.files.isEmpty { counts["delete"] = prune.files.count }
+            for file in prune.files {
+                output.row(["delete", Units.formatBytes(file.size), "-", "-", file.path], last: "-")
+            }
         }
         output.flush()
         let summary = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")

@@ -13,6 +13,19 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(name: .customLong("fail-fast"), help: "Start no new item after the first failure.")
     var failFast = false
 
+    @Flag(help: "Hash every present file instead of trusting the state database's quick check.")
+    var rehash = false
+
+    @Flag(help: "Delete files under the root that no item produces, then empty folders.")
+    var delete = false
+
+    @Option(name: .customLong("max-delete"), help: "Refuse (exit 4, nothing deleted) to delete more files than this; 0 forbids deleting.")
+    var maxDelete = 1000
+
+    func validate() throws {
+        guard maxDelete >= 0 else { throw ValidationError("--max-delete must be 0 or more") }
+    }
+
     func run() async throws {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
         var options = transferOptions.syncOptions(
@@ -21,6 +34,9 @@ struct SyncCommand: AsyncParsableCommand {
             command: "sync", maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
         options.failFast = failFast
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
+        options.rehash = rehash
+        options.delete = delete
+        options.maxDelete = maxDelete
         let session = SyncSession(plan: plan, options: options)
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         do {

@@ -23,6 +23,7 @@ enum Terminal {
         outputs: OperatorOutputs? = nil
     ) -> Never {
         var code = report.exitCode
+        for warning in report.warnings { error(warning) }
         if let reportPath {
             do {
                 let data = try report.jsonData() + Data("\n".utf8)

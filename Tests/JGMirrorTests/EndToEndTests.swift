@@ -128,7 +128,7 @@ import TestServer
             #expect(await waitFor(seconds: 10) { exists(dir + "/big.bin.jgpart") })
             let second = try await execute(["sync", path])
             #expect(second.status == 4)
-            #expect(second.stderr.contains(".jgmirror.lock"))
+            #expect(second.stderr.contains("another jgmirror sync holds"))
             kill(first.processIdentifier, SIGTERM)
             first.waitUntilExit()
         }

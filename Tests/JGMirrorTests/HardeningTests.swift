@@ -324,7 +324,7 @@ import TestServer
     @Test func runLevelErrorCodesSayWhatHappened() {
         #expect(SyncError.manifest(ManifestError(file: "m", location: nil, message: "x")).itemError.code.rawValue == "manifest")
         #expect(SyncError.usage(UsageError("x")).itemError.code.rawValue == "usage")
-        #expect(SyncError.locked(path: "p").itemError.code.rawValue == "locked")
+        #expect(SyncError.locked("p").itemError.code.rawValue == "locked")
         #expect(SyncError.local("x").itemError.code.rawValue == "local")
     }
 }

@@ -600,7 +600,7 @@ import TestServer
         serve()
         try await withTestDirectory { dir in
             try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
-            let lock = try RootLock(root: dir + "/mirror")
+            let lock = try StateFolder(root: dir + "/mirror", shard: nil)
             await #expect(throws: SyncError.self) { try await sync(manifest(url: server.url("/f")), in: dir) }
             withExtendedLifetime(lock) {}
         }
@@ -697,7 +697,7 @@ import TestServer
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
-                items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: false, root: root
+                items: plan.items, options: options, engine: engine, events: continuation, root: root, store: nil, records: [:]
             ).run()
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })

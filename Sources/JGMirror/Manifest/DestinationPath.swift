@@ -19,7 +19,7 @@ enum DestinationPath {
             case .escapes(let dest): "destination '\(Rules.abbreviated(dest))' leaves the root"
             case .empty: "destination is empty"
             case .noFileName(let url): "cannot take a file name from URL '\(Rules.abbreviated(Redactor.redactURL(url)))'; give 'dest' a file name"
-            case .reserved(let dest): "destination '\(Rules.abbreviated(dest))' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, .jgmirror.lock)"
+            case .reserved(let dest): "destination '\(Rules.abbreviated(dest))' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, or the state folder .jgmirror)"
             case .invalid(let dest): "destination '\(Rules.printable(dest))' contains a control character"
             case .nameTooLong(let name, let bytes, let limit):
                 "destination name '\(Rules.abbreviated(name))' is \(bytes) bytes long; file systems take \(limit) "
@@ -35,7 +35,7 @@ enum DestinationPath {
     /// Whether `name` is one of jgmirror's working names. Refused for folders too: a
     /// folder `x.jgpart` would stand where the part file of `x` must go.
     static func isReserved(_ name: Substring) -> Bool {
-        name == ".jgmirror.lock" || reservedSuffixes.contains(where: { name.hasSuffix($0) })
+        name == StateFolder.name || reservedSuffixes.contains(where: { name.hasSuffix($0) })
     }
 
     /// The first component longer than a file system takes, if any.

@@ -46,8 +46,20 @@ public struct ItemSettings: Sendable, Equatable {
     /// The most bytes accepted for a body of unknown length, or announced for one of
     /// known length (SPEC §3, §10).
     public var maxSize: Int64?
+    /// How an item without a checksum follows its remote (SPEC §3 `refresh`).
+    public var refresh: RefreshPolicy?
 
     public init() {}
+}
+
+/// How a present item without a checksum is checked against its remote (SPEC §4).
+public enum RefreshPolicy: String, Sendable, Equatable {
+    /// A conditional request (`If-None-Match` / `If-Modified-Since`); `304` keeps the file.
+    case conditional
+    /// Fetched again every run.
+    case always
+    /// Kept as it is, with no request.
+    case never
 }
 
 /// One SHA256SUMS-style file named under `checksums:`.

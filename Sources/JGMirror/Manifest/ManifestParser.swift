@@ -10,7 +10,10 @@ struct ManifestParser {
     private var peeked: (YAMLEvent, SourceLocation)?
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
-    static let settingKeys = ["connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size"]
+    static let settingKeys = [
+        "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size",
+        "refresh",
+    ]
     static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag"] + settingKeys
     static let checksumKeys = ["url", "signature", "keyring"]
     static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
@@ -289,6 +292,12 @@ struct ManifestParser {
         case "tags": settings.tags = try readStringList(key).map(\.0)
         case "insecure": settings.insecure = try readBool(key)
         case "forward_headers": settings.forwardHeaders = try readBool(key)
+        case "refresh":
+            let (text, location) = try readScalar(key, expecting: "conditional, always or never")
+            guard let policy = RefreshPolicy(rawValue: text) else {
+                throw error(location, "'refresh' must be conditional, always or never, not '\(text)'")
+            }
+            settings.refresh = policy
         default: return false
         }
         return true

@@ -15,6 +15,11 @@ public struct Plan: Sendable {
     /// manifest has (SPEC §2), so a typo in a CI job does not pass with nothing done.
     /// A shard that happens to be empty is not one.
     public var emptySelection: UsageError?
+    /// The shard taken, when one was.
+    public var shard: Shard?
+    /// Whether a tag or shard filter left items out of view, so the plan cannot tell
+    /// which files under the root no item produces (`--delete` is refused).
+    public var isFiltered: Bool
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
@@ -24,6 +29,8 @@ public struct Plan: Sendable {
         self.manifest = manifest
         totalInManifest = source.count
         root = Plan.resolveRoot(manifest: manifest, override: options.root)
+        shard = options.shard
+        isFiltered = options.shard != nil || !options.tags.isEmpty || !options.skipTags.isEmpty
         let defaults = manifest.defaults
         var selected: [PlannedItem] = []
         selected.reserveCapacity(source.count)
@@ -62,6 +69,7 @@ public struct Plan: Sendable {
                     insecure: item.settings.insecure ?? defaults.insecure ?? false,
                     forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
                     maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
+                    refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
                     location: item.location,
                     sha256Location: item.sha256Location,
                     failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],

@@ -78,6 +78,11 @@ public struct PlannedItem: Sendable, Identifiable {
         get { shared.values.maxSize }
         set { change { $0.maxSize = newValue } }
     }
+    /// How a present file is checked when the item has no checksum.
+    public var refresh: RefreshPolicy {
+        get { shared.values.refresh }
+        set { change { $0.refresh = newValue } }
+    }
     /// Set when the item must fail without a transfer: its checksums list failed its
     /// signature check.
     public var failure: ItemError? {
@@ -89,7 +94,7 @@ public struct PlannedItem: Sendable, Identifiable {
         id: Int, url: String, mirrors: [String], dest: String, root: String, sha256: String?, sha512: String? = nil,
         size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
         redact: [String], tags: [String], tag: Int?, insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
-        location: SourceLocation,
+        refresh: RefreshPolicy = .conditional, location: SourceLocation,
         sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
     ) {
         self.id = id
@@ -105,7 +110,7 @@ public struct PlannedItem: Sendable, Identifiable {
         let values = PlannedItemOptions.Values(
             root: root, connections: connections, retries: retries, minSegment: minSegment, timeout: timeout,
             headers: headers, redact: redact, tags: tags, insecure: insecure, forwardHeaders: forwardHeaders,
-            maxSize: maxSize, failure: failure)
+            maxSize: maxSize, refresh: refresh, failure: failure)
         if let previous, previous.shared.values == values {
             shared = previous.shared
         } else {

@@ -13,6 +13,7 @@ final class PlannedItemOptions: Sendable {
         var insecure: Bool
         var forwardHeaders: Bool
         var maxSize: Int64?
+        var refresh: RefreshPolicy
         var failure: ItemError?
     }
 

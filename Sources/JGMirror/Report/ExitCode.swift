@@ -35,7 +35,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
         combine(
             items.map { item in
                 switch item.status {
-                case .downloaded, .unchanged, .unverified, .verified, .skipped: .success
+                case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
                 case .interrupted: .interrupted
                 case .mismatch, .missing: .integrity
                 case .failed:

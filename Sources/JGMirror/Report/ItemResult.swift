@@ -20,6 +20,8 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     case verified
     /// `verify`: not on disk.
     case missing
+    /// `sync --delete`: a file under the root that no item produces, removed.
+    case deleted
 
     /// Whether the status needs the operator's attention, whatever the verbosity.
     public var isProblem: Bool { self == .failed || self == .mismatch || self == .missing || self == .interrupted }

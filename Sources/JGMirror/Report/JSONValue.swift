@@ -113,11 +113,13 @@ extension RunReport {
                     ("items", .int(totals.items)), ("downloaded", .int(totals.downloaded)), ("unchanged", .int(totals.unchanged)),
                     ("failed", .int(totals.failed)), ("mismatch", .int(totals.mismatch)), ("unverified", .int(totals.unverified)),
                     ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)), ("verified", .int(totals.verified)),
-                    ("missing", .int(totals.missing)), ("bytes_downloaded", .int(totals.bytesDownloaded)),
+                    ("missing", .int(totals.missing)), ("deleted", .int(totals.deleted)),
+                    ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
             ),
         ]
         if let error { members.append(("error", error.json)) }
+        if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }
         return members
     }
 }

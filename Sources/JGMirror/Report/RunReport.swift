@@ -11,6 +11,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var items: [ItemResult]
     /// A run-level error (lock held, checksums file unreachable), when the run stopped early.
     public var error: ItemError?
+    /// One-line problems that did not change the outcome (a damaged state database
+    /// that was rebuilt, …).
+    public var warnings: [String] = []
 
     public init(
         command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -39,6 +42,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         public var skipped = 0
         public var verified = 0
         public var missing = 0
+        public var deleted = 0
         public var bytesDownloaded: Int64 = 0
 
     }
@@ -58,6 +62,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
             case .skipped: totals.skipped += 1
             case .verified: totals.verified += 1
             case .missing: totals.missing += 1
+            case .deleted: totals.deleted += 1
             }
         }
         return totals
@@ -67,7 +72,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         case jgmirror, command, manifest, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case error, items
+        case error, warnings, items
     }
 
     public init(from decoder: Decoder) throws {
@@ -85,6 +90,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         exitCode = try container.decode(ExitCode.self, forKey: .exitCode)
         items = try container.decode([ItemResult].self, forKey: .items)
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
+        warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
@@ -118,6 +124,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
             command: reports.first?.command ?? "sync", manifest: reports.first?.manifest, started: started,
             finished: finished, items: items, exitCode: code)
         merged.error = reports.compactMap(\.error).first
+        merged.warnings = reports.flatMap(\.warnings)
         return merged
     }
 }

@@ -53,13 +53,16 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case interrupted
     /// The manifest or a checksums file is invalid (`manifest`).
     case manifest
-    /// Another sync holds the root (`locked`).
+    /// Another sync holds the tree, a folder above or below it, or another process
+    /// writes the part file (`locked`).
     case locked
     /// The command line asks for something impossible, such as a tag filter that
     /// selects no item (`usage`).
     case usage
     /// The run could not start on this machine: the root cannot be made or locked (`local`).
     case local
+    /// `--delete` would remove more files than `--max-delete` allows (`max_delete`).
+    case maxDelete
 
     /// The report spelling, e.g. `http_404`, `size_mismatch`.
     public var rawValue: String {
@@ -91,6 +94,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .locked: "locked"
         case .usage: "usage"
         case .local: "local"
+        case .maxDelete: "max_delete"
         }
     }
 
@@ -98,7 +102,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
         .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
-        .interrupted, .manifest, .locked, .usage, .local,
+        .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
     ]
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
@@ -117,7 +121,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// The exit code an item failed with this code leads to (SPEC §9).
     public var exitCode: ExitCode {
         switch self {
-        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local: .local
+        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
         case .checksumMismatch, .signature, .missing: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage

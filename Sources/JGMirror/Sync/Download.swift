@@ -47,13 +47,13 @@ public struct Download: Sendable {
         let item = PlannedItem(
             id: 0, url: url, mirrors: mirrors, dest: name, root: root, sha256: sha256?.lowercased(), size: nil,
             connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
-            headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure, maxSize: maxSize,
+            headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure, maxSize: maxSize, refresh: .always,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])
         var plan = Plan(manifest: manifest, options: PlanOptions())
         plan.root = root
         plan.items = [item]
-        return SyncSession(plan: plan, options: options, command: "get", takesLock: false, refetchUnverified: true)
+        return SyncSession(plan: plan, options: options, command: "get", usesState: false)
     }
 
     /// The folder and the file name `destination` stands for.

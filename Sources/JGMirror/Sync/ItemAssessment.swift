@@ -1,6 +1,7 @@
 import Foundation
 
-/// What a sync would do with an item, decided from the disk alone (SPEC §4 step 1).
+/// What a sync would do with an item, decided from the disk and the state database
+/// alone (SPEC §4 step 1).
 public enum ItemAction: String, Sendable {
     /// Not on disk, or stale: fetch it.
     case fetch
@@ -8,14 +9,16 @@ public enum ItemAction: String, Sendable {
     case resume
     /// On disk with the right SHA-256.
     case unchanged
-    /// On disk, but the manifest has no checksum to compare.
+    /// On disk, but the manifest has no checksum to compare (`refresh: never`).
     case present
+    /// On disk without a checksum: a conditional request decides (`refresh: conditional`).
+    case check
 }
 
 /// An item's action and what was learned deciding it.
 public struct ItemAssessment: Sendable {
     public var action: ItemAction
-    /// SHA-256 of the file on disk, when it was hashed.
+    /// SHA-256 of the file on disk, when it was hashed or the state database vouches for it.
     public var sha256: String?
     /// SHA-512 of the file on disk, when the item names one and it was hashed.
     public var sha512: String?
@@ -23,34 +26,53 @@ public struct ItemAssessment: Sendable {
     public var size: Int64?
     /// No resume state was found, so a fetch may start a new part file without looking.
     var noResumeState = false
+    /// The destination's stat, when it exists.
+    var stat: FileStat?
+    /// Decided by the state database's record, without reading the file.
+    var quick = false
+    /// `check`: the conditional request's header lines.
+    var conditions: [String] = []
+    /// `check`: the record still describes the file, so its SHA-256 and validators hold.
+    var recordHolds = false
+}
+
+/// How far a state record is trusted: not at all under `--rehash`, else up to the
+/// file system's timestamp granularity around the moment it was taken.
+struct QuickCheck: Sendable {
+    /// Records vouch for unchanged files.
+    var enabled = true
+    /// Timestamps this close to the recording moment are racy (nanoseconds).
+    var racyWindowNs: Int64 = 2_000_000_000
 }
 
 extension PlannedItem {
     var partPath: String { path + ".jgpart" }
     var statePath: String { path + ".jgd" }
 
-    /// Decides the action; hashes the destination when it exists and a checksum is known.
-    /// A destination reached through a symlink below the root counts as absent.
-    public func assess(resume: Bool = true) -> ItemAssessment {
+    /// Decides the action; hashes the destination when it exists, a checksum is known
+    /// and `record` cannot vouch for it. A destination reached through a symlink below
+    /// the root counts as absent.
+    public func assess(resume: Bool = true, record: FileRecord? = nil) -> ItemAssessment {
         guard let root = try? RootDirectory(path: root) else { return ItemAssessment(action: .fetch) }
-        switch inspect(resume: resume, root: root) {
+        switch inspect(resume: resume, root: root, record: record, quickCheck: QuickCheck()) {
         case .decided(let assessment): return assessment
-        case .needsHashing(let size): return assessByHashing(size: size, root: root)
+        case .needsHashing(let size, let stat): return assessByHashing(size: size, stat: stat, root: root)
         case .unsafe: return ItemAssessment(action: .fetch)
         }
     }
 
-    /// What the disk says without reading any file.
+    /// What the disk and the record say without reading any file.
     enum Inspection {
         case decided(ItemAssessment)
         /// The destination exists with a plausible size; only its hash can decide.
-        case needsHashing(size: Int64)
+        case needsHashing(size: Int64, stat: FileStat)
         /// The destination or a folder on the way to it is a symlink (`unsafe_path`).
         case unsafe(TransferError)
     }
 
-    /// Looks at the destination and its resume files through `root`, following no symlink.
-    func inspect(resume: Bool, root: RootDirectory) -> Inspection {
+    /// Looks at the destination and its resume files through `root`, following no
+    /// symlink, and at the state database's `record` of it.
+    func inspect(resume: Bool, root: RootDirectory, record: FileRecord? = nil, quickCheck: QuickCheck = QuickCheck()) -> Inspection {
         var noState = false
         if resume {
             noState = root.status(statePath) == nil
@@ -63,28 +85,57 @@ extension PlannedItem {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             return .decided(ItemAssessment(action: .fetch, noResumeState: noState))
         }
-        let size = Int64(info.st_size)
+        let current = FileStat(info)
+        let size = current.size
         if let expected = self.size, expected != size {
-            return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState))
+            return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
         }
-        guard hasChecksum else { return .decided(ItemAssessment(action: .present, size: size)) }
-        return .needsHashing(size: size)
+        if hasChecksum {
+            // The database keeps SHA-256s: an item checked by SHA-512 alone is hashed.
+            if let sha256, sha512 == nil, quickCheck.enabled, let record,
+                record.vouches(for: current, sha256: sha256, racyWindowNs: quickCheck.racyWindowNs)
+            {
+                return .decided(ItemAssessment(action: .unchanged, sha256: sha256, size: size, stat: current, quick: true))
+            }
+            return .needsHashing(size: size, stat: current)
+        }
+        switch refresh {
+        case .never:
+            return .decided(ItemAssessment(action: .present, size: size, stat: current))
+        case .always:
+            return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
+        case .conditional:
+            let holds = record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false
+            var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
+            assessment.recordHolds = holds
+            assessment.sha256 = holds ? record?.sha256 : nil
+            assessment.conditions = Self.conditions(record: holds ? record : nil, stat: current)
+            return .decided(assessment)
+        }
     }
 
-    func assessByHashing(size: Int64, root: RootDirectory) -> ItemAssessment {
+    /// `If-None-Match` with a strong ETag, else `If-Modified-Since` with the recorded
+    /// Last-Modified, else with the file's own modification time (SPEC §4).
+    static func conditions(record: FileRecord?, stat: FileStat) -> [String] {
+        if let etag = record?.etag, !etag.hasPrefix("W/") { return ["If-None-Match: \(etag)"] }
+        if let lastModified = record?.lastModified { return ["If-Modified-Since: \(lastModified)"] }
+        return ["If-Modified-Since: \(HTTPDate.format(seconds: stat.mtimeNs / 1_000_000_000))"]
+    }
+
+    func assessByHashing(size: Int64, stat: FileStat? = nil, root: RootDirectory) -> ItemAssessment {
         guard hasChecksum, let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else {
-            return ItemAssessment(action: .fetch, size: size)
+            return ItemAssessment(action: .fetch, size: size, stat: stat)
         }
         defer { close(fd) }
         if let expected = sha512 {
             guard let actual = try? FileHasher.hex(fd: fd, path: path, algorithm: .sha512) else {
-                return ItemAssessment(action: .fetch, size: size)
+                return ItemAssessment(action: .fetch, size: size, stat: stat)
             }
-            return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha512: actual, size: size)
+            return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha512: actual, size: size, stat: stat)
         }
-        guard let expected = sha256 else { return ItemAssessment(action: .fetch, size: size) }
-        guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size) }
-        return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size)
+        guard let expected = sha256 else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
+        guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
+        return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size, stat: stat)
     }
 }
 

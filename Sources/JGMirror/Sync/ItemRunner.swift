@@ -1,14 +1,24 @@
 import Foundation
 
 /// Takes every item of a run from assessment to its final state: unchanged items
-/// are settled from disk, the rest go through the engine, the prefix hasher and
-/// placement. Results are collected by index and returned in plan order.
+/// are settled from disk and the state database, the rest go through the engine, the
+/// prefix hasher and placement. Results are collected by index and returned in plan
+/// order; what was learned about files already present (hashed, or `304`) is recorded
+/// in one transaction at the end.
 final class ItemRunner: Sendable {
     private let items: [PlannedItem]
     private let options: SyncOptions
     private let engine: TransferEngine
     private let events: AsyncStream<SyncEvent>.Continuation
-    private let refetchUnverified: Bool
+    private let store: StateStore?
+    /// The state database's records, by destination (empty without one).
+    private let records: [String: FileRecord]
+    /// Records of present files learned this run, written together at the end.
+    private let learned = Locked<[FileRecord]>([])
+    /// One-line problems with the state database, for the report.
+    let warnings = Locked<[String]>([])
+    /// Assessments of present files waiting for a conditional request, by index.
+    private let presentFiles = Locked<[Int: ItemAssessment]>([:])
     private let placement: Placement
     /// The root, opened once: every file below it is reached through this.
     private let root: RootDirectory
@@ -43,15 +53,19 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        refetchUnverified: Bool, root: RootDirectory
+        root: RootDirectory, store: StateStore?, records: [String: FileRecord]
     ) {
         self.items = items
         self.root = root
         self.options = options
         self.engine = engine
         self.events = events
-        self.refetchUnverified = refetchUnverified
-        placement = Placement(durable: options.durable, root: root)
+        self.store = store
+        self.records = records
+        let warnings = self.warnings
+        placement = Placement(
+            durable: options.durable, root: root, store: store, warn: { line in warnings.withLock { $0.append(line) } },
+            beforeRecording: options.beforeRecording)
         hashing = OperationQueue()
         hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
         state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count))
@@ -61,8 +75,9 @@ final class ItemRunner: Sendable {
     /// Processes every item; returns when each has a result.
     func run() async -> [ItemResult] {
         guard !items.isEmpty else { return [] }
-        return await withCheckedContinuation { continuation in
+        let results = await withCheckedContinuation { continuation in
             state.withLock { $0.done = { continuation.resume(returning: $0) } }
+            let quickCheck = options.quickCheck
             for index in items.indices {
                 let item = items[index]
                 if let failure = item.failure {
@@ -71,13 +86,16 @@ final class ItemRunner: Sendable {
                     record(index, result)
                     continue
                 }
-                switch item.inspect(resume: options.resume, root: root) {
+                switch item.inspect(resume: options.resume, root: root, record: records[item.dest], quickCheck: quickCheck) {
                 case .decided(let assessment):
                     decide(index, assessment)
-                case .needsHashing(let size):
+                case .needsHashing(let size, let stat):
                     // Hashing what is already there runs on all cores, beside the transfers.
                     let root = root
-                    hashing.addOperation { self.decide(index, item.assessByHashing(size: size, root: root)) }
+                    hashing.addOperation {
+                        self.options.hashedFile?(item.dest)
+                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root))
+                    }
                 case .unsafe(let error):
                     var result = result(item, status: .failed)
                     result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
@@ -85,6 +103,21 @@ final class ItemRunner: Sendable {
                 }
             }
         }
+        if let store, let failure = store.save(learned.value) { warnings.withLock { $0.append(failure) } }
+        return results
+    }
+
+    /// Remembers that the present file of `item` was just verified (or checked).
+    private func learn(_ item: PlannedItem, stat: FileStat?, sha256: String?, validators: Validators? = nil, verifiedAt: Int64?) {
+        guard store != nil, let stat else { return }
+        // A file that changed while it was hashed is not recorded.
+        guard root.status(item.path).map(FileStat.init) == stat else { return }
+        let old = records[item.dest]
+        let record = FileRecord(
+            dest: item.dest, stat: stat, sha256: sha256, etag: validators?.etag ?? old?.etag,
+            lastModified: validators?.lastModified ?? old?.lastModified, url: item.displayURL, verifiedAt: verifiedAt,
+            checkedAt: FileRecord.now())
+        learned.withLock { $0.append(record) }
     }
 
     /// Stops starting items (cancel, fail-fast).
@@ -102,12 +135,17 @@ final class ItemRunner: Sendable {
             result.bytes = assessment.size
             result.sha256Actual = assessment.sha256
             result.sha512Actual = assessment.sha512
+            if !assessment.quick {
+                learn(item, stat: assessment.stat, sha256: assessment.sha256, verifiedAt: FileRecord.now())
+            }
             record(index, result)
-        case .present where !refetchUnverified:
+        case .present:
             var result = result(item, status: .unverified)
             result.bytes = assessment.size
             record(index, result)
-        default:
+        case .fetch, .resume, .check:
+            // A present file that a conditional request may keep waits with its assessment.
+            if assessment.action == .check { presentFiles.withLock { $0[index] = assessment } }
             // The folder is made now, so that an item fed to the engine later (from the
             // engine thread) needs no file system work before its request.
             let folder = Paths.parent(of: item.path)
@@ -147,8 +185,10 @@ final class ItemRunner: Sendable {
         if let next { fetch(next >> 1, knownFresh: next & 1 == 1) }
     }
 
-    /// `note` explains why the item is fetched again, when it is.
+    /// Sends the item to the engine; `note` explains why the item is fetched again,
+    /// when it is, and a present file's assessment (`check`) makes the request conditional.
     private func fetch(_ index: Int, knownFresh: Bool, note: String? = nil) {
+        let present = presentFiles.withLock { $0.removeValue(forKey: index) }
         let item = items[index]
         let hasher = PrefixHasher(path: item.partPath, root: root)
         let request = TransferRequest(
@@ -156,14 +196,19 @@ final class ItemRunner: Sendable {
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
             forwardHeaders: item.forwardHeaders, insecure: item.insecure,
-            resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize)
+            resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize,
+            conditions: present?.conditions ?? [])
         let started = Date()
         // On the engine thread: a small file's digest is ready by now and placement
         // queues the rest, so no other thread needs waking up for it.
-        engine.submit(request) { outcome in self.finish(index, outcome, hasher: hasher, started: started, note: note) }
+        engine.submit(request) { outcome in
+            self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present)
+        }
     }
 
-    private func finish(_ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?) {
+    private func finish(
+        _ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?, present: ItemAssessment?
+    ) {
         submitNext()
         let item = items[index]
         var result = result(item, status: .downloaded)
@@ -187,6 +232,17 @@ final class ItemRunner: Sendable {
             record(index, result)
         case .skipped:
             result.status = .skipped
+            record(index, result)
+        case .notModified:
+            let old = records[item.dest]
+            result.status = .unchanged
+            result.bytes = present?.size
+            result.note = "not modified"
+            result.sha256Actual = present?.sha256
+            result.durationS = elapsed()
+            learn(
+                item, stat: present?.stat, sha256: present?.sha256, validators: outcome.validators,
+                verifiedAt: present?.recordHolds == true ? old?.verifiedAt : nil)
             record(index, result)
         case .completed:
             let base = result
@@ -237,7 +293,7 @@ final class ItemRunner: Sendable {
                                 self.record(index, result)
                                 return
                             }
-                            self.place(index, result, hasState: outcome.hasState, elapsed: elapsed)
+                            self.place(index, result, hasState: outcome.hasState, validators: outcome.validators, elapsed: elapsed)
                         }
                         return
                     }
@@ -252,17 +308,24 @@ final class ItemRunner: Sendable {
                         self.record(index, result)
                         return
                     }
-                    self.place(index, result, hasState: outcome.hasState, elapsed: elapsed)
+                    self.place(index, result, hasState: outcome.hasState, validators: outcome.validators, elapsed: elapsed)
                 }
             }
         }
     }
 
     /// Renames verified bytes onto the destination and records the item.
-    private func place(_ index: Int, _ verified: ItemResult, hasState: Bool, elapsed: @escaping @Sendable () -> Double) {
+    /// Places the verified part file and records it (its SHA-256 and the remote's
+    /// validators) in the state database with the batch.
+    private func place(
+        _ index: Int, _ verified: ItemResult, hasState: Bool, validators: Validators, elapsed: @escaping @Sendable () -> Double
+    ) {
         let item = items[index]
         let state = hasState ? item.statePath : nil
-        let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state) { error in
+        let placed = FileRecord(
+            dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
+            etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
+        let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state, record: placed) { error in
             var result = verified
             if let error {
                 result.status = .failed

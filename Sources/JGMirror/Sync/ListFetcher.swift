@@ -37,6 +37,9 @@ final class ListFetcher: Sendable {
         case .completed: return .success(path)
         case .failed(let error): return .failure(error)
         case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
+        case .notModified:
+            // Lists are fetched without conditions, so a 304 answers nothing that was asked.
+            return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURL(url))"))
         }
     }
 

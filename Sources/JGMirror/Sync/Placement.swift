@@ -8,13 +8,18 @@ import Synchronization
 /// Syncing small files one after another costs a journal commit (or, without a
 /// journal, a device flush) apiece, so commits that arrive while a batch is being
 /// written wait and go together: the batch is synced at once, then renamed, then
-/// each distinct directory is `fsync`ed once.
+/// each distinct directory is `fsync`ed once. Then the placed files are recorded in
+/// the state database, in one transaction for the batch: only after the rename, so a
+/// crash in between leaves an old record (or none), which never matches the new
+/// file's stat, and the next run hashes it.
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
         var destination: String
         /// Resume state to remove after the rename, when one may exist.
         var state: String?
+        /// What to record once the file is in place (nil: nothing).
+        var record: FileRecord?
         var done: @Sendable (TransferError?) -> Void
     }
 
@@ -24,10 +29,22 @@ final class Placement: Sendable {
     private let durable: Bool
     /// Every path is opened and renamed relative to it, never through a symlink.
     private let root: RootDirectory
+    private let store: StateStore?
+    /// Told the one line about a failed database write.
+    private let warn: @Sendable (String) -> Void
+    /// Runs between the renames and the database write; false skips the write, as a
+    /// process killed there would (tests).
+    private let beforeRecording: (@Sendable () -> Bool)?
 
-    init(durable: Bool, root: RootDirectory) {
+    init(
+        durable: Bool, root: RootDirectory, store: StateStore? = nil, warn: @escaping @Sendable (String) -> Void = { _ in },
+        beforeRecording: (@Sendable () -> Bool)? = nil
+    ) {
         self.durable = durable
         self.root = root
+        self.store = store
+        self.warn = warn
+        self.beforeRecording = beforeRecording
     }
 
     /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
@@ -70,8 +87,27 @@ final class Placement: Sendable {
             renamedInto.insert(Paths.parent(of: commit.destination))
         }
         for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
+        record(batch, failures: failures)
         for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
+    }
+
+    /// Records each placed file with the stat it has now, in one transaction.
+    private func record(_ batch: [Commit], failures: [TransferError?]) {
+        guard let store, beforeRecording?() ?? true else { return }
+        var records: [FileRecord] = []
+        for (index, commit) in batch.enumerated() where failures[index] == nil {
+            guard var record = commit.record, let info = root.status(commit.destination), (info.st_mode & S_IFMT) == S_IFREG else {
+                continue
+            }
+            let stat = FileStat(info)
+            let now = FileRecord.now()
+            record.stat = stat
+            record.verifiedAt = record.sha256 == nil ? nil : now
+            record.checkedAt = now
+            records.append(record)
+        }
+        if let failure = store.save(records) { warn(failure) }
     }
 
     /// Makes every part file of the batch durable. One file: its own `fdatasync`.

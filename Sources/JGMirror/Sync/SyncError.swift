@@ -7,10 +7,13 @@ public enum SyncError: LocalizedError, Sendable {
     /// The command line asks for something impossible (a tag filter that selects no
     /// item, a bad shard): exit 2.
     case usage(UsageError)
-    /// Another sync holds the root's lock: exit 4.
-    case locked(path: String)
+    /// Another sync holds this tree, a folder above it or one below it (the message
+    /// says which): exit 4, nothing started.
+    case locked(String)
     /// The root cannot be created or locked: exit 4.
     case local(String)
+    /// `--delete` would remove more files than `--max-delete` allows: exit 4, nothing deleted.
+    case tooManyDeletions(count: Int, limit: Int)
     /// A checksums file could not be fetched: exit 1, nothing fetched.
     case checksums(url: String, error: TransferError)
 
@@ -18,8 +21,12 @@ public enum SyncError: LocalizedError, Sendable {
         switch self {
         case .manifest(let error): error.errorDescription
         case .usage(let error): error.errorDescription
-        case .locked(let path): "another jgmirror sync holds \(path); try again when it finishes"
+        case .locked(let message): message + "; try again when it finishes"
         case .local(let message): message
+        case .tooManyDeletions(let count, let limit):
+            limit == 0
+                ? "--delete would remove \(count) file\(count == 1 ? "" : "s") and --max-delete 0 forbids deleting; nothing was deleted or fetched"
+                : "--delete would remove \(count) files, more than --max-delete \(limit); nothing was deleted or fetched (check the manifest and the root, then raise --max-delete)"
         case .checksums(let url, let error): "cannot fetch checksums file \(Redactor.redactURL(url)): \(error.message)"
         }
     }
@@ -28,7 +35,7 @@ public enum SyncError: LocalizedError, Sendable {
     public var exitCode: ExitCode {
         switch self {
         case .manifest, .usage: .usage
-        case .locked, .local: .local
+        case .locked, .local, .tooManyDeletions: .local
         case .checksums: .transferFailed
         }
     }
@@ -41,6 +48,7 @@ public enum SyncError: LocalizedError, Sendable {
         case .usage: ItemError(code: .usage, message: errorDescription ?? "")
         case .locked: ItemError(code: .locked, message: errorDescription ?? "")
         case .local: ItemError(code: .local, message: errorDescription ?? "")
+        case .tooManyDeletions: ItemError(code: .maxDelete, message: errorDescription ?? "")
         case .checksums(_, let error): ItemError(code: error.code, message: errorDescription ?? "")
         }
     }

@@ -39,12 +39,34 @@ public struct SyncOptions: Sendable {
     public var minFree: Int64?
     /// See `TransferEngine.Configuration.freeSpace`.
     var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
+    /// Hash every present file instead of trusting the state database (`--rehash`).
+    public var rehash = false
+    /// Remove files under the root that no item produces, then empty folders (`--delete`).
+    public var delete = false
+    /// Refuse the run (exit 4, nothing deleted) when more files than this would be
+    /// deleted; 0 forbids any deletion (`--max-delete`).
+    public var maxDelete = 1000
+    /// How close to the moment a record was taken a file's timestamps make it racy
+    /// (hashed rather than trusted), in seconds. Two seconds covers the coarsest
+    /// common timestamps (FAT) and small clock steps; tests set 0.
+    var racyWindow = 2.0
+    /// How long a database write waits for another process's write, in seconds.
+    var stateBusyTimeout = 5.0
+    /// Runs between placing a batch and recording it; false skips the recording, as a
+    /// process killed at that point would (tests).
+    var beforeRecording: (@Sendable () -> Bool)?
+    /// Told the destination of every present file that is hashed (tests).
+    var hashedFile: (@Sendable (String) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20
     /// See `TransferEngine.Configuration.dataSync`.
     var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
 
     public init() {}
+
+    var quickCheck: QuickCheck {
+        QuickCheck(enabled: !rehash, racyWindowNs: Int64(racyWindow * 1e9))
+    }
 
     var engineConfiguration: TransferEngine.Configuration {
         var configuration = TransferEngine.Configuration()

@@ -18,9 +18,8 @@ public final class SyncSession: Sendable {
     private let plan: Plan
     private let options: SyncOptions
     private let command: String
-    private let takesLock: Bool
-    /// Re-fetch a present file that has no checksum (one-off downloads do).
-    private let refetchUnverified: Bool
+    /// Hold `ROOT/.jgmirror/` (locks and state database); one-off downloads do not.
+    private let usesState: Bool
     private let control = Locked<Control>(Control())
 
     private struct Control {
@@ -31,15 +30,14 @@ public final class SyncSession: Sendable {
 
     /// A sync of `plan` under `options`.
     public convenience init(plan: Plan, options: SyncOptions = SyncOptions()) {
-        self.init(plan: plan, options: options, command: "sync", takesLock: true, refetchUnverified: false)
+        self.init(plan: plan, options: options, command: "sync", usesState: true)
     }
 
-    init(plan: Plan, options: SyncOptions, command: String, takesLock: Bool, refetchUnverified: Bool) {
+    init(plan: Plan, options: SyncOptions, command: String, usesState: Bool) {
         self.plan = plan
         self.options = options
         self.command = command
-        self.takesLock = takesLock
-        self.refetchUnverified = refetchUnverified
+        self.usesState = usesState
         (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .unbounded)
         if !options.emitsEvents { continuation.finish() }
     }
@@ -60,23 +58,52 @@ public final class SyncSession: Sendable {
 
     /// Runs the plan to the end (or to a cancel) and returns the report.
     ///
-    /// Throws only for what stops a run as a whole: the root's lock is held, the root
-    /// cannot be made, a destination escapes through a symlink, or a checksums file
-    /// is unreachable or contradicts the manifest. Item failures are in the report.
+    /// Throws only for what stops a run as a whole: another run holds the tree, the
+    /// root cannot be made, a destination escapes through a symlink, `--delete` would
+    /// remove more than `--max-delete`, or a checksums file is unreachable or
+    /// contradicts the manifest. Item failures are in the report.
     public func run() async throws(SyncError) -> RunReport {
         defer { continuation.finish() }
         let started = Date()
         var plan = self.plan
+        if options.delete, plan.isFiltered {
+            throw .usage(
+                UsageError(
+                    "--delete cannot be combined with --shard, --tag or --skip-tag: the run does not see the whole manifest, so it cannot tell which files no item produces"))
+        }
         do {
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
         } catch {
             throw .local("cannot create root \(plan.root): \(error.localizedDescription)")
         }
-        let lock = takesLock ? try RootLock(root: plan.root) : nil
-        defer { withExtendedLifetime(lock) {} }
+        let folder = usesState ? try StateFolder(root: plan.root, shard: plan.shard) : nil
+        defer { withExtendedLifetime(folder) {} }
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let root: RootDirectory
         do { root = try RootDirectory(path: plan.root) } catch { throw .local(error.message) }
+        var warnings: [String] = []
+        var store: StateStore?
+        var records: [String: FileRecord] = [:]
+        if let folder {
+            let opening = StateStore.open(folder: folder.path, busyTimeout: options.stateBusyTimeout)
+            if let warning = opening.warning { warnings.append(warning) }
+            if let opened = opening.store {
+                do {
+                    records = try opened.records()
+                    store = opened
+                } catch {
+                    warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
+                }
+            }
+        }
+        var prune: Prune?
+        if options.delete {
+            let found = Prune.plan(root: plan.root, items: plan.items)
+            if found.files.count > options.maxDelete {
+                throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
+            }
+            prune = found
+        }
 
         guard plan.manifest.sets.isEmpty else {
             throw .manifest(
@@ -112,10 +139,18 @@ public final class SyncSession: Sendable {
                     message: "item '\(item.dest)' has no checksum (inline or from a checksums file) and --require-checksums is set"))
         }
         let run = ItemRunner(
-            items: plan.items, options: options, engine: engine, events: continuation, refetchUnverified: refetchUnverified,
-            root: root)
-        let results = await run.run()
-        return RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
+            items: plan.items, options: options, engine: engine, events: continuation, root: root, store: store,
+            records: records)
+        var results = await run.run()
+        if let prune, !isCancelled {
+            let deletions = prune.execute(root: plan.root)
+            for result in deletions { continuation.yield(.itemFinished(result)) }
+            if let failure = store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)) { warnings.append(failure) }
+            results += deletions
+        }
+        var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
+        report.warnings = warnings + run.warnings.value
+        return report
     }
 
     private static func forward(_ event: TransferEvent, items: [PlannedItem], to continuation: AsyncStream<SyncEvent>.Continuation) {

@@ -3,21 +3,45 @@ import Foundation
 /// `jgmirror verify`: hashes what is on disk against the plan, on all cores, with
 /// no network (SPEC §2, §7).
 public enum Verification {
-    /// Checks every item; missing or mismatching files give exit 3.
+    /// Checks every item; missing or mismatching files give exit 3. Every file it
+    /// hashes is recorded in the tree's state database, when it has one, so the next
+    /// sync's quick check trusts what was just verified.
     public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
         let started = Date()
         do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let items = plan.items
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
-        let results = concurrentMap(count: items.count, threads: threads) { verify(items[$0], root: root) }
-        return RunReport(
+        let store = StateStore.openExisting(root: plan.root)
+        let records = ResultSlots<FileRecord?>(count: items.count)
+        let results = concurrentMap(count: items.count, threads: threads) { index in
+            let (result, record) = verify(items[index], root: root)
+            records.set(index, record)
+            return result
+        }
+        var report = RunReport(
             command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
             items: results)
+        if let store {
+            // The remote's validators stay as the last sync saw them, while the bytes do.
+            let known = (try? store.records()) ?? [:]
+            let verified = records.values().compactMap { $0 }.map { record in
+                var record = record
+                if let old = known[record.dest], old.sha256 == record.sha256 {
+                    record.etag = old.etag
+                    record.lastModified = old.lastModified
+                    record.checkedAt = old.checkedAt
+                }
+                return record
+            }
+            if let failure = store.save(verified) { report.warnings.append(failure) }
+        }
+        return report
     }
 
-    /// Reads the item through `root`, never through a symlink below it.
-    static func verify(_ item: PlannedItem, root: RootDirectory?) -> ItemResult {
+    /// Reads the item through `root`, never through a symlink below it; returns its
+    /// result and the record of what was hashed.
+    static func verify(_ item: PlannedItem, root: RootDirectory?) -> (ItemResult, FileRecord?) {
         let begin = Date()
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
@@ -28,22 +52,24 @@ public enum Verification {
             do { opened = try root.openFile(item.path, flags: O_RDONLY | O_NONBLOCK) } catch where error.code == .unsafePath {
                 result.status = .failed
                 result.error = ItemError(code: error.code, message: error.message)
-                return result
+                return (result, nil)
             } catch {}
         }
         defer { if opened >= 0 { close(opened) } }
         guard opened >= 0, fstat(opened, &info) == 0 else {
             result.status = .missing
             result.error = ItemError(code: .missing, message: "\(item.path) does not exist")
-            return result
+            return (result, nil)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             result.status = .missing
             result.error = ItemError(
                 code: .missing, message: "\(item.path) is \(Paths.kind(of: info.st_mode)), not a regular file")
-            return result
+            return (result, nil)
         }
         result.bytes = Int64(info.st_size)
+        var record: FileRecord?
+        let before = FileStat(info)
         do {
             if let expected = item.sha512 {
                 let actual = try FileHasher.hex(fd: opened, path: item.path, algorithm: .sha512)
@@ -63,6 +89,12 @@ public enum Verification {
                 result.sha256Actual = try FileHasher.sha256(fd: opened, path: item.path)
                 result.status = .unverified
             }
+            // Recorded only when the file did not change while it was read.
+            var after = stat()
+            if let actual = result.sha256Actual, fstat(opened, &after) == 0, FileStat(after) == before {
+                let now = FileRecord.now()
+                record = FileRecord(dest: item.dest, stat: before, sha256: actual, url: item.displayURL, verifiedAt: now, checkedAt: now)
+            }
             if let size = item.size, size != Int64(info.st_size), result.status != .mismatch {
                 result.status = .mismatch
                 result.error = ItemError(code: .sizeMismatch, message: "\(info.st_size) bytes on disk, the manifest says \(size)")
@@ -72,6 +104,6 @@ public enum Verification {
             result.error = ItemError(code: .ioError, message: error.localizedDescription)
         }
         result.durationS = Date().timeIntervalSince(begin)
-        return result
+        return (result, record)
     }
 }

@@ -61,6 +61,8 @@ final class ItemTransfer: @unchecked Sendable {
     private var reportedPrefix: Int64 = 0
 
     private var pendingFailure: TransferError?
+    /// `304` to the request's conditions: the item ends with nothing fetched.
+    private var notModified = false
     /// Keeps a body of unknown length from filling the disk (`--min-free`).
     private lazy var spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
     private var pendingRestart: (reason: String, stream: Worker?, counts: Bool)?
@@ -185,6 +187,8 @@ final class ItemTransfer: @unchecked Sendable {
             // HEAD; this request goes on as the first connection's region.
             shape.ranged = true
         }
+        // Until a response tells the length, the request may be answered 304.
+        if book == nil, worker.pos == 0 { shape.conditions = request.conditions }
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
         do {
@@ -209,7 +213,7 @@ final class ItemTransfer: @unchecked Sendable {
         var known = ResponseJudge.Known(
             isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange, length: total,
             validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
-            hasData: resumedFrom > 0 || bytesThisRun > 0 || total != nil)
+            hasData: resumedFrom > 0 || bytesThisRun > 0 || total != nil, conditional: !request.conditions.isEmpty && book == nil)
         if isFileSource, let easy = worker.easy {
             var length: curl_off_t = -1
             _ = jg_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
@@ -267,6 +271,10 @@ final class ItemTransfer: @unchecked Sendable {
             return 0  // a redirect's body is not the file
         case .reject(let error):
             worker.error = error
+            return 0
+        case .notModified:
+            if worker.head.validators != Validators() { validators = worker.head.validators }
+            notModified = true
             return 0
         }
     }
@@ -392,6 +400,10 @@ final class ItemTransfer: @unchecked Sendable {
         engine.detach(worker)
         worker.easy = nil
         guard !finished else { return }
+        if notModified {
+            stop(keepingState: false, as: .notModified)
+            return
+        }
         if pendingFailure != nil || pendingRestart != nil {
             if pendingRestart?.stream === worker { pendingRestart?.stream = nil }
             settle()
@@ -677,7 +689,8 @@ final class ItemTransfer: @unchecked Sendable {
     private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
         TransferOutcome(
             status: status, length: total, bytesDownloaded: bytesThisRun, resumedFrom: resumedFrom,
-            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: durability.checkpointed)
+            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: durability.checkpointed,
+            validators: validators)
     }
 
     private func complete() {

@@ -16,14 +16,34 @@ final class PartFile: Sendable {
     /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
     /// whatever had that name (a symlink or another file's hard link is removed, never
     /// written through); never follows a symlink, in `path` or the folders above it.
+    ///
+    /// The file is held with an exclusive `flock` while open, and one that another
+    /// process holds is neither written nor replaced: two processes can never write
+    /// the same part file (shards sharing a tree are disjoint, but a manifest edited
+    /// between their starts need not be).
     init(path: String, fresh: Bool, root: RootDirectory) throws(TransferError) {
         self.path = path
         let flags = O_RDWR | O_CREAT
         do {
             fd = try root.openFile(path, flags: flags | (fresh ? O_EXCL : 0))
-        } catch where fresh && error.code != .unsafePath && root.status(path) != nil && root.unlink(path) {
+        } catch where fresh && error.code != .unsafePath && root.status(path) != nil {
+            if Self.isHeld(path, root: root) { throw Self.busy(path) }
+            guard root.unlink(path) else { throw error }
             fd = try root.openFile(path, flags: flags | O_EXCL)
         }
+        // On a throw from here the descriptor closes in deinit.
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw Self.busy(path) }
+    }
+
+    /// Whether another process holds the part file at `path` open for writing.
+    private static func isHeld(_ path: String, root: RootDirectory) -> Bool {
+        guard let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
+    private static func busy(_ path: String) -> TransferError {
+        TransferError(code: .locked, message: "another process is writing \(path)")
     }
 
     deinit { close(fd) }

@@ -15,6 +15,8 @@ enum RequestBuilder {
         var ranged: Bool
         /// `If-Range` value, for requests that continue bytes already present.
         var ifRange: String?
+        /// `If-None-Match` / `If-Modified-Since` lines: the item's first request only.
+        var conditions: [String] = []
     }
 
     static func makeHandle(
@@ -54,6 +56,7 @@ enum RequestBuilder {
         if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
             headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
         }
+        headers += shape.conditions
         if shape.ranged {
             try easy.set(CURLOPT_RANGE, "\(shape.from)-" + (shape.end.map { String($0 - 1) } ?? ""))
             if let ifRange = shape.ifRange { headers.append("If-Range: \(ifRange)") }

@@ -19,6 +19,8 @@ enum ResponseJudge {
         var fromValidatorSource = true
         /// Bytes of the file exist already (this run or an earlier one).
         var hasData = false
+        /// The request carried the item's `If-None-Match` / `If-Modified-Since`.
+        var conditional = false
     }
 
     /// The verdict on one response head.
@@ -42,6 +44,8 @@ enum ResponseJudge {
         case follow(String)
         /// This request failed; the connection retries or moves on.
         case reject(TransferError)
+        /// `304` to the request's conditions: the file on disk is current.
+        case notModified
     }
 
     /// Judges `head`, the response to a request for `url`, given what is `known`;
@@ -52,6 +56,7 @@ enum ResponseJudge {
             head.status = 200
             head.contentLength = known.fileLength
         }
+        if head.status == 304, known.conditional, !known.hasData { return .notModified }
         if (300...399).contains(head.status), head.status != 304, let redirectTarget { return .follow(redirectTarget) }
         switch head.status {
         case 206:

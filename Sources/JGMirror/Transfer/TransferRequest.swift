@@ -32,6 +32,9 @@ struct TransferRequest: Sendable {
     /// Most bytes accepted when the length is unknown, or announced when it is known
     /// (`max_size`; checksums files).
     var sizeLimit: Int64?
+    /// `If-None-Match` / `If-Modified-Since` lines for the first request: a `304` to it
+    /// ends the item as `notModified` with nothing written.
+    var conditions: [String] = []
 }
 
 /// How one transfer ended.
@@ -43,6 +46,8 @@ struct TransferOutcome: Sendable {
         case cancelled
         /// Never started (fail-fast or cancel before its turn).
         case skipped
+        /// The remote answered `304` to the request's conditions; no body was fetched.
+        case notModified
     }
 
     var status: Status
@@ -60,6 +65,8 @@ struct TransferOutcome: Sendable {
     var note: String?
     /// A `DEST.jgd` may exist and must be removed once the file is placed.
     var hasState = false
+    /// The remote's ETag and Last-Modified, as last answered.
+    var validators = Validators()
 }
 
 /// What the engine reports while it works, on its own thread.

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What `stat` says about a file, as far as telling a changed file from an unchanged
+/// one goes (git's index keeps the same fields).
+public struct FileStat: Sendable, Equatable {
+    public var size: Int64
+    /// Modification time, nanoseconds since the epoch.
+    public var mtimeNs: Int64
+    /// Status-change time, nanoseconds since the epoch: any write, rename or chmod moves it.
+    public var ctimeNs: Int64
+    public var inode: UInt64
+    public var device: UInt64
+
+    public init(size: Int64, mtimeNs: Int64, ctimeNs: Int64, inode: UInt64, device: UInt64) {
+        self.size = size
+        self.mtimeNs = mtimeNs
+        self.ctimeNs = ctimeNs
+        self.inode = inode
+        self.device = device
+    }
+
+    init(_ info: stat) {
+        size = Int64(info.st_size)
+        mtimeNs = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        ctimeNs = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        inode = UInt64(info.st_ino)
+        device = UInt64(info.st_dev)
+    }
+
+    /// The stat of a regular file at `path` (symlinks followed, as the item's reads do);
+    /// nil when it is missing or not a regular file.
+    static func of(path: String) -> FileStat? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileStat(info)
+    }
+
+    /// Seconds since the epoch of the modification time.
+    var mtime: Date { Date(timeIntervalSince1970: Double(mtimeNs) / 1e9) }
+}
+
+/// What the state database remembers about one destination (SPEC §10).
+public struct FileRecord: Sendable, Equatable {
+    /// The destination, relative to the root.
+    public var dest: String
+    /// The file's stat when it was last verified (or checked, for a file never hashed).
+    public var stat: FileStat
+    /// The SHA-256 the file had when `verifiedAt` was taken; nil when it was never hashed.
+    public var sha256: String?
+    public var etag: String?
+    public var lastModified: String?
+    /// The URL the bytes came from (redacted of credentials).
+    public var url: String?
+    /// When `sha256` was computed over a file with `stat`, nanoseconds since the epoch.
+    public var verifiedAt: Int64?
+    /// When the remote was last asked (or the record last written), nanoseconds.
+    public var checkedAt: Int64
+
+    public init(
+        dest: String, stat: FileStat, sha256: String?, etag: String? = nil, lastModified: String? = nil, url: String? = nil,
+        verifiedAt: Int64?, checkedAt: Int64
+    ) {
+        self.dest = dest
+        self.stat = stat
+        self.sha256 = sha256
+        self.etag = etag
+        self.lastModified = lastModified
+        self.url = url
+        self.verifiedAt = verifiedAt
+        self.checkedAt = checkedAt
+    }
+
+    /// Whether this record proves, without reading the file, that a file with stat
+    /// `current` has SHA-256 `expected` (SPEC §4's quick check).
+    ///
+    /// A timestamp within `racyWindowNs` of the moment the record was taken is not
+    /// trusted (git's "racy" rule): a write in the same clock tick after the stat
+    /// would leave every field as recorded. Such a file is hashed, and recording it
+    /// again then makes it trusted.
+    public func vouches(for current: FileStat, sha256 expected: String, racyWindowNs: Int64) -> Bool {
+        guard current == stat, let sha256, sha256 == expected, let verifiedAt else { return false }
+        return !Self.isRacy(current, recordedAt: verifiedAt, windowNs: racyWindowNs)
+    }
+
+    /// Whether the recorded validators still describe a file with stat `current`: the
+    /// file is the one the record was written for, and not racily so.
+    public func describes(_ current: FileStat, racyWindowNs: Int64) -> Bool {
+        current == stat && !Self.isRacy(current, recordedAt: verifiedAt ?? checkedAt, windowNs: racyWindowNs)
+    }
+
+    /// A file whose newest timestamp is within `windowNs` of (or after) `recordedAt`.
+    static func isRacy(_ stat: FileStat, recordedAt: Int64, windowNs: Int64) -> Bool {
+        max(stat.mtimeNs, stat.ctimeNs) > recordedAt - windowNs
+    }
+
+    /// The current time in nanoseconds since the epoch (the clock file timestamps use).
+    static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+
+/// The mirror's state database, `ROOT/.jgmirror/state.sqlite` (SPEC §10): what each
+/// destination looked like when it was last verified, and the validators of each
+/// remote. SQLite in WAL mode through GRDB, so shards of one manifest that share a
+/// tree write to it at once (each write waits up to the busy timeout for another).
+///
+/// The only type that knows about GRDB; the rest of the code sees records. Nothing in
+/// it is ever needed for correctness: a record that is missing, stale or lost only
+/// costs a re-hash or an unconditional request, so every failure here is reported as
+/// one line and the run goes on without the database.
+public final class StateStore: Sendable {
+    /// `state.sqlite` inside the state folder.
+    public static let fileName = "state.sqlite"
+
+    /// The database file.
+    public let path: String
+    private let pool: DatabasePool
+    /// The first write failure, after which the store stops writing (one line, not one per batch).
+    private let writeFailure = Locked<String?>(nil)
+
+    private init(path: String, pool: DatabasePool) {
+        self.path = path
+        self.pool = pool
+    }
+
+    /// How opening went: a store (or none) and, when something was wrong, the one line
+    /// that says what and what the run does about it.
+    public struct Opening: Sendable {
+        public var store: StateStore?
+        public var warning: String?
+    }
+
+    /// Opens the database in `folder` (creating it when missing), migrating it to the
+    /// current schema. A corrupted, truncated or garbage database is moved aside to
+    /// `state.sqlite.damaged` and a new one started; a locked one, or one written by a
+    /// newer jgmirror, is left alone and the run goes without. Either way every
+    /// present file is hashed this run.
+    public static func open(folder: String, busyTimeout: Double = 5) -> Opening {
+        let path = folder + "/" + fileName
+        do {
+            return Opening(store: try connect(path: path, busyTimeout: busyTimeout), warning: nil)
+        } catch StoreError.newerVersion {
+            return Opening(
+                store: nil,
+                warning: "state database \(path) was written by a newer jgmirror; not using it this run (every present file is hashed)")
+        } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) {
+            return Opening(
+                store: nil,
+                warning: "state database \(path) is locked by another program; not using it this run (every present file is hashed)")
+        } catch {
+            let reason = describe(error)
+            let damaged = path + ".damaged"
+            for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+            rename(path, damaged)
+            do {
+                let store = try connect(path: path, busyTimeout: busyTimeout)
+                return Opening(
+                    store: store,
+                    warning: "state database \(path) is damaged (\(reason)); moved to \(damaged) and rebuilt from the files (every present file is hashed)")
+            } catch {
+                return Opening(
+                    store: nil,
+                    warning: "state database \(path) is damaged (\(reason)) and cannot be rebuilt (\(describe(error))); every present file is hashed")
+            }
+        }
+    }
+
+    /// Opens the database of the tree at `root` for reading when there is one that
+    /// works (`plan`, `verify`); nil otherwise, with nothing repaired or created.
+    public static func openExisting(root: String) -> StateStore? {
+        let path = root + "/" + StateFolder.name + "/" + fileName
+        guard access(path, F_OK) == 0 else { return nil }
+        return try? connect(path: path, busyTimeout: 5)
+    }
+
+    private enum StoreError: Error {
+        case newerVersion
+    }
+
+    private static func connect(path: String, busyTimeout: Double) throws -> StateStore {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = "jgmirror.state"
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        let migrator = Self.migrator
+        if try pool.read({ try migrator.hasBeenSuperseded($0) }) { throw StoreError.newerVersion }
+        try migrator.migrate(pool)
+        // Reading every page once finds a damaged file now rather than halfway through
+        // the run; a 100,000-item database is read in a few tens of milliseconds.
+        let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        if problems != ["ok"] { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: problems.prefix(3).joined(separator: "; ")) }
+        return StateStore(path: path, pool: pool)
+    }
+
+    /// The schema's versions. Each migration is applied once, in order, in its own
+    /// transaction; a database with an identifier this build does not know was written
+    /// by a newer jgmirror.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // WITHOUT ROWID: the destination is the key and is stored once (about
+            // 200 bytes a file, SHA-256 as 32 raw bytes).
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS file (
+                        dest TEXT PRIMARY KEY NOT NULL,
+                        size INTEGER NOT NULL,
+                        mtime_ns INTEGER NOT NULL,
+                        ctime_ns INTEGER NOT NULL,
+                        inode INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        sha256 BLOB,
+                        etag TEXT,
+                        last_modified TEXT,
+                        url TEXT,
+                        verified_at INTEGER,
+                        checked_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS remote (
+                        url TEXT PRIMARY KEY NOT NULL,
+                        etag TEXT,
+                        last_modified TEXT,
+                        checked_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: Files
+
+    /// Every file record, by destination.
+    public func records() throws -> [String: FileRecord] {
+        try pool.read { db in
+            var records: [String: FileRecord] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, url, verified_at, checked_at FROM file")
+            while let row = try rows.next() {
+                let dest: String = row[0]
+                let stat = FileStat(
+                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
+                    device: UInt64(bitPattern: row[5]))
+                let digest: Data? = row[6]
+                records[dest] = FileRecord(
+                    dest: dest, stat: stat, sha256: digest.map { SHA256.hex($0) }, etag: row[7], lastModified: row[8], url: row[9],
+                    verifiedAt: row[10], checkedAt: row[11])
+            }
+            return records
+        }
+    }
+
+    /// Writes `records` in one transaction, replacing earlier records of their destinations.
+    /// A failure is remembered and returned once; later writes are skipped.
+    @discardableResult
+    public func save(_ records: [FileRecord]) -> String? {
+        guard !records.isEmpty else { return nil }
+        return write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO file (dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, url,
+                        verified_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for record in records {
+                let digest = record.sha256.flatMap(StateStore.digestBytes)
+                try statement.execute(arguments: [
+                    record.dest, record.stat.size, record.stat.mtimeNs, record.stat.ctimeNs,
+                    Int64(bitPattern: record.stat.inode), Int64(bitPattern: record.stat.device), digest, record.etag,
+                    record.lastModified, record.url, record.verifiedAt, record.checkedAt,
+                ])
+            }
+        }
+    }
+
+    /// Forgets the records of `dests` (pruned files), in one transaction.
+    @discardableResult
+    public func remove(_ dests: [String]) -> String? {
+        guard !dests.isEmpty else { return nil }
+        return write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM file WHERE dest = ?")
+            for dest in dests { try statement.execute(arguments: [dest]) }
+        }
+    }
+
+    // MARK: Remotes
+
+    /// The validators last seen for `url`, for a conditional request (lists of `sets:`
+    /// and other files fetched by URL rather than placed as items).
+    public func validators(forURL url: String) -> (etag: String?, lastModified: String?)? {
+        let row = try? pool.read { db in try Row.fetchOne(db, sql: "SELECT etag, last_modified FROM remote WHERE url = ?", arguments: [url]) }
+        guard let row = row ?? nil else { return nil }
+        return (row[0], row[1])
+    }
+
+    /// Remembers the validators of `url`.
+    @discardableResult
+    public func saveValidators(etag: String?, lastModified: String?, forURL url: String) -> String? {
+        write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO remote (url, etag, last_modified, checked_at) VALUES (?, ?, ?, ?)",
+                arguments: [url, etag, lastModified, FileRecord.now()])
+        }
+    }
+
+    /// Runs `body` in one write transaction unless an earlier write failed; returns
+    /// the line describing this failure, the first time one happens.
+    private func write(_ body: @escaping (Database) throws -> Void) -> String? {
+        guard writeFailure.withLock({ $0 == nil }) else { return nil }
+        do {
+            try pool.write(body)
+            return nil
+        } catch {
+            let line = "cannot write state database \(path) (\(Self.describe(error))); later runs hash the files this run placed"
+            return writeFailure.withLock { failure in
+                guard failure == nil else { return nil }
+                failure = line
+                return line
+            }
+        }
+    }
+
+    /// 64 hex digits as 32 bytes; nil for anything else.
+    static func digestBytes(_ hex: String) -> Data? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes = Data(capacity: 32)
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: digit - 0x30
+        case 0x61...0x66: digit - 0x61 + 10
+        case 0x41...0x46: digit - 0x41 + 10
+        default: nil
+        }
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return "\(error)"
+    }
+}
