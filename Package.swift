@@ -76,6 +76,7 @@ let package = Package(
             dependencies: [
                 "JGMirror", "TestServer", "jgmirror", "LinkSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

@@ -67,10 +67,19 @@ public final class TestServer: Sendable {
         public var connection: Int
     }
 
+    /// How the server answered a request.
+    public struct Response: Sendable {
+        public var path: String
+        public var status: Int
+        /// Body bytes written.
+        public var bodyBytes: Int
+    }
+
     private struct State {
         var routes: [String: Route] = [:]
         var counters: [String: Int] = [:]
         var requests: [Request] = []
+        var responses: [Response] = []
         var connections = 0
         var clientFDs: Set<Int32> = []
         var stopped = false
@@ -136,6 +145,15 @@ public final class TestServer: Sendable {
     /// Requests received for `path` so far (every path when nil).
     public func requests(_ path: String? = nil) -> [Request] {
         state.withLock { state in state.requests.filter { path == nil || $0.path == path } }
+    }
+
+    /// Answers sent for `path` so far (every path when nil), in order.
+    public func responses(_ path: String? = nil) -> [Response] {
+        state.withLock { state in state.responses.filter { path == nil || $0.path == path } }
+    }
+
+    private func log(_ path: String, _ status: Int, _ bodyBytes: Int) {
+        state.withLock { $0.responses.append(Response(path: path, status: status, bodyBytes: bodyBytes)) }
     }
 
     /// TCP connections accepted so far.
@@ -228,6 +246,12 @@ public final class TestServer: Sendable {
         if let location = route.redirect {
             return send(fd, head: "HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n")
         }
+        if Self.notModified(request, route) {
+            var head = "HTTP/1.1 304 Not Modified\r\n"
+            if let etag = route.etag { head += "ETag: \(etag)\r\n" }
+            log(request.path, 304, 0)
+            return send(fd, head: head + "\r\n")
+        }
         let total = route.body.count
         var validators = route.extraHeaders.map { $0 + "\r\n" }.joined()
         if let etag = route.etag { validators += "ETag: \(etag)\r\n" }
@@ -281,6 +305,7 @@ public final class TestServer: Sendable {
             stallSeconds = seconds
         default: break
         }
+        log(request.path, Int(status.prefix(3)) ?? 0, limit)
         guard writeBody(fd, body[0..<limit], bytesPerSecond: route.bytesPerSecond) else { return false }
         if let stallSeconds {
             Thread.sleep(forTimeInterval: stallSeconds)
@@ -303,6 +328,27 @@ public final class TestServer: Sendable {
             if due > 0 { Thread.sleep(forTimeInterval: due) }
         }
         return true
+    }
+
+    /// A GET whose `If-None-Match` names the route's ETag, or (without one) whose
+    /// `If-Modified-Since` is no earlier than its Last-Modified (RFC 9110 §13.1.2-3).
+    static func notModified(_ request: Request, _ route: Route) -> Bool {
+        if let tags = request.headers["if-none-match"] {
+            guard let etag = route.etag else { return false }
+            return tags.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }
+        }
+        guard let since = request.headers["if-modified-since"], let lastModified = route.lastModified,
+            let sinceDate = httpDate(since), let modified = httpDate(lastModified)
+        else { return false }
+        return modified <= sinceDate
+    }
+
+    private static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
     }
 
     static func ifRangeMatches(_ value: String?, _ route: Route) -> Bool {

@@ -39,6 +39,11 @@ public final class StateStore: Sendable {
     /// present file is hashed this run.
     public static func open(folder: String, busyTimeout: Double = 5) -> Opening {
         let path = folder + "/" + fileName
+        // Shards of one tree start together: one at a time creates, migrates, checks
+        // or repairs the database, so none sees another's half-made schema as damage.
+        let guardFD = Foundation.open(folder + "/open.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if guardFD >= 0 { flock(guardFD, LOCK_EX) }
+        defer { if guardFD >= 0 { close(guardFD) } }
         do {
             return Opening(store: try connect(path: path, busyTimeout: busyTimeout), warning: nil)
         } catch StoreError.newerVersion {

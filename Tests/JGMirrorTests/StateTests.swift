@@ -1,0 +1,546 @@
+import Foundation
+import GRDB
+import Testing
+import TestServer
+
+@testable import JGMirror
+
+/// Counts the present files a run hashes (`SyncOptions.hashedFile`).
+final class HashLog: Sendable {
+    private let names = Locked<[String]>([])
+    func add(_ dest: String) { names.withLock { $0.append(dest) } }
+    var all: [String] { names.value }
+}
+
+/// The state database, quick check, conditional refresh, prune and tree locks (SPEC §4, §10).
+@Suite struct StateTests {
+    let server: TestServer
+    let body = TestServer.bytes(count: 20_000, seed: 131)
+
+    init() throws { server = try TestServer() }
+
+    /// Options with a racy window of `racy` seconds and a log of hashed files.
+    func options(racy: Double = 0, log: HashLog? = nil) -> SyncOptions {
+        var options = testOptions()
+        options.racyWindow = racy
+        if let log { options.hashedFile = { log.add($0) } }
+        return options
+    }
+
+    func records(_ dir: String) throws -> [String: FileRecord] {
+        try StateStore.openExisting(root: dir + "/mirror")?.records() ?? [:]
+    }
+
+    func database(_ dir: String) -> String { dir + "/mirror/.jgmirror/state.sqlite" }
+
+    // MARK: Records and the quick check
+
+    @Test func placedFilesAreRecordedWithStatHashAndValidators() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\"", lastModified: "Mon, 02 Nov 2026 10:00:00 GMT"))
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir, options: options())
+            #expect(report.items.first?.status == .downloaded)
+            let record = try #require(try records(dir)["out.bin"])
+            var info = stat()
+            stat(dir + "/mirror/out.bin", &info)
+            #expect(record.stat == FileStat(info))
+            #expect(record.sha256 == sha(body))
+            #expect(record.etag == "\"v1\"" && record.lastModified == "Mon, 02 Nov 2026 10:00:00 GMT")
+            #expect(record.url == server.url("/f") && record.verifiedAt != nil)
+            #expect(!exists(dir + "/mirror/.jgmirror.lock") && exists(dir + "/mirror/.jgmirror/lock"))
+        }
+    }
+
+    @Test func quickCheckTrustsTheRecordWithoutReadingAndRehashHashes() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options())
+            let log = HashLog()
+            let second = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(second.items.first?.status == .unchanged)
+            #expect(second.items.first?.sha256Actual == sha(body))
+            #expect(log.all.isEmpty)
+            #expect(server.requests("/f").count == 1)
+            var rehash = options(log: log)
+            rehash.rehash = true
+            let third = try await sync(yaml, in: dir, options: rehash)
+            #expect(third.items.first?.status == .unchanged)
+            #expect(log.all == ["out.bin"])
+        }
+    }
+
+    @Test func racyTimestampIsRehashedOnceThenTrusted() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options(racy: 3600))
+            // Placed moments ago: within the window of its own record, so hashed.
+            let log = HashLog()
+            #expect(try await sync(yaml, in: dir, options: options(racy: 3600, log: log)).items.first?.status == .unchanged)
+            #expect(log.all == ["out.bin"])
+            // Recorded again by that run, long after the file's timestamps: trusted.
+            let later = HashLog()
+            _ = try await sync(yaml, in: dir, options: options(racy: 0, log: later))
+            #expect(later.all.isEmpty)
+        }
+    }
+
+    @Test func changedFileBehindTheRecordIsHashedAndRefetched() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options())
+            let path = dir + "/mirror/out.bin"
+            try flipFirstByteKeepingMtime(path)
+            let log = HashLog()
+            let report = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(log.all == ["out.bin"])
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(path) == sha(body))
+        }
+    }
+
+    @Test func verifyHashesAFlippedByteBehindAnUnchangedSizeAndMtime() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/f"), sha256: sha(body)), to: "m.yaml", in: dir)
+            let first = try await execute(["sync", path, "--root", dir + "/mirror", "--progress", "none"])
+            #expect(first.status == 0)
+            let verified = try await execute(["verify", path, "--root", dir + "/mirror"])
+            #expect(verified.status == 0)
+            let before = try #require(try records(dir)["out.bin"])
+            try flipFirstByteKeepingMtime(dir + "/mirror/out.bin")
+            let after = FileStat.of(path: dir + "/mirror/out.bin")
+            #expect(after?.size == before.stat.size && after?.mtimeNs == before.stat.mtimeNs)
+            let run = try await execute(["verify", path, "--root", dir + "/mirror", "--report", dir + "/r.json"])
+            #expect(run.status == 3)
+            let report = try loadReport(dir + "/r.json")
+            #expect((report["items"] as? [[String: Any]])?.first?["status"] as? String == "mismatch")
+            // verify records what it found: the record no longer vouches for the expected hash.
+            #expect(try records(dir)["out.bin"]?.sha256 != sha(body))
+        }
+    }
+
+    @Test func verifyRecordsWhatItVerified() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options())
+            let before = try #require(try records(dir)["out.bin"])
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let plan = Plan(manifest: try Manifest.load(path: dir + "/manifest.yaml"), options: planOptions)
+            #expect(try Verification.run(plan: plan).exitCode == .success)
+            let after = try #require(try records(dir)["out.bin"])
+            #expect(after.verifiedAt! > before.verifiedAt!)
+            #expect(after.etag == "\"v1\"" && after.sha256 == sha(body))
+        }
+    }
+
+    // MARK: Conditional refresh
+
+    @Test func unchangedRemoteAnswers304WithNoBody() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"))
+            #expect(try await sync(yaml, in: dir, options: options()).items.first?.status == .unverified)
+            let report = try await sync(yaml, in: dir, options: options())
+            let item = try #require(report.items.first)
+            #expect(item.status == .unchanged && item.note == "not modified" && item.bytesDownloaded == 0)
+            let requests = server.requests("/f")
+            #expect(requests.count == 2)
+            #expect(requests.last?.headers["if-none-match"] == "\"v1\"")
+            #expect(server.responses("/f").last?.status == 304)
+            #expect(server.responses("/f").last?.bodyBytes == 0)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            #expect(!exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    @Test func changedRemoteIsRefetchedAndRecorded() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"))
+            _ = try await sync(yaml, in: dir, options: options())
+            let changed = TestServer.bytes(count: 30_000, seed: 132)
+            server.set("/f", TestServer.Route(body: changed, etag: "\"v2\""))
+            let report = try await sync(yaml, in: dir, options: options())
+            #expect(report.items.first?.status == .unverified)
+            #expect(report.items.first?.bytesDownloaded == 30_000)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(changed))
+            #expect(server.requests("/f").last?.headers["if-none-match"] == "\"v1\"")
+            #expect(try records(dir)["out.bin"]?.etag == "\"v2\"")
+            // And the next run asks with the new validator.
+            _ = try await sync(yaml, in: dir, options: options())
+            #expect(server.responses("/f").last?.status == 304)
+        }
+    }
+
+    @Test func lastModifiedAloneSendsIfModifiedSince() async throws {
+        let stamp = "Tue, 03 Nov 2026 08:00:00 GMT"
+        server.set("/f", TestServer.Route(body: body, lastModified: stamp))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"))
+            _ = try await sync(yaml, in: dir, options: options())
+            let report = try await sync(yaml, in: dir, options: options())
+            #expect(report.items.first?.status == .unchanged)
+            #expect(server.requests("/f").last?.headers["if-modified-since"] == stamp)
+            #expect(server.requests("/f").last?.headers["if-none-match"] == nil)
+        }
+    }
+
+    @Test func fileWithoutARecordIsRefreshedOnItsMtime() async throws {
+        try await withTestDirectory { dir in
+            write(String(decoding: body, as: UTF8.self), to: "mirror/out.bin", in: dir)
+            let local = try #require(FileStat.of(path: dir + "/mirror/out.bin"))
+            // The remote is older than the file: 304.
+            server.set("/f", TestServer.Route(body: body, lastModified: "Thu, 01 Jan 2015 00:00:00 GMT"))
+            let yaml = manifest(url: server.url("/f"))
+            let kept = try await sync(yaml, in: dir, options: options())
+            #expect(kept.items.first?.status == .unchanged)
+            #expect(server.requests("/f").last?.headers["if-modified-since"] == HTTPDate.format(seconds: local.mtimeNs / 1_000_000_000))
+            // The remote is newer than the file: fetched.
+            try? FileManager.default.removeItem(atPath: database(dir))
+            let newer = TestServer.bytes(count: 1000, seed: 133)
+            server.set("/f", TestServer.Route(body: newer, lastModified: "Fri, 01 Jan 2100 00:00:00 GMT"))
+            let fetched = try await sync(yaml, in: dir, options: options())
+            #expect(fetched.items.first?.bytesDownloaded == 1000)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(newer))
+        }
+    }
+
+    @Test func refreshNeverAndAlwaysAndChecksummedItems() async throws {
+        server.set("/n", TestServer.Route(body: body, etag: "\"n\""))
+        server.set("/a", TestServer.Route(body: body, etag: "\"a\""))
+        server.set("/c", TestServer.Route(body: body, etag: "\"c\""))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/n")), dest: n.bin, refresh: never}
+                  - {url: \(server.url("/a")), dest: a.bin, refresh: always}
+                  - {url: \(server.url("/c")), dest: c.bin, sha256: \(sha(body))}
+                """
+            _ = try await sync(yaml, in: dir, options: options())
+            let report = try await sync(yaml, in: dir, options: options())
+            #expect(report.items.map(\.status) == [.unverified, .unverified, .unchanged])
+            #expect(server.requests("/n").count == 1)
+            #expect(server.requests("/c").count == 1)
+            #expect(server.requests("/a").count == 2)
+            #expect(server.requests("/a").last?.headers["if-none-match"] == nil)
+            #expect(server.responses("/a").last?.bodyBytes == body.count)
+        }
+    }
+
+    @Test func badRefreshValueIsALocatedManifestError() throws {
+        let yaml = "version: 1\nitems:\n  - url: https://example.org/a\n    refresh: sometimes\n"
+        #expect {
+            try Manifest.parse(yaml, name: "m.yaml")
+        } throws: { error in
+            (error as? ManifestError)?.errorDescription == "m.yaml:4:14: 'refresh' must be conditional, always or never, not 'sometimes'"
+        }
+        #expect(throws: ManifestError.self) {
+            try Manifest.parse("version: 1\nitems:\n  - url: https://example.org/a\n    dest: .jgmirror/x\n", name: "m.yaml")
+        }
+    }
+
+    // MARK: Damage
+
+    @Test(arguments: ["garbage", "truncated", "future"])
+    func damagedDatabaseIsRebuiltFromTheFiles(kind: String) async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options())
+            let path = database(dir)
+            switch kind {
+            case "garbage":
+                for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+                try Data(repeating: 0x5A, count: 64 << 10).write(to: URL(fileURLWithPath: path))
+            case "truncated":
+                // Checkpoint the WAL first so the file holds the pages, then cut it.
+                let queue = try DatabaseQueue(path: path)
+                try Self.run("PRAGMA wal_checkpoint(TRUNCATE)", on: queue)
+                try queue.close()
+                for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+                truncate(path, 1500)
+            default:
+                let queue = try DatabaseQueue(path: path)
+                try Self.run("INSERT INTO grdb_migrations (identifier) VALUES ('v999')", on: queue)
+                try queue.close()
+            }
+            // The file is corrupted too: only hashing can tell.
+            try flipFirstByteKeepingMtime(dir + "/mirror/out.bin")
+            let log = HashLog()
+            let report = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(report.warnings.count == 1)
+            #expect(report.warnings.first?.contains(kind == "future" ? "newer jgmirror" : "damaged") == true, "\(report.warnings)")
+            #expect(log.all == ["out.bin"])
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            if kind == "future" {
+                #expect(StateStore.openExisting(root: dir + "/mirror") == nil)
+            } else {
+                #expect(try records(dir)["out.bin"]?.sha256 == sha(body))
+                #expect(try await sync(yaml, in: dir, options: options()).warnings.isEmpty)
+            }
+        }
+    }
+
+    @Test func lockedDatabaseCostsOnlyTheRecords() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: options())
+            unlink(dir + "/mirror/out.bin")
+            // Another program holds the write lock for the whole run.
+            var configuration = Configuration()
+            configuration.allowsUnsafeTransactions = true
+            let queue = try DatabaseQueue(path: database(dir), configuration: configuration)
+            try Self.run("BEGIN EXCLUSIVE", on: queue)
+            var fast = options()
+            fast.stateBusyTimeout = 0.1
+            let report = try await sync(yaml, in: dir, options: fast)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.warnings.count == 1 && report.warnings.first?.contains("state database") == true, "\(report.warnings)")
+            try Self.run("ROLLBACK", on: queue)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+        }
+    }
+
+    @Test func killBetweenPlacementAndRecordRehashesNextTime() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            _ = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir, options: options())
+            // A new version is placed, and the process dies before its record is written.
+            let changed = TestServer.bytes(count: 20_000, seed: 134)
+            server.set("/f", TestServer.Route(body: changed))
+            let yaml = manifest(url: server.url("/f"), sha256: sha(changed))
+            var dying = options()
+            dying.beforeRecording = { false }
+            #expect(try await sync(yaml, in: dir, options: dying).items.first?.status == .downloaded)
+            #expect(try records(dir)["out.bin"]?.sha256 == sha(body))
+            let log = HashLog()
+            let report = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(report.items.first?.status == .unchanged)
+            #expect(log.all == ["out.bin"])
+            #expect(server.requests("/f").count == 2)
+            #expect(try records(dir)["out.bin"]?.sha256 == sha(changed))
+        }
+    }
+
+    // MARK: Prune
+
+    /// A mirror with one item and strays around it, symlinks and a live part file.
+    func strayMirror(_ dir: String) throws -> String {
+        server.set("/f", TestServer.Route(body: body))
+        server.set("/g", TestServer.Route(body: body))
+        let root = dir + "/mirror"
+        for name in ["old/x.bin", "old/deep/y.bin", "stray.txt", "keep/out.bin.jgpart", "dead.bin.jgpart"] {
+            write("stray", to: "mirror/" + name, in: dir)
+        }
+        try FileManager.default.createDirectory(atPath: root + "/empty/inner", withIntermediateDirectories: true)
+        write("outside", to: "outside/secret.txt", in: dir)
+        try FileManager.default.createSymbolicLink(atPath: root + "/link.txt", withDestinationPath: dir + "/outside/secret.txt")
+        try FileManager.default.createSymbolicLink(atPath: root + "/linkdir", withDestinationPath: dir + "/outside")
+        return """
+            version: 1
+            items:
+              - {url: \(server.url("/f")), dest: a.bin, sha256: \(sha(body))}
+              - {url: \(server.url("/g")), dest: keep/out.bin, sha256: \(sha(body))}
+            """
+    }
+
+    @Test func deleteRemovesWhatNoItemProducesAndLeavesSymlinksAlone() async throws {
+        try await withTestDirectory { dir in
+            let yaml = try strayMirror(dir)
+            var pruning = options()
+            pruning.delete = true
+            let report = try await sync(yaml, in: dir, options: pruning)
+            let deleted = report.items.filter { $0.status == .deleted }.map(\.dest).sorted()
+            #expect(deleted == ["dead.bin.jgpart", "old/deep/y.bin", "old/x.bin", "stray.txt"])
+            #expect(report.totals.deleted == 4 && report.exitCode == .success)
+            let root = dir + "/mirror"
+            #expect(!exists(root + "/old") && !exists(root + "/empty"))
+            #expect(exists(root + "/a.bin") && exists(root + "/keep/out.bin") && exists(root + "/.jgmirror/state.sqlite"))
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/link.txt")) != nil)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/linkdir")) != nil)
+            #expect(exists(dir + "/outside/secret.txt"))
+            let json = String(decoding: try report.jsonData(), as: UTF8.self)
+            #expect(json.contains("\"deleted\": 4") && json.contains("\"status\": \"deleted\""))
+        }
+    }
+
+    @Test func livePartFileIsKept() throws {
+        try withTestDirectoryBlocking { dir in
+            write("part", to: "mirror/a.bin.jgpart", in: dir)
+            write("state", to: "mirror/a.bin.jgd", in: dir)
+            write("other", to: "mirror/b.bin.jgpart", in: dir)
+            let plan = Plan(
+                manifest: try Manifest.parse("version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
+            #expect(Prune.plan(root: dir + "/mirror", items: plan.items).files.map(\.path) == ["b.bin.jgpart"])
+        }
+    }
+
+    @Test func maxDeleteRefusesBeforeDeletingOrFetching() async throws {
+        try await withTestDirectory { dir in
+            let yaml = try strayMirror(dir)
+            for limit in [3, 0] {
+                var pruning = options()
+                pruning.delete = true
+                pruning.maxDelete = limit
+                do {
+                    _ = try await sync(yaml, in: dir, options: pruning)
+                    Issue.record("expected a refusal")
+                } catch {
+                    #expect((error as? SyncError)?.exitCode == .local)
+                    #expect((error as? SyncError)?.itemError.code == "max_delete")
+                }
+            }
+            #expect(exists(dir + "/mirror/old/x.bin") && exists(dir + "/mirror/stray.txt"))
+            #expect(server.requests().isEmpty)
+        }
+    }
+
+    @Test func deleteUnderAFilterIsAUsageError() async throws {
+        try await withTestDirectory { dir in
+            let yaml = try strayMirror(dir)
+            let path = write(yaml, to: "m.yaml", in: dir)
+            for filter in [["--shard", "0/2"], ["--tag", "x"], ["--skip-tag", "x"]] {
+                let run = try await execute(["sync", path, "--root", dir + "/mirror", "--delete"] + filter)
+                #expect(run.status == 2, "\(filter): \(run.stderr)")
+            }
+            #expect(exists(dir + "/mirror/stray.txt"))
+            #expect(server.requests().isEmpty)
+            let plan = try await execute(["plan", path, "--root", dir + "/mirror", "--delete"])
+            #expect(plan.status == 0)
+            let rows = plan.stdout.split(separator: "\n").filter { $0.hasPrefix("delete ") }
+            #expect(rows.count == 4 && rows.contains { $0.contains("old/deep/y.bin") }, "\(plan.stdout)")
+            #expect(!plan.stdout.contains(".jgmirror"))
+        }
+    }
+
+    // MARK: Locks
+
+    @Test func nestedRootsAreRefusedBothWays() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            try FileManager.default.createDirectory(atPath: dir + "/mirror/sub", withIntermediateDirectories: true)
+            // A run holds a folder inside this root.
+            var inner: StateFolder? = try StateFolder(root: dir + "/mirror/sub", shard: nil)
+            await #expect(throws: SyncError.self) { try await sync(yaml, in: dir, options: options()) }
+            inner = nil
+            // A run holds this root; a run below it is refused.
+            do {
+                let outer = try StateFolder(root: dir + "/mirror", shard: nil)
+                #expect(throws: SyncError.self) { try StateFolder(root: dir + "/mirror/sub", shard: nil) }
+                #expect(throws: SyncError.self) { try StateFolder(root: dir + "/mirror/sub/deeper", shard: nil) }
+                withExtendedLifetime(outer) {}
+            }
+            withExtendedLifetime(inner) {}
+            #expect(server.requests().isEmpty)
+            // Nothing held: both run.
+            #expect(try await sync(yaml, in: dir, options: options()).exitCode == .success)
+            #expect((try? StateFolder(root: dir + "/mirror/sub", shard: nil)) != nil)
+        }
+    }
+
+    @Test func lockedTreeWritesAReportWithNoItemsAndCodeLocked() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/f"), sha256: sha(body)), to: "m.yaml", in: dir)
+            let outer = try StateFolder(root: dir, shard: nil)
+            let run = try await execute(["sync", path, "--root", dir + "/mirror", "--report", dir + "/r.json"])
+            withExtendedLifetime(outer) {}
+            #expect(run.status == 4)
+            #expect(run.stderr.contains("another jgmirror sync holds \(dir), which contains"), "\(run.stderr)")
+            let report = try loadReport(dir + "/r.json")
+            #expect((report["error"] as? [String: Any])?["code"] as? String == "locked")
+            #expect((report["items"] as? [Any])?.isEmpty == true)
+            #expect(server.requests().isEmpty)
+        }
+    }
+
+    @Test func shardsOfOneCountShareATreeAndNothingElseDoes() throws {
+        try withTestDirectoryBlocking { dir in
+            let root = dir + "/mirror"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            let first = try StateFolder(root: root, shard: Shard(index: 0, count: 2))
+            let second = try StateFolder(root: root, shard: Shard(index: 1, count: 2))
+            #expect(throws: SyncError.self) { try StateFolder(root: root, shard: Shard(index: 0, count: 2)) }
+            #expect(throws: SyncError.self) { try StateFolder(root: root, shard: nil) }
+            #expect(throws: SyncError.self) { try StateFolder(root: root, shard: Shard(index: 2, count: 3)) }
+            withExtendedLifetime((first, second)) {}
+        }
+    }
+
+    @Test func concurrentShardsFillOneTreeAndOneDatabase() async throws {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<12 {
+            server.set("/s\(index)", TestServer.Route(body: body))
+            lines.append("  - {url: \(server.url("/s\(index)")), dest: d\(index % 3)/f\(index).bin, sha256: \(sha(body))}")
+        }
+        let yaml = lines.joined(separator: "\n") + "\n"
+        try await withTestDirectory { dir in
+            let manifest = try Manifest.parse(yaml, name: dir + "/m.yaml")
+            let reports = try await withThrowingTaskGroup(of: RunReport.self) { group in
+                for index in 0..<2 {
+                    var planOptions = PlanOptions()
+                    planOptions.root = dir + "/mirror"
+                    planOptions.shard = try Shard(index: index, count: 2)
+                    let plan = Plan(manifest: manifest, options: planOptions)
+                    let options = self.options()
+                    group.addTask { try await SyncSession(plan: plan, options: options).run() }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(reports.flatMap(\.items).count == 12)
+            #expect(reports.allSatisfy { $0.exitCode == .success && $0.warnings.isEmpty }, "\(reports.map(\.warnings))")
+            #expect(try records(dir).count == 12)
+        }
+    }
+
+    @Test func twoProcessesNeverWriteOnePartFile() throws {
+        try withTestDirectoryBlocking { dir in
+            let path = dir + "/a.bin.jgpart"
+            do {
+                let first = try PartFile(path: path, fresh: true)
+                #expect(throws: TransferError.self) { try PartFile(path: path, fresh: true) }
+                #expect(throws: TransferError.self) { try PartFile(path: path, fresh: false) }
+                withExtendedLifetime(first) {}
+            }
+            #expect((try? PartFile(path: path, fresh: false)) != nil)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `sql` outside any transaction GRDB would open (a test playing another program).
+    static func run(_ sql: String, on queue: DatabaseQueue) throws {
+        try queue.writeWithoutTransaction { try $0.execute(sql: sql) }
+    }
+
+    /// Changes the first byte in place and puts the modification time back.
+    func flipFirstByteKeepingMtime(_ path: String) throws {
+        var info = stat()
+        stat(path, &info)
+        let fd = open(path, O_RDWR)
+        var byte: UInt8 = 0
+        pread(fd, &byte, 1, 0)
+        byte ^= 0xFF
+        pwrite(fd, &byte, 1, 0)
+        close(fd)
+        var times = [info.st_atim, info.st_mtim]
+        utimensat(AT_FDCWD, path, &times, 0)
+    }
+}
+
+/// `withTestDirectory` for synchronous tests.
+func withTestDirectoryBlocking<T>(_ body: (String) throws -> T) throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
