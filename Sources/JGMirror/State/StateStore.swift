@@ -88,6 +88,9 @@ public final class StateStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "jgmirror.state"
+        // WAL with synchronous=NORMAL syncs at checkpoints, not at every commit: a power
+        // cut may lose the last records, which only costs re-hashing those files.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         let migrator = Self.migrator
         if try pool.read({ try migrator.hasBeenSuperseded($0) }) { throw StoreError.newerVersion }
