@@ -395,7 +395,7 @@ final class HashLog: Sendable {
                     Issue.record("expected a refusal")
                 } catch {
                     #expect((error as? SyncError)?.exitCode == .local)
-                    #expect((error as? SyncError)?.itemError.code == "max_delete")
+                    #expect((error as? SyncError)?.itemError.code == .maxDelete)
                 }
             }
             #expect(exists(dir + "/mirror/old/x.bin") && exists(dir + "/mirror/stray.txt"))
@@ -505,13 +505,14 @@ final class HashLog: Sendable {
     @Test func twoProcessesNeverWriteOnePartFile() throws {
         try withTestDirectoryBlocking { dir in
             let path = dir + "/a.bin.jgpart"
+            let root = try RootDirectory(path: dir)
             do {
-                let first = try PartFile(path: path, fresh: true)
-                #expect(throws: TransferError.self) { try PartFile(path: path, fresh: true) }
-                #expect(throws: TransferError.self) { try PartFile(path: path, fresh: false) }
+                let first = try PartFile(path: path, fresh: true, root: root)
+                #expect { try PartFile(path: path, fresh: true, root: root) } throws: { ($0 as? TransferError)?.code == .locked }
+                #expect { try PartFile(path: path, fresh: false, root: root) } throws: { ($0 as? TransferError)?.code == .locked }
                 withExtendedLifetime(first) {}
             }
-            #expect((try? PartFile(path: path, fresh: false)) != nil)
+            #expect((try? PartFile(path: path, fresh: false, root: root)) != nil)
         }
     }
 
