@@ -373,7 +373,7 @@ final class HashLog: Sendable {
     }
 
     @Test func livePartFileIsKept() throws {
-        try withTestDirectoryBlocking { dir in
+        try withTestDirectorySync { dir in
             write("part", to: "mirror/a.bin.jgpart", in: dir)
             write("state", to: "mirror/a.bin.jgd", in: dir)
             write("other", to: "mirror/b.bin.jgpart", in: dir)
@@ -464,7 +464,7 @@ final class HashLog: Sendable {
     }
 
     @Test func shardsOfOneCountShareATreeAndNothingElseDoes() throws {
-        try withTestDirectoryBlocking { dir in
+        try withTestDirectorySync { dir in
             let root = dir + "/mirror"
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
             let first = try StateFolder(root: root, shard: Shard(index: 0, count: 2))
@@ -503,7 +503,7 @@ final class HashLog: Sendable {
     }
 
     @Test func twoProcessesNeverWriteOnePartFile() throws {
-        try withTestDirectoryBlocking { dir in
+        try withTestDirectorySync { dir in
             let path = dir + "/a.bin.jgpart"
             let root = try RootDirectory(path: dir)
             do {
@@ -536,12 +536,4 @@ final class HashLog: Sendable {
         var times = [info.st_atim, info.st_mtim]
         utimensat(AT_FDCWD, path, &times, 0)
     }
-}
-
-/// `withTestDirectory` for synchronous tests.
-func withTestDirectoryBlocking<T>(_ body: (String) throws -> T) throws -> T {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
 }
