@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -euo pipefail
 # gpgv checks signed checksums lists at run time; gnupg makes throwaway keys in the tests.
-packages=(libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config gpgv gnupg)
+packages=(libcurl4-openssl-dev libyaml-dev libssl-dev libsqlite3-dev pkg-config gpgv gnupg)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
