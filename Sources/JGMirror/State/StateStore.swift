@@ -88,9 +88,10 @@ public final class StateStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "jgmirror.state"
-        // WAL with synchronous=NORMAL syncs at checkpoints, not at every commit: a power
-        // cut may lose the last records, which only costs re-hashing those files.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        // No syncs of its own (they stall the part files' syncs on a journalling file
+        // system): a power cut may lose the last records or damage the file, which
+        // costs re-hashing, as the quick_check below finds a damaged file and it is rebuilt.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         let migrator = Self.migrator
         if try pool.read({ try migrator.hasBeenSuperseded($0) }) { throw StoreError.newerVersion }
