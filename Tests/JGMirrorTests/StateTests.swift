@@ -13,7 +13,7 @@ final class HashLog: Sendable {
 }
 
 /// The state database, quick check, conditional refresh, prune and tree locks (SPEC §4, §10).
-@Suite struct StateTests {
+@Suite(.serialized) struct StateTests {
     let server: TestServer
     let body = TestServer.bytes(count: 20_000, seed: 131)
 
