@@ -58,11 +58,7 @@ import Testing
     func adversarialPathsStayInsideTheRoot(relative: String) async throws {
         try await withTestDirectory { dir in
             let manager = FileManager.default
-            try manager.createDirectory(atPath: dir + "/root/real", withIntermediateDirectories: true)
-            try manager.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
-            try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/outside/secret"))
-            try manager.createSymbolicLink(atPath: dir + "/root/link", withDestinationPath: dir + "/outside")
-            try manager.createSymbolicLink(atPath: dir + "/root/leaf", withDestinationPath: dir + "/outside/secret")
+            _ = try RootDirectoryTests().tree(dir)
             let realRoot = try #require(RootConfinement.canonical(dir + "/root"))
             for resolution in [RootDirectory.Resolution.openat2, .componentWalk] {
                 let root = try RootDirectory(path: dir + "/root", resolution: resolution)

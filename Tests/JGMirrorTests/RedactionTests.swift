@@ -21,6 +21,21 @@ import TestServer
         #expect(Redactor().redact(url: "https://h/f?token=a") == "https://h/f?token=a")
     }
 
+    /// Messages written before `redact` is known (a malformed URL in the manifest) or
+    /// outside any item (a checksums list) mask every query value.
+    @Test func messagesWithoutRedactNamesMaskEveryQueryValue() throws {
+        #expect(Redactor.redactURLAndQuery("https://u:p@h/f?token=s3cr3t&x=1&flag#frag") == "https://***@h/f?token=***&x=***&flag#frag")
+        #expect(Redactor.redactURLAndQuery("https://h/f") == "https://h/f")
+        let problem = try #require(Rules.urlProblem("https://?token=s3cr3t", allowFileURLs: false))
+        #expect(!problem.contains("s3cr3t"))
+        let error = #expect(throws: ManifestError.self) {
+            try Manifest.parse("version: 1\nitems:\n  - url: https://?token=s3cr3t\n", name: "m.yaml")
+        }
+        #expect(error?.errorDescription?.contains("s3cr3t") == false)
+        let listError = SyncError.checksums(url: "https://h/SUMS?token=s3cr3t", error: TransferError(code: .connect, message: "refused"))
+        #expect(listError.errorDescription?.contains("s3cr3t") == false)
+    }
+
     @Test func plannedItemsShowNoQuerySecret() throws {
         let manifest = try Manifest.parse(
             "version: 1\ndefaults: {redact: [token]}\nitems:\n  - url: https://h/f.bin?token=s3cr3t\n", name: "m.yaml")

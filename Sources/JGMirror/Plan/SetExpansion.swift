@@ -20,7 +20,7 @@ struct SetExpansion {
     /// signature failed) only names the items that fail: entries that would be
     /// errors are left out instead.
     mutating func items(of set: ManifestSet, list: SumsList, trusted: Bool = true) throws(ManifestError) -> [ManifestItem] {
-        let source = Redactor.redactURL(set.sums)
+        let source = Redactor.redactURLAndQuery(set.sums)
         func failure(_ line: Int, _ message: String) -> ManifestError {
             ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(line): \(message)")
         }

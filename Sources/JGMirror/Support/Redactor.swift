@@ -41,6 +41,19 @@ public struct Redactor: Sendable {
         return String(url[..<authority.start]) + "***" + String(url[at...])
     }
 
+    /// Returns `url` with its credentials and the value of every query parameter
+    /// replaced by `***`: for messages written before the manifest's `redact` names
+    /// are known, or outside any item's (a malformed URL, a checksums list), where a
+    /// token in the query could otherwise be printed.
+    public static func redactURLAndQuery(_ url: String) -> String {
+        guard let question = url.firstIndex(of: "?") else { return redactURL(url) }
+        let fragment = url[question...].firstIndex(of: "#") ?? url.endIndex
+        let pairs = url[url.index(after: question)..<fragment].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            pair.firstIndex(of: "=").map { pair[..<$0] + "=***" } ?? String(pair)
+        }
+        return redactURL(String(url[..<question])) + "?" + pairs.joined(separator: "&") + url[fragment...]
+    }
+
     /// Returns `text` with URL credentials, known secret values and the query
     /// parameters named in `redact` masked.
     public func redact(_ text: String) -> String {

@@ -42,12 +42,12 @@ public enum Rules {
             return "URL is \(url.utf8.count) bytes long; jgmirror accepts at most \(maxURLLength)"
         }
         guard let authority = URLAuthority(url) else {
-            return "'\(Redactor.redactURL(url))' is not an absolute URL (http://, https://)"
+            return "'\(Redactor.redactURLAndQuery(url))' is not an absolute URL (http://, https://)"
         }
         let scheme = authority.scheme.lowercased()
         switch scheme {
         case "http", "https":
-            guard authority.hasHost(in: url) else { return "URL '\(Redactor.redactURL(url))' has no host" }
+            guard authority.hasHost(in: url) else { return "URL '\(Redactor.redactURLAndQuery(url))' has no host" }
         case "file":
             guard allowFileURLs else { return "file:// URLs are refused unless --allow-file-urls is given" }
         default:

@@ -35,7 +35,7 @@ enum ChecksumFiles {
                 if let existing = isSHA512 ? plan.items[index].sha512 : plan.items[index].sha256, existing != hash {
                     throw ManifestError(
                         file: plan.manifest.path, location: item.sha256Location ?? source.location,
-                        message: "\(name) of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURL(source.url)), which lists \(hash)")
+                        message: "\(name) of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURLAndQuery(source.url)), which lists \(hash)")
                 }
                 if isSHA512 { plan.items[index].sha512 = hash } else { plan.items[index].sha256 = hash }
             }

@@ -39,7 +39,7 @@ final class ListFetcher: Sendable {
         case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
         case .notModified:
             // Lists are fetched without conditions, so a 304 answers nothing that was asked.
-            return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURL(url))"))
+            return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))"))
         }
     }
 
@@ -49,7 +49,7 @@ final class ListFetcher: Sendable {
         case .failure(let error): throw .checksums(url: url, error: error)
         case .success(let path):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw .local("cannot read the fetched list of \(Redactor.redactURL(url))")
+                throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
             }
             return (path, String(decoding: data, as: UTF8.self))
         }
@@ -62,12 +62,12 @@ final class ListFetcher: Sendable {
         case .failure(let error):
             return ItemError(
                 code: .signature,
-                message: "cannot fetch the signature \(Redactor.redactURL(signature.url)) of \(Redactor.redactURL(listURL)): \(error.message)")
+                message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): \(error.message)")
         case .success(let signaturePath):
             return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map {
                 ItemError(
                     code: .signature,
-                    message: "\(Redactor.redactURL(listURL)) is not signed by a key in \(signature.keyring): \($0)")
+                    message: "\(Redactor.redactURLAndQuery(listURL)) is not signed by a key in \(signature.keyring): \($0)")
             }
         }
     }

@@ -32,7 +32,7 @@ extension Manifest {
                 case .malformed(let line, let message):
                     throw .manifest(
                         ManifestError(
-                            file: path, location: set.sumsLocation, message: "\(Redactor.redactURL(set.sums)) line \(line): \(message)"))
+                            file: path, location: set.sumsLocation, message: "\(Redactor.redactURLAndQuery(set.sums)) line \(line): \(message)"))
                 }
             }
             let expanded: [ManifestItem]
