@@ -337,3 +337,35 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(path)
 }
+
+/// The on-disk confinement check (SPEC §10) on a first run, when the root and the
+/// folders below it do not exist yet.
+@Suite struct RootConfinementTests {
+    @Test func aRootNotMadeYetReachedThroughDotDotHoldsItsItems() throws {
+        try withTestDirectorySync { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/manifests", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: dir + "/out", withIntermediateDirectories: true)
+            for root in ["../out/mirror", "../missing/deeper/mirror", "../out/./x/../mirror"] {
+                let path = dir + "/manifests/m.yaml"
+                try "version: 1\nroot: \(root)\nitems:\n  - {url: 'https://h/a.bin', dest: isos/a.bin}\n"
+                    .write(toFile: path, atomically: true, encoding: .utf8)
+                let plan = Plan(manifest: try Manifest.load(path: path))
+                #expect(throws: Never.self, "root \(root)") { try plan.checkDestinationsOnDisk() }
+            }
+        }
+    }
+
+    @Test func aSymlinkOutOfARootNotMadeYetIsStillRefused() throws {
+        try withTestDirectorySync { dir in
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: dir + "/out/mirror", withIntermediateDirectories: true)
+            try manager.createDirectory(atPath: dir + "/elsewhere", withIntermediateDirectories: true)
+            try manager.createSymbolicLink(atPath: dir + "/out/mirror/isos", withDestinationPath: dir + "/elsewhere")
+            let path = dir + "/m.yaml"
+            try "version: 1\nroot: out/./mirror\nitems:\n  - {url: 'https://h/a.bin', dest: isos/new/a.bin}\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            let plan = Plan(manifest: try Manifest.load(path: path))
+            #expect(throws: ManifestError.self) { try plan.checkDestinationsOnDisk() }
+        }
+    }
+}

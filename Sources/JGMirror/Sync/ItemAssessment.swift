@@ -152,7 +152,7 @@ enum RootConfinement {
     /// Throws a located manifest error for the first item whose destination, or a
     /// folder on the way to it, resolves outside the root.
     static func check(_ plan: Plan) throws(ManifestError) {
-        let root = canonical(plan.root) ?? plan.root
+        let root = resolvingMissing(plan.root) ?? plan.root
         var checkedFolders: [String: Bool] = [:]
         for item in plan.items {
             let folder = Paths.parent(of: item.path)
@@ -191,13 +191,37 @@ enum RootConfinement {
         }
     }
 
+    /// Whether `folder` stays inside `root` once the symlinks among its existing
+    /// folders are followed. Folders not made yet cannot lead anywhere, so a root
+    /// that does not exist yet (the first run) holds everything below it.
     private static func existingAncestorInside(_ folder: String, root: String) -> Bool {
-        var current = folder
-        while !current.isEmpty, current != "/" {
-            if let resolved = canonical(current) { return isInside(resolved, root) || resolved == root }
-            current = Paths.parent(of: current)
+        guard let resolved = resolvingMissing(folder) else { return true }
+        return isInside(resolved, root)
+    }
+
+    /// `path` with its deepest existing folder resolved by `realpath` and the names
+    /// below it, which do not exist yet, appended as written (`.` dropped, `..`
+    /// taking one name back); nil when not even `/` resolves.
+    static func resolvingMissing(_ path: String) -> String? {
+        var missing: [Substring] = []
+        var current = path
+        while true {
+            if let resolved = canonical(current.isEmpty ? "." : current) {
+                var names = resolved.split(separator: "/", omittingEmptySubsequences: true)
+                for name in missing.reversed() {
+                    if name == ".." { if !names.isEmpty { names.removeLast() } } else if name != "." && !name.isEmpty { names.append(name) }
+                }
+                return "/" + names.joined(separator: "/")
+            }
+            guard let slash = current.lastIndex(of: "/") else {
+                missing.append(Substring(current))
+                current = ""
+                continue
+            }
+            missing.append(current[current.index(after: slash)...])
+            if slash == current.startIndex { current = "/" } else { current = String(current[..<slash]) }
+            if current == "/" && canonical("/") == nil { return nil }
         }
-        return true
     }
 
     static func isInside(_ path: String, _ root: String) -> Bool {
