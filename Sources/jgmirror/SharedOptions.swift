@@ -76,7 +76,7 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
     /// Loads the manifest, fetches the lists of its `sets:` (through an engine set up
-    /// by `transfer`) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
+    /// by `transfer`, conditionally against the tree's cached copies) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
     /// naming the tags when a tag filter selects no item. Prints the manifest's warnings.
     func loadPlan(
         command: String, maxSize: Int64? = nil, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil
@@ -89,7 +89,11 @@ struct ManifestOptionGroup: ParsableArguments {
             if !manifest.sets.isEmpty {
                 var syncOptions = transfer ?? SyncOptions()
                 syncOptions.allowFileURLs = allowFileURLs
-                do { try await manifest.expandSets(options: syncOptions, headers: try parseHeaders(headers)) } catch let error as SyncError {
+                // sync keeps each list in the tree's cache; plan and verify only read it.
+                let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: command != "sync")
+                do {
+                    try await manifest.expandSets(options: syncOptions, headers: try parseHeaders(headers), cache: cache)
+                } catch let error as SyncError {
                     fail(error, command: command, outputs: outputs)
                 }
             }

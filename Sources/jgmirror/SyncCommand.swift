@@ -28,6 +28,10 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
+        // Refused before the lists of `sets:` are fetched (the session refuses it too).
+        if delete, !manifestOptions.tags.isEmpty || !manifestOptions.skipTags.isEmpty || manifestOptions.shard != nil {
+            manifestOptions.fail(.usage(.deleteUnderFilter), command: "sync", outputs: outputs)
+        }
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
         let plan = await manifestOptions.loadPlan(

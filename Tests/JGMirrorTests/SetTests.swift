@@ -170,6 +170,54 @@ import TestServer
         }
     }
 
+    // MARK: --delete
+
+    @Test func deleteKeepsWhatTheListNamesAndRemovesWhatItNoLongerDoes() async throws {
+        serveSums(sums(["a.iso", "b.img", "notes.txt"]))
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n", to: "m.yaml", in: dir)
+            write("stray", to: "mirror/rel/stray.txt", in: dir)
+            let first = try await execute(["sync", path, "--delete", "--report", dir + "/r1.json", "--progress", "none"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let firstItems = try #require(try loadReport(dir + "/r1.json")["items"] as? [[String: Any]])
+            #expect(firstItems.first { $0["dest"] as? String == "rel/stray.txt" }?["status"] as? String == "deleted")
+            #expect(!exists(dir + "/mirror/rel/stray.txt"))
+            // SQLite's -wal and -shm come and go with its connections.
+            func stateFiles() throws -> [String] {
+                try FileManager.default.subpathsOfDirectory(atPath: dir + "/mirror/.jgmirror").filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted()
+            }
+            let state = try stateFiles()
+            #expect(state.contains("state.sqlite") && state.contains { $0.hasPrefix("lists/") })
+
+            // The next release no longer lists notes.txt.
+            serveSums(sums(["a.iso", "b.img"]))
+            let second = try await execute(["sync", path, "--delete", "--report", dir + "/r2.json", "--progress", "none"])
+            #expect(second.status == 0, "\(second.stderr)")
+            let items = try #require(try loadReport(dir + "/r2.json")["items"] as? [[String: Any]])
+            let statuses = Dictionary(uniqueKeysWithValues: items.map { ($0["dest"] as! String, $0["status"] as! String) })
+            #expect(statuses == ["rel/a.iso": "unchanged", "rel/b.img": "unchanged", "rel/notes.txt": "deleted"])
+            #expect(!exists(dir + "/mirror/rel/notes.txt"))
+            for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
+            #expect(try stateFiles() == state)
+        }
+    }
+
+    @Test func deleteWithASetUnderATagFilterIsAUsageError() async throws {
+        serveSums(sums(["a.iso"]))
+        try await withTestDirectory { dir in
+            let path = write(
+                "version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    tags: [rel]\n", to: "m.yaml", in: dir)
+            write("stray", to: "mirror/stray.txt", in: dir)
+            for filter in [["--tag", "rel"], ["--skip-tag", "x"], ["--shard", "0/2"]] {
+                let run = try await execute(["sync", path, "--delete", "--progress", "none"] + filter)
+                #expect(run.status == 2, "\(filter): \(run.stderr)")
+                #expect(run.stderr.contains("--delete cannot be combined with --shard, --tag or --skip-tag"), "\(filter)")
+            }
+            #expect(exists(dir + "/mirror/stray.txt"))
+            #expect(server.requests().isEmpty)
+        }
+    }
+
     // MARK: Signed lists
 
     @Test func goodSignatureIsAccepted() async throws {

@@ -18,6 +18,9 @@ public struct Manifest: Sendable {
     /// Items whose list failed its signature check, by destination: they are
     /// reported as failed with this error and nothing is fetched for them.
     public var failures: [String: ItemError] = [:]
+    /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
+    /// each); a sync adds them to its report's warnings.
+    public var listWarnings: [String] = []
     /// What is allowed but likely wrong (destinations that differ only in case), for
     /// the CLI to print; `--portable-names` makes these errors.
     public var warnings: [ManifestError] = []

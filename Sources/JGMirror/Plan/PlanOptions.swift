@@ -76,4 +76,9 @@ public struct UsageError: LocalizedError, Sendable, Equatable {
     public init(_ message: String) { self.message = message }
     /// Control characters are shown escaped, never written raw to a terminal.
     public var errorDescription: String? { Rules.printable(message) }
+
+    /// `sync --delete` under `--shard`, `--tag` or `--skip-tag` (SPEC §10).
+    public static let deleteUnderFilter = UsageError(
+        "--delete cannot be combined with --shard, --tag or --skip-tag: the run does not see the whole manifest, so it cannot tell which files no item produces"
+    )
 }

@@ -1,16 +1,25 @@
 import Foundation
 
 /// Fetches checksums lists and their signatures whole, through a transfer engine,
-/// into a private temporary folder that goes away with the fetcher.
+/// into a private temporary folder that goes away with the fetcher. With a
+/// `ListCache`, a list is asked for only if it changed since the cached copy, and a
+/// `304` answers with that copy.
 final class ListFetcher: Sendable {
+    /// Lists are small: at most 64 MiB.
+    static let sizeLimit: Int64 = 64 << 20
+
     private let engine: TransferEngine
+    private let cache: ListCache?
     private let folder: String
     /// The folder, opened once: lists are written and read through it.
     private let root: RootDirectory
     private let counter = Locked(0)
+    /// Lines about cached copies that could not be written, for the run's report.
+    let warnings = Locked<[String]>([])
 
-    init(engine: TransferEngine) throws(SyncError) {
+    init(engine: TransferEngine, cache: ListCache? = nil) throws(SyncError) {
         self.engine = engine
+        self.cache = cache
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-lists-\(UUID().uuidString)").path
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -22,34 +31,61 @@ final class ListFetcher: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
-    /// The path of `url`'s body, or why it could not be fetched. Lists are small:
-    /// one connection, at most 64 MiB.
-    func fetch(_ url: String, headers: [HTTPHeader]) async -> Result<String, TransferError> {
-        let path = "\(folder)/list-\(counter.withLock { value -> Int in value += 1; return value })"
+    /// What a fetch brought: the body's path and its validators, or a `304` to `conditions`.
+    private enum Answer {
+        case body(path: String, validators: Validators)
+        case notModified
+    }
+
+    /// A new path in the private folder.
+    private func nextPath() -> String {
+        "\(folder)/list-\(counter.withLock { value -> Int in value += 1; return value })"
+    }
+
+    /// Fetches `url` with one connection (at most `sizeLimit` bytes), sending
+    /// `conditions` with the first request.
+    private func fetch(_ url: String, headers: [HTTPHeader], conditions: [String] = []) async -> Result<Answer, TransferError> {
+        let path = nextPath()
         // Lists travel under id -1: the session's events leave them out.
-        let request = TransferRequest(
+        var request = TransferRequest(
             id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
             retries: 2, minSegment: 1 << 20, timeout: 30, headers: headers.map { "\($0.name): \($0.value)" },
-            insecure: false, resume: false, observer: nil, sizeLimit: 64 << 20)
+            insecure: false, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
+        request.conditions = conditions
         let engine = self.engine
         let outcome = await withCheckedContinuation { done in engine.submit(request) { done.resume(returning: $0) } }
         switch outcome.status {
-        case .completed: return .success(path)
+        case .completed: return .success(.body(path: path, validators: outcome.validators))
         case .failed(let error): return .failure(error)
         case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
         case .notModified:
-            // Lists are fetched without conditions, so a 304 answers nothing that was asked.
-            return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))"))
+            guard !conditions.isEmpty else {
+                return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))"))
+            }
+            return .success(.notModified)
         }
     }
 
     /// Fetches `url` as text; a failure stops the run (SPEC §9: exit 1, nothing fetched).
+    /// `path` holds exactly the bytes of `text`, for `check`: the fetched body, or on a
+    /// `304` the cached copy, written out afresh.
     func text(_ url: String, headers: [HTTPHeader]) async throws(SyncError) -> (path: String, text: String) {
-        switch await fetch(url, headers: headers) {
+        let cached = cache?.load(url)
+        switch await fetch(url, headers: headers, conditions: cached?.conditions ?? []) {
         case .failure(let error): throw .checksums(url: url, error: error)
-        case .success(let path):
+        case .success(.notModified):
+            guard let cached else { throw .local("unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))") }
+            let path = nextPath()
+            guard FileManager.default.createFile(atPath: path, contents: cached.body) else {
+                throw .local("cannot write the cached list of \(Redactor.redactURLAndQuery(url)) to \(path)")
+            }
+            return (path, String(decoding: cached.body, as: UTF8.self))
+        case .success(.body(let path, let validators)):
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
+            }
+            if let cache, let warning = cache.store(CachedList(url: url, validators: validators, body: data)) {
+                warnings.withLock { $0.append(warning) }
             }
             return (path, String(decoding: data, as: UTF8.self))
         }
@@ -63,7 +99,10 @@ final class ListFetcher: Sendable {
             return ItemError(
                 code: .signature,
                 message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): \(error.message)")
-        case .success(let signaturePath):
+        case .success(.notModified):
+            // Signatures are fetched without conditions: `fetch` has already refused a 304.
+            return ItemError(code: .signature, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(signature.url))")
+        case .success(.body(let signaturePath, _)):
             return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map {
                 ItemError(
                     code: .signature,

@@ -5,19 +5,26 @@ extension Manifest {
     /// and appends the items it lists to `items` (SPEC §3); `sets` is empty after.
     /// Call it before `Plan(manifest:)`, so tags, shards and `plan` see the items.
     ///
+    /// With a `cache` (the tree's `.jgmirror/lists/`), each list is asked for only if
+    /// it changed since the cached copy, and a `304` uses that copy; the signature is
+    /// still fetched and checked against the bytes used, every time.
+    ///
     /// A list whose signature fails (bad, missing, unknown key) still names its
     /// items, but each fails with `signature` (exit 3) and nothing is fetched for it.
     /// Throws `.checksums` when a list cannot be fetched (exit 1) and `.manifest`
     /// for a malformed list, a name that leaves the set's folder or a destination
     /// another item or set already has (exit 2).
-    public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = []) async throws(SyncError) {
+    public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil) async throws(SyncError) {
         guard !sets.isEmpty else { return }
         let engine: TransferEngine
         do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
             throw .local(error.message)
         }
         defer { engine.shutdown() }
-        let fetcher = try ListFetcher(engine: engine)
+        var cache = cache
+        cache?.durable = options.durable
+        let fetcher = try ListFetcher(engine: engine, cache: cache)
+        defer { listWarnings += fetcher.warnings.value }
         var expansion = SetExpansion(file: path, items: items)
         for set in sets {
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)

@@ -21,6 +21,8 @@ public final class SyncSession: Sendable {
     /// Hold `ROOT/.jgmirror/` (locks and state database); one-off downloads do not.
     private let usesState: Bool
     private let control = Locked<Control>(Control())
+    /// Lines about checksums files that could not be cached.
+    private let listWarnings = Locked<[String]>([])
 
     private struct Control {
         var engine: TransferEngine?
@@ -67,9 +69,7 @@ public final class SyncSession: Sendable {
         let started = Date()
         var plan = self.plan
         if options.delete, plan.isFiltered {
-            throw .usage(
-                UsageError(
-                    "--delete cannot be combined with --shard, --tag or --skip-tag: the run does not see the whole manifest, so it cannot tell which files no item produces"))
+            throw .usage(.deleteUnderFilter)
         }
         do {
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
@@ -149,7 +149,7 @@ public final class SyncSession: Sendable {
             results += deletions
         }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
-        report.warnings = warnings + run.warnings.value
+        report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
     }
 
@@ -176,11 +176,15 @@ public final class SyncSession: Sendable {
         }
     }
 
-    /// Fetches each checksums file once, through the same engine, checks its
+    /// Fetches each checksums file once, through the same engine (conditionally,
+    /// against the copy cached under `ROOT/.jgmirror/lists/`), checks its
     /// signature when it has one, and applies it. Items a list with a failed
     /// signature names fail with `signature` instead.
     private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine) async throws(SyncError) {
-        let fetcher = try ListFetcher(engine: engine)
+        var cache = ListCache(root: plan.root, readOnly: !usesState)
+        cache.durable = options.durable
+        let fetcher = try ListFetcher(engine: engine, cache: cache)
+        defer { listWarnings.withLock { $0 += fetcher.warnings.value } }
         let headers = plan.items.first?.headers ?? []
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
         for source in plan.manifest.checksums {

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Where a tree keeps the checksums lists (`sets:` sums and `checksums:` files) its
+/// syncs fetched: `ROOT/.jgmirror/lists/`, one file per list, named by the SHA-256 of
+/// its URL (SPEC §10). The next run asks for each list with `If-None-Match` /
+/// `If-Modified-Since` and, on `304`, uses the cached copy.
+///
+/// Nothing in it is needed for correctness: a missing, unreadable or damaged copy
+/// costs an unconditional fetch. A signed list is checked with gpgv against the bytes
+/// actually used, cached or not, every run. `plan` and `verify` use a read-only cache:
+/// they send the conditions and take a `304`'s cached copy, but never write the tree.
+public struct ListCache: Sendable {
+    /// The mirror root the cache lives under.
+    public var root: String
+    /// Use the cached copies but never write (`plan`, `verify`).
+    public var readOnly: Bool
+    /// `fsync` a new copy before renaming it into place (off with `--no-fsync`).
+    public var durable = true
+
+    public init(root: String, readOnly: Bool = false) {
+        self.root = root
+        self.readOnly = readOnly
+    }
+
+    /// The cache of the tree `manifest` mirrors into: its `root` (or `override`, as
+    /// `--root` gives it), resolved as `Plan` resolves it.
+    public init(manifest: Manifest, rootOverride: String?, readOnly: Bool = false) {
+        self.init(root: Plan.resolveRoot(manifest: manifest, override: rootOverride), readOnly: readOnly)
+    }
+
+    /// `.jgmirror/lists`, relative to the root.
+    static let folder = StateFolder.name + "/lists"
+
+    /// The cached copy's path for `url`.
+    func path(for url: String) -> String {
+        root + "/" + Self.folder + "/" + (SHA256.hex(of: Array(url.utf8)) ?? "unnamed")
+    }
+
+    /// The intact cached copy of `url`, or nil (none, unreadable, a symlink on the way,
+    /// damaged, too large).
+    func load(_ url: String) -> CachedList? {
+        guard let directory = try? RootDirectory(path: root),
+            let fd = try? directory.openFile(path(for: url), flags: O_RDONLY | O_NONBLOCK)
+        else { return nil }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        let limit = Int(ListFetcher.sizeLimit) + CachedList.maxHeader + 1
+        guard let data = try? handle.read(upToCount: limit + 1), data.count <= limit else { return nil }
+        return CachedList(decoding: data, url: url)
+    }
+
+    /// Replaces the cached copy of `list.url` atomically: a temporary file beside it,
+    /// `fsync`, `rename`, through the root's descriptor (no symlink is followed).
+    /// Returns the one line that says why it could not, or nil; nothing when read-only.
+    func store(_ list: CachedList) -> String? {
+        guard !readOnly else { return nil }
+        let path = path(for: list.url)
+        let temporary = path + ".tmp-\(getpid())-\(UUID().uuidString.prefix(8))"
+        // A first sync's root may not be there yet; RootDirectory says so if it cannot be made.
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        do throws(TransferError) {
+            let directory = try RootDirectory(path: root)
+            try directory.makeFolders(root + "/" + Self.folder)
+            let fd = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            let data = list.encoded()
+            var failure: Int32 = 0
+            data.withUnsafeBytes { bytes in
+                var done = 0
+                while done < bytes.count {
+                    let written = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        failure = errno
+                        return
+                    }
+                    done += written
+                }
+            }
+            if failure == 0, durable, fsync(fd) != 0 { failure = errno }
+            close(fd)
+            guard failure == 0 else {
+                directory.unlink(temporary)
+                throw .local(errno: failure, path: temporary, doing: "cannot write")
+            }
+            do { try directory.rename(temporary, to: path) } catch {
+                directory.unlink(temporary)
+                throw error
+            }
+            if durable { directory.syncFolder(root + "/" + Self.folder) }
+            return nil
+        } catch {
+            return "cannot cache the list \(Redactor.redactURLAndQuery(list.url)) (\(error.message)); the next run fetches it whole"
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import JGMirror
+import Testing
+import TestServer
+
+/// Checksums lists are fetched conditionally against the copy cached under
+/// `ROOT/.jgmirror/lists/` (SPEC §10): `304` uses the copy, `200` replaces it, a
+/// missing or damaged copy costs a whole fetch, and a signed list is checked against
+/// the bytes used every run.
+@Suite struct ListCacheTests {
+    let server: TestServer
+    let files: [String: [UInt8]]
+
+    init() throws {
+        server = try TestServer()
+        var files: [String: [UInt8]] = [:]
+        for (index, name) in ["a.iso", "b.img", "notes.txt"].enumerated() {
+            files[name] = TestServer.bytes(count: 30_000 + index * 501, seed: UInt64(900 + index))
+        }
+        for (name, body) in files { server.set("/rel/" + name, TestServer.Route(body: body)) }
+        self.files = files
+    }
+
+    static let lastModified = "Mon, 02 Nov 2026 10:00:00 GMT"
+
+    /// The list of `names`, with `changed` bodies in place of the served ones.
+    func sums(_ names: [String], changed: [String: [UInt8]] = [:]) -> String {
+        names.map { sha(changed[$0] ?? files[$0]!) + "  " + $0 }.joined(separator: "\n") + "\n"
+    }
+
+    /// Serves `text` as the list, with an ETag or (`etag` nil) only a Last-Modified.
+    func serveSums(_ text: String, etag: String?) {
+        server.set("/rel/SHA256SUMS", TestServer.Route(body: Array(text.utf8), etag: etag, lastModified: Self.lastModified))
+    }
+
+    var sumsURL: String { server.url("/rel/SHA256SUMS") }
+
+    func setManifest(in dir: String, signedWith keyring: String? = nil) -> String {
+        var yaml = "version: 1\nroot: mirror\nsets:\n  - sums: \(sumsURL)\n"
+        if let keyring { yaml += "    signature: \(server.url("/rel/SHA256SUMS.gpg"))\n    keyring: \(keyring)\n" }
+        return write(yaml, to: "m.yaml", in: dir)
+    }
+
+    /// Runs `jgmirror sync` and returns its exit status and report.
+    func runSync(_ manifest: String, in dir: String) async throws -> (status: Int32, items: [[String: Any]]) {
+        let run = try await execute(["sync", manifest, "--report", dir + "/r.json", "--progress", "none"])
+        let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]], "\(run.stderr)")
+        return (run.status, items)
+    }
+
+    func statuses(_ items: [[String: Any]]) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: items.map { ($0["dest"] as! String, $0["status"] as! String) })
+    }
+
+    func cachePath(in dir: String) -> String {
+        dir + "/mirror/.jgmirror/lists/" + sha(Array(sumsURL.utf8))
+    }
+
+    /// The requests for the list, with how each was answered.
+    func sumsExchanges() -> [(conditions: [String: String], status: Int)] {
+        let requests = server.requests("/rel/SHA256SUMS")
+        let responses = server.responses("/rel/SHA256SUMS")
+        return zip(requests, responses).map { request, response in
+            (request.headers.filter { $0.key.hasPrefix("if-") }, response.status)
+        }
+    }
+
+    func fileRequests() -> [String] {
+        server.requests().map(\.path).filter { !$0.hasSuffix("SUMS") && !$0.hasSuffix(".gpg") }
+    }
+
+    // MARK: Sets
+
+    @Test(arguments: [true, false])
+    func secondSyncAsksConditionallyAndUsesTheCachedListOn304(withETag: Bool) async throws {
+        serveSums(sums(["a.iso", "b.img"]), etag: withETag ? "\"v1\"" : nil)
+        try await withTestDirectory { dir in
+            let manifest = setManifest(in: dir)
+            let first = try await runSync(manifest, in: dir)
+            #expect(first.status == 0)
+            #expect(statuses(first.items) == ["a.iso": "downloaded", "b.img": "downloaded"])
+
+            let second = try await runSync(manifest, in: dir)
+            #expect(second.status == 0)
+            #expect(statuses(second.items) == ["a.iso": "unchanged", "b.img": "unchanged"])
+            let exchanges = sumsExchanges()
+            #expect(exchanges.count == 2)
+            #expect(exchanges.first?.conditions.isEmpty == true && exchanges.first?.status == 200)
+            let expected = withETag ? ["if-none-match": "\"v1\""] : ["if-modified-since": Self.lastModified]
+            #expect(exchanges.last?.conditions == expected)
+            #expect(exchanges.last?.status == 304)
+        }
+    }
+
+    @Test func changedListIsFetchedAgainAndReplacesTheCachedCopy() async throws {
+        serveSums(sums(["a.iso"]), etag: "\"v1\"")
+        try await withTestDirectory { dir in
+            let manifest = setManifest(in: dir)
+            #expect(try await runSync(manifest, in: dir).status == 0)
+
+            // A new release: a.iso changed, b.img added.
+            let newA = TestServer.bytes(count: 31_000, seed: 999)
+            server.set("/rel/a.iso", TestServer.Route(body: newA))
+            serveSums(sums(["a.iso", "b.img"], changed: ["a.iso": newA]), etag: "\"v2\"")
+            let second = try await runSync(manifest, in: dir)
+            #expect(second.status == 0)
+            #expect(statuses(second.items) == ["a.iso": "downloaded", "b.img": "downloaded"])
+            #expect(fileSHA(dir + "/mirror/a.iso") == sha(newA))
+            #expect(sumsExchanges().last?.conditions == ["if-none-match": "\"v1\""])
+            #expect(sumsExchanges().last?.status == 200)
+
+            let third = try await runSync(manifest, in: dir)
+            #expect(third.status == 0)
+            #expect(statuses(third.items) == ["a.iso": "unchanged", "b.img": "unchanged"])
+            #expect(sumsExchanges().last?.conditions == ["if-none-match": "\"v2\""])
+            #expect(sumsExchanges().last?.status == 304)
+        }
+    }
+
+    enum Damage: String, CaseIterable, Sendable {
+        case deleted, garbage, bodyChanged, folderIsASymlink
+    }
+
+    @Test(arguments: Damage.allCases)
+    func missingOrDamagedCachedCopyCostsAWholeFetch(damage: Damage) async throws {
+        serveSums(sums(["a.iso", "b.img"]), etag: "\"v1\"")
+        try await withTestDirectory { dir in
+            let manifest = setManifest(in: dir)
+            #expect(try await runSync(manifest, in: dir).status == 0)
+            let cache = cachePath(in: dir)
+            let original = try Data(contentsOf: URL(fileURLWithPath: cache))
+            switch damage {
+            case .deleted: try FileManager.default.removeItem(atPath: cache)
+            case .garbage: try Data("not a cached list\n\u{0}\u{1}".utf8).write(to: URL(fileURLWithPath: cache))
+            case .bodyChanged:
+                // Damage inside the body (the header still parses): b.img listed with a.iso's hash.
+                let text = String(decoding: original, as: UTF8.self).replacingOccurrences(of: sha(files["b.img"]!), with: sha(files["a.iso"]!))
+                try Data(text.utf8).write(to: URL(fileURLWithPath: cache))
+            case .folderIsASymlink:
+                let lists = dir + "/mirror/.jgmirror/lists"
+                try FileManager.default.moveItem(atPath: lists, toPath: dir + "/elsewhere")
+                try FileManager.default.createSymbolicLink(atPath: lists, withDestinationPath: dir + "/elsewhere")
+            }
+            // The files changed on disk too, so a wrong list would show.
+            try FileManager.default.removeItem(atPath: dir + "/mirror/b.img")
+
+            let second = try await runSync(manifest, in: dir)
+            #expect(second.status == 0)
+            #expect(statuses(second.items) == ["a.iso": "unchanged", "b.img": "downloaded"])
+            #expect(fileSHA(dir + "/mirror/b.img") == sha(files["b.img"]!))
+            #expect(sumsExchanges().last?.conditions.isEmpty == true)
+            #expect(sumsExchanges().last?.status == 200)
+            if damage == .folderIsASymlink {
+                // Never written through the symlink, and the report says the copy was not kept.
+                #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/elsewhere/" + Paths.lastComponent(of: cache))) == original)
+                let report = try loadReport(dir + "/r.json")
+                #expect((report["warnings"] as? [String])?.contains { $0.contains("cannot cache the list") } == true)
+            } else {
+                // The copy is whole again: the next run gets a 304.
+                #expect(try Data(contentsOf: URL(fileURLWithPath: cache)) == original)
+                #expect(try await runSync(manifest, in: dir).status == 0)
+                #expect(sumsExchanges().last?.status == 304)
+            }
+        }
+    }
+
+    @Test func planAndVerifyUseTheCachedCopyButNeverWriteIt() async throws {
+        serveSums(sums(["a.iso", "b.img"]), etag: "\"v1\"")
+        try await withTestDirectory { dir in
+            let manifest = setManifest(in: dir)
+            let plan = try await execute(["plan", manifest])
+            #expect(plan.status == 0 && plan.stdout.contains("b.img"))
+            #expect(!exists(dir + "/mirror"))
+
+            #expect(try await runSync(manifest, in: dir).status == 0)
+            let cache = cachePath(in: dir)
+            let cached = try Data(contentsOf: URL(fileURLWithPath: cache))
+            for command in ["plan", "verify"] {
+                let run = try await execute(command == "plan" ? ["plan", manifest] : ["verify", manifest, "--progress", "none"])
+                #expect(run.status == 0, "\(command): \(run.stderr)")
+                #expect(sumsExchanges().last?.conditions == ["if-none-match": "\"v1\""], "\(command)")
+                #expect(sumsExchanges().last?.status == 304, "\(command)")
+            }
+            // A changed list: plan sees it, but the cached copy stays the sync's.
+            serveSums(sums(["a.iso", "b.img", "notes.txt"]), etag: "\"v2\"")
+            let changed = try await execute(["plan", manifest])
+            #expect(changed.status == 0 && changed.stdout.contains("notes.txt"))
+            #expect(sumsExchanges().last?.status == 200)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: cache)) == cached)
+        }
+    }
+
+    // MARK: Signed lists
+
+    @Test func signedListIsCheckedAgainstTheCachedCopyEveryRun() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso", "b.img"])
+            serveSums(text, etag: "\"v1\"")
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
+            try await withTestDirectory { dir in
+                let manifest = setManifest(in: dir, signedWith: keys.keyring)
+                #expect(try await runSync(manifest, in: dir).status == 0)
+                let second = try await runSync(manifest, in: dir)
+                #expect(second.status == 0)
+                #expect(sumsExchanges().last?.status == 304)
+                #expect(server.requests("/rel/SHA256SUMS.gpg").count == 2)
+                let fetched = fileRequests().count
+
+                // Someone who can write .jgmirror/ swaps in another list, with a header
+                // that matches it: the 304 hands over these bytes, and gpgv refuses them.
+                let cache = cachePath(in: dir)
+                let original = try Data(contentsOf: URL(fileURLWithPath: cache))
+                let newline = try #require(original.firstIndex(of: 0x0A))
+                var header = try #require(try JSONSerialization.jsonObject(with: original[..<newline]) as? [String: Any])
+                let forged = Data(sums(["a.iso", "notes.txt"]).utf8)
+                header["length"] = forged.count
+                header["sha256"] = sha([UInt8](forged))
+                var tampered = try JSONSerialization.data(withJSONObject: header)
+                tampered.append(0x0A)
+                tampered.append(forged)
+                try tampered.write(to: URL(fileURLWithPath: cache))
+
+                let third = try await runSync(manifest, in: dir)
+                #expect(third.status == 3)
+                #expect(sumsExchanges().last?.status == 304)
+                #expect(Set(third.items.compactMap { $0["dest"] as? String }) == ["a.iso", "notes.txt"])
+                for item in third.items {
+                    #expect(item["status"] as? String == "failed")
+                    #expect((item["error"] as? [String: Any])?["code"] as? String == "signature")
+                }
+                #expect(fileRequests().count == fetched)
+                #expect(!exists(dir + "/mirror/notes.txt"))
+            }
+        }
+    }
+
+    // MARK: checksums:
+
+    @Test func checksumsListIsFetchedConditionallyToo() async throws {
+        serveSums(sums(["a.iso", "b.img"]), etag: "\"v1\"")
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                checksums:
+                  - url: \(sumsURL)
+                items:
+                  - url: \(server.url("/rel/a.iso"))
+                  - url: \(server.url("/rel/b.img"))
+                """
+            let first = try await sync(yaml, in: dir)
+            #expect(first.exitCode == .success && first.items.allSatisfy { $0.status == .downloaded })
+            let second = try await sync(yaml, in: dir)
+            #expect(second.exitCode == .success && second.items.allSatisfy { $0.status == .unchanged })
+            #expect(sumsExchanges().last?.conditions == ["if-none-match": "\"v1\""])
+            #expect(sumsExchanges().last?.status == 304)
+
+            // The list changes under a kept file: the new hash is the one enforced.
+            try Data(files["b.img"]!.reversed()).write(to: URL(fileURLWithPath: dir + "/mirror/b.img"))
+            serveSums(sums(["a.iso"]) + String(repeating: "0", count: 64) + "  b.img\n", etag: "\"v2\"")
+            let third = try await sync(yaml, in: dir)
+            #expect(sumsExchanges().last?.status == 200)
+            #expect(third.items.first { $0.dest == "b.img" }?.status == .mismatch)
+        }
+    }
+}
