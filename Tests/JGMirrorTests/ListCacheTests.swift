@@ -49,7 +49,7 @@ import TestServer
     }
 
     func statuses(_ items: [[String: Any]]) -> [String: String] {
-        Dictionary(uniqueKeysWithValues: items.map { ($0["dest"] as! String, $0["status"] as! String) })
+        Dictionary(items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" })
     }
 
     func cachePath(in dir: String) -> String {

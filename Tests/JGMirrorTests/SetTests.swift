@@ -194,7 +194,7 @@ import TestServer
             let second = try await execute(["sync", path, "--delete", "--report", dir + "/r2.json", "--progress", "none"])
             #expect(second.status == 0, "\(second.stderr)")
             let items = try #require(try loadReport(dir + "/r2.json")["items"] as? [[String: Any]])
-            let statuses = Dictionary(uniqueKeysWithValues: items.map { ($0["dest"] as! String, $0["status"] as! String) })
+            let statuses = Dictionary(items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" })
             #expect(statuses == ["rel/a.iso": "unchanged", "rel/b.img": "unchanged", "rel/notes.txt": "deleted"])
             #expect(!exists(dir + "/mirror/rel/notes.txt"))
             for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
