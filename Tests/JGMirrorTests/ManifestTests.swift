@@ -72,6 +72,35 @@ import Testing
         }
     }
 
+    /// The lists `checksums:`, `sets:` and `items:` refuse an element of the wrong
+    /// shape where it stands.
+    @Test(arguments: [
+        ("version: 1\nitems:\n  - http://h/a\n", "m.yaml:3:5: each item is a mapping with at least 'url', found a scalar"),
+        ("version: 1\nitems:\n  - [http://h/a]\n", "m.yaml:3:5: each item is a mapping with at least 'url', found a list"),
+        ("version: 1\nitems: {url: http://h/a}\n", "m.yaml:2:8: 'items' expects a list, found a mapping"),
+        ("version: 1\nsets:\n  - http://h/SHA256SUMS\n", "m.yaml:3:5: each set is a mapping with at least 'sums', found a scalar"),
+        ("version: 1\nsets:\n  - dest: x/\n", "m.yaml:3:5: set has no 'sums' (the URL of its checksums list)"),
+        ("version: 1\nsets: http://h/SHA256SUMS\n", "m.yaml:2:7: 'sets' expects a list, found a scalar"),
+        ("version: 1\nchecksums:\n  - [http://h/SUMS]\nitems: []\n", "m.yaml:3:5: each 'checksums' entry is a URL or a mapping with 'url', found a list"),
+        ("version: 1\nchecksums:\n  - keyring: k\nitems: []\n", "m.yaml:3:5: a checksums entry needs 'url'"),
+        ("version: 1\nchecksums:\n  - ftp://h/SUMS\nitems: []\n", "m.yaml:3:5: unsupported URL scheme 'ftp'"),
+    ])
+    func listElementsOfTheWrongShapeAreRefusedWhereTheyStand(yaml: String, expected: String) {
+        do {
+            _ = try Manifest.parse(yaml, name: "m.yaml")
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.errorDescription?.hasPrefix(expected) == true, "got: \(error.errorDescription ?? "")")
+        }
+    }
+
+    @Test func checksumsTakeURLsAndMappingsSideBySide() throws {
+        let manifest = try Manifest.parse(
+            "version: 1\nchecksums:\n  - http://h/A\n  - url: http://h/B\n  - http://h/C\nitems: []\n", name: "m.yaml")
+        #expect(manifest.checksums.map(\.url) == ["http://h/A", "http://h/B", "http://h/C"])
+        #expect(manifest.checksums.map(\.location.line) == [3, 4, 5])
+    }
+
     @Test func requireChecksumsRefusesItemsWithout() {
         let yaml = "version: 1\nitems:\n  - url: http://h/a\n"
         #expect(throws: ManifestError.self) {

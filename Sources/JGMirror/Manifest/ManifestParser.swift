@@ -84,140 +84,12 @@ struct ManifestParser {
         return settings
     }
 
-    private mutating func parseChecksumSources() throws(ManifestError) -> [ChecksumSource] {
-        _ = try expectSequence("checksums")
-        var sources: [ChecksumSource] = []
-        while true {
-            let (event, location) = try peek()
-            if event == .sequenceEnd {
-                _ = try next()
-                return sources
-            }
-            if case .scalar = event {
-                let (url, urlLocation) = try readString("checksums")
-                try checkURL(url, at: urlLocation)
-                sources.append(ChecksumSource(url: url, location: urlLocation))
-                continue
-            }
-            guard event == .mappingStart else {
-                throw error(location, "each 'checksums' entry is a URL or a mapping with 'url', found \(event.noun)")
-            }
-            _ = try next()
-            var seen = Set<String>()
-            var source: ChecksumSource?
-            var signature = SignatureKeys()
-            while let (key, _) = try nextKey(in: "a checksums entry", allowed: Self.checksumKeys, seen: &seen) {
-                if try signature.parse(key, with: &self) { continue }
-                let (url, urlLocation) = try readString(key)
-                try checkURL(url, at: urlLocation)
-                source = ChecksumSource(url: url, location: urlLocation)
-            }
-            guard var source else { throw error(location, "a checksums entry needs 'url'") }
-            source.signature = try signature.resolve(at: location, parser: self)
-            sources.append(source)
-        }
-    }
-
-    private mutating func parseSets() throws(ManifestError) -> [ManifestSet] {
-        _ = try expectSequence("sets")
-        var sets: [ManifestSet] = []
-        while true {
-            let (event, location) = try next()
-            if event == .sequenceEnd { return sets }
-            guard event == .mappingStart else {
-                throw error(location, "each set is a mapping with at least 'sums', found \(event.noun)")
-            }
-            var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
-            var seen = Set<String>()
-            var signature = SignatureKeys()
-            while let (key, keyLocation) = try nextKey(in: "a set", allowed: Self.setKeys, seen: &seen) {
-                if try signature.parse(key, with: &self) { continue }
-                switch key {
-                case "sums":
-                    let (url, urlLocation) = try readString(key)
-                    try checkURL(url, at: urlLocation)
-                    set.sums = url
-                    set.sumsLocation = urlLocation
-                case "dest":
-                    let (dest, destLocation) = try readString(key)
-                    set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
-                case "include": set.include = try readStringList(key).map(\.0)
-                case "exclude": set.exclude = try readStringList(key).map(\.0)
-                case "mirrors_base":
-                    for (mirror, mirrorLocation) in try readStringList(key) {
-                        try checkURL(mirror, at: mirrorLocation)
-                        set.mirrorsBase.append(mirror)
-                    }
-                case "tag": set.tag = try readInt(key, range: Int.min...Int.max).0
-                default:
-                    guard try parseSetting(key, into: &set.settings) else {
-                        throw error(keyLocation, "unknown key '\(key)' in a set")
-                    }
-                }
-            }
-            guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
-            set.signature = try signature.resolve(at: location, parser: self)
-            sets.append(set)
-        }
-    }
-
-    /// A set's `dest`: a folder relative to the root, "" for the root itself.
-    static func normalizeFolder(_ dest: String) -> Result<String, DestinationPath.Problem> {
-        let trimmed = dest.hasSuffix("/") ? String(dest.dropLast()) : dest
-        if trimmed.isEmpty || trimmed == "." { return .success("") }
-        return DestinationPath.normalize(trimmed, url: "").map { $0 + "/" }
-    }
-
-    /// `signature:` and `keyring:`, which come together on a set or a checksums entry.
-    struct SignatureKeys {
-        var url: (String, SourceLocation)?
-        var keyring: (String, SourceLocation)?
-
-        /// Reads `key` when it is one of the two; false otherwise.
-        mutating func parse(_ key: String, with parser: inout ManifestParser) throws(ManifestError) -> Bool {
-            switch key {
-            case "signature":
-                let value = try parser.readString(key)
-                try parser.checkURL(value.0, at: value.1)
-                url = value
-            case "keyring":
-                keyring = try parser.readString(key)
-            default:
-                return false
-            }
-            return true
-        }
-
-        /// The pair, with the keyring made absolute against the manifest's folder and
-        /// checked to be readable.
-        func resolve(at location: SourceLocation, parser: ManifestParser) throws(ManifestError) -> ListSignature? {
-            switch (url, keyring) {
-            case (nil, nil): return nil
-            case (nil, let keyring?): throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
-            case (let url?, nil): throw parser.error(url.1, "'signature' needs 'keyring' (the keys that may sign the list)")
-            case (let url?, let keyring?):
-                let parent = Paths.parent(of: parser.reader.sourceName)
-                let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
-                let path = URL(fileURLWithPath: relative).standardizedFileURL.path
-                guard FileManager.default.isReadableFile(atPath: path) else {
-                    throw parser.error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
-                }
-                return ListSignature(url: url.0, keyring: path)
-            }
-        }
-    }
-
     private mutating func parseItems() throws(ManifestError) -> [ManifestItem] {
-        _ = try expectSequence("items")
         var items: [ManifestItem] = []
-        while true {
-            let (event, location) = try next()
-            if event == .sequenceEnd { return items }
-            guard event == .mappingStart else {
-                throw error(location, "each item is a mapping with at least 'url', found \(event.noun)")
-            }
-            items.append(try parseItem(at: location))
+        try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") { parser, location throws(ManifestError) in
+            items.append(try parser.parseItem(at: location))
         }
+        return items
     }
 
     private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
@@ -271,7 +143,7 @@ struct ManifestParser {
     }
 
     /// Parses one of the keys `defaults` and items share; false when `key` is not one.
-    private mutating func parseSetting(_ key: String, into settings: inout ItemSettings) throws(ManifestError) -> Bool {
+    mutating func parseSetting(_ key: String, into settings: inout ItemSettings) throws(ManifestError) -> Bool {
         switch key {
         case "connections": settings.connections = try readInt(key, range: Rules.connections).0
         case "retries": settings.retries = try readInt(key, range: Rules.retries).0
@@ -406,7 +278,7 @@ struct ManifestParser {
         return (try expandEnvironment(text, at: location), location)
     }
 
-    private mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
+    mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
         let (text, location) = try readScalar(key, expecting: "a whole number")
         guard let value = Int(text), range.contains(value) else {
             if range.upperBound == Int.max || range.lowerBound == Int.min {
@@ -443,7 +315,7 @@ struct ManifestParser {
     }
 
     /// A list of strings; a single scalar counts as a list of one.
-    private mutating func readStringList(_ key: String) throws(ManifestError) -> [(String, SourceLocation)] {
+    mutating func readStringList(_ key: String) throws(ManifestError) -> [(String, SourceLocation)] {
         let (event, location) = try peek()
         if case .scalar = event { return [try readString(key)] }
         guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
@@ -485,7 +357,7 @@ struct ManifestParser {
     // MARK: Structure
 
     /// The next key of the current mapping, or nil at its end; rejects unknown and repeated keys.
-    private mutating func nextKey(
+    mutating func nextKey(
         in context: String, allowed: [String], seen: inout Set<String>
     ) throws(ManifestError) -> (String, SourceLocation)? {
         let (event, location) = try next()
@@ -514,6 +386,30 @@ struct ManifestParser {
         let (event, location) = try next()
         guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
         return location
+    }
+
+    /// Reads the list under `key` element by element: `body` gets each mapping (its
+    /// start already read) with its location, `scalar`, when given, each scalar
+    /// element (not yet read); any other element is the error "`what`, found …".
+    mutating func forEachMapping(
+        in key: String, what: String, scalar: ((inout ManifestParser) throws(ManifestError) -> Void)? = nil,
+        _ body: (inout ManifestParser, SourceLocation) throws(ManifestError) -> Void
+    ) throws(ManifestError) {
+        _ = try expectSequence(key)
+        while true {
+            let (event, location) = try peek()
+            if event == .sequenceEnd {
+                _ = try next()
+                return
+            }
+            if case .scalar = event, let scalar {
+                try scalar(&self)
+                continue
+            }
+            guard event == .mappingStart else { throw error(location, "\(what), found \(event.noun)") }
+            _ = try next()
+            try body(&self, location)
+        }
     }
 
     private mutating func next() throws(ManifestError) -> (YAMLEvent, SourceLocation) {

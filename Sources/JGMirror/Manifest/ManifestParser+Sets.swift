@@ -1,0 +1,120 @@
+import Foundation
+
+/// `checksums:` and `sets:` (SPEC §3): the checksums lists a manifest names, and the
+/// `signature:` + `keyring:` pair either may carry.
+extension ManifestParser {
+    mutating func parseChecksumSources() throws(ManifestError) -> [ChecksumSource] {
+        var sources: [ChecksumSource] = []
+        try forEachMapping(
+            in: "checksums", what: "each 'checksums' entry is a URL or a mapping with 'url'",
+            scalar: { parser throws(ManifestError) in
+                let (url, urlLocation) = try parser.readString("checksums")
+                try parser.checkURL(url, at: urlLocation)
+                sources.append(ChecksumSource(url: url, location: urlLocation))
+            }
+        ) { parser, location throws(ManifestError) in
+            var seen = Set<String>()
+            var source: ChecksumSource?
+            var signature = SignatureKeys()
+            while let (key, _) = try parser.nextKey(in: "a checksums entry", allowed: Self.checksumKeys, seen: &seen) {
+                if try signature.parse(key, with: &parser) { continue }
+                let (url, urlLocation) = try parser.readString(key)
+                try parser.checkURL(url, at: urlLocation)
+                source = ChecksumSource(url: url, location: urlLocation)
+            }
+            guard var source else { throw parser.error(location, "a checksums entry needs 'url'") }
+            source.signature = try signature.resolve(at: location, parser: parser)
+            sources.append(source)
+        }
+        return sources
+    }
+
+    mutating func parseSets() throws(ManifestError) -> [ManifestSet] {
+        var sets: [ManifestSet] = []
+        try forEachMapping(in: "sets", what: "each set is a mapping with at least 'sums'") { parser, location throws(ManifestError) in
+            sets.append(try parser.parseSet(at: location))
+        }
+        return sets
+    }
+
+    /// One set, its mapping's start already read.
+    private mutating func parseSet(at location: SourceLocation) throws(ManifestError) -> ManifestSet {
+        var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
+        var seen = Set<String>()
+        var signature = SignatureKeys()
+        while let (key, keyLocation) = try nextKey(in: "a set", allowed: Self.setKeys, seen: &seen) {
+            if try signature.parse(key, with: &self) { continue }
+            switch key {
+            case "sums":
+                let (url, urlLocation) = try readString(key)
+                try checkURL(url, at: urlLocation)
+                set.sums = url
+                set.sumsLocation = urlLocation
+            case "dest":
+                let (dest, destLocation) = try readString(key)
+                set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
+            case "include": set.include = try readStringList(key).map(\.0)
+            case "exclude": set.exclude = try readStringList(key).map(\.0)
+            case "mirrors_base":
+                for (mirror, mirrorLocation) in try readStringList(key) {
+                    try checkURL(mirror, at: mirrorLocation)
+                    set.mirrorsBase.append(mirror)
+                }
+            case "tag": set.tag = try readInt(key, range: Int.min...Int.max).0
+            default:
+                guard try parseSetting(key, into: &set.settings) else {
+                    throw error(keyLocation, "unknown key '\(key)' in a set")
+                }
+            }
+        }
+        guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
+        set.signature = try signature.resolve(at: location, parser: self)
+        return set
+    }
+
+    /// A set's `dest`: a folder relative to the root, "" for the root itself.
+    static func normalizeFolder(_ dest: String) -> Result<String, DestinationPath.Problem> {
+        let trimmed = dest.hasSuffix("/") ? String(dest.dropLast()) : dest
+        if trimmed.isEmpty || trimmed == "." { return .success("") }
+        return DestinationPath.normalize(trimmed, url: "").map { $0 + "/" }
+    }
+
+    /// `signature:` and `keyring:`, which come together on a set or a checksums entry.
+    struct SignatureKeys {
+        var url: (String, SourceLocation)?
+        var keyring: (String, SourceLocation)?
+
+        /// Reads `key` when it is one of the two; false otherwise.
+        mutating func parse(_ key: String, with parser: inout ManifestParser) throws(ManifestError) -> Bool {
+            switch key {
+            case "signature":
+                let value = try parser.readString(key)
+                try parser.checkURL(value.0, at: value.1)
+                url = value
+            case "keyring":
+                keyring = try parser.readString(key)
+            default:
+                return false
+            }
+            return true
+        }
+
+        /// The pair, with the keyring made absolute against the manifest's folder and
+        /// checked to be readable.
+        func resolve(at location: SourceLocation, parser: ManifestParser) throws(ManifestError) -> ListSignature? {
+            switch (url, keyring) {
+            case (nil, nil): return nil
+            case (nil, let keyring?): throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
+            case (let url?, nil): throw parser.error(url.1, "'signature' needs 'keyring' (the keys that may sign the list)")
+            case (let url?, let keyring?):
+                let parent = Paths.parent(of: parser.reader.sourceName)
+                let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
+                let path = URL(fileURLWithPath: relative).standardizedFileURL.path
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw parser.error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
+                }
+                return ListSignature(url: url.0, keyring: path)
+            }
+        }
+    }
+}
