@@ -28,7 +28,11 @@ struct JGMirrorCommand: AsyncParsableCommand {
             sets (every file a checksums list names becomes an item: sums, dest, include, \
             exclude, mirrors_base, signature, keyring and any item option) and items \
             (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys). Every mistake \
-            is reported as FILE:LINE:COLUMN and exits 2.
+            is reported as FILE:LINE:COLUMN and exits 2. Checksums lists are fetched \
+            conditionally: sync keeps each one with its ETag and Last-Modified in \
+            ROOT/.jgmirror/lists/ and uses that copy when the server answers 304 Not \
+            Modified (plan and verify read the copies, never write them); a signed list \
+            is checked with gpgv against the bytes used on every run.
 
               version: 1
               root: mirror
