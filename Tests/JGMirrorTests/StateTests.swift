@@ -93,6 +93,9 @@ final class HashLog: Sendable {
             _ = try await sync(yaml, in: dir, options: options())
             let path = dir + "/mirror/out.bin"
             try flipFirstByteKeepingMtime(path)
+            // The record claims to be newer than the change (a clock stepped back), so
+            // the racy rule cannot tell: only the stat (the new ctime) does.
+            try setRecordTimes(dir, to: FileRecord.now() + 3_600_000_000_000)
             let log = HashLog()
             let report = try await sync(yaml, in: dir, options: options(log: log))
             #expect(log.all == ["out.bin"])
@@ -177,6 +180,23 @@ final class HashLog: Sendable {
         }
     }
 
+    @Test func localEditIsNotVouchedForByTheRecordedETag() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"))
+            _ = try await sync(yaml, in: dir, options: options())
+            // Someone edits the mirrored file (same size); the record claims to be newer
+            // than the edit (a clock stepped back), so only the stat shows it.
+            try flipFirstByteKeepingMtime(dir + "/mirror/out.bin")
+            try setRecordTimes(dir, to: FileRecord.now() + 3_600_000_000_000)
+            let report = try await sync(yaml, in: dir, options: options())
+            // The ETag described the file before the edit: asking with it would keep the edit.
+            #expect(server.requests("/f").last?.headers["if-none-match"] == nil)
+            #expect(report.items.first?.bytesDownloaded == Int64(body.count))
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+        }
+    }
+
     @Test func lastModifiedAloneSendsIfModifiedSince() async throws {
         let stamp = "Tue, 03 Nov 2026 08:00:00 GMT"
         server.set("/f", TestServer.Route(body: body, lastModified: stamp))
@@ -247,7 +267,7 @@ final class HashLog: Sendable {
 
     // MARK: Damage
 
-    @Test(arguments: ["garbage", "truncated", "future"])
+    @Test(arguments: ["garbage", "truncated", "page", "future"])
     func damagedDatabaseIsRebuiltFromTheFiles(kind: String) async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
@@ -265,6 +285,23 @@ final class HashLog: Sendable {
                 try queue.close()
                 for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
                 truncate(path, 1500)
+            case "page":
+                // A damaged page inside an intact file: the header and schema read
+                // fine, only reading the table finds it.
+                let queue = try DatabaseQueue(path: path)
+                try Self.run("PRAGMA wal_checkpoint(TRUNCATE)", on: queue)
+                let (page, pageSize) = try await queue.read { db in
+                    (
+                        try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'file'")!,
+                        try Int.fetchOne(db, sql: "PRAGMA page_size")!
+                    )
+                }
+                try queue.close()
+                for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+                let fd = open(path, O_WRONLY)
+                let junk = [UInt8](repeating: 0xFF, count: 64)
+                pwrite(fd, junk, junk.count, off_t((page - 1) * pageSize))
+                close(fd)
             default:
                 let queue = try DatabaseQueue(path: path)
                 try Self.run("INSERT INTO grdb_migrations (identifier) VALUES ('v999')", on: queue)
@@ -288,24 +325,38 @@ final class HashLog: Sendable {
         }
     }
 
-    @Test func lockedDatabaseCostsOnlyTheRecords() async throws {
+    /// Another program holds the database: its write lock (the run opens it, and only
+    /// its write fails), or the whole file (`locking_mode=EXCLUSIVE`: the run cannot even
+    /// read it). Either way the run goes on without it and leaves it as it was.
+    @Test(arguments: ["writer", "exclusive"])
+    func lockedDatabaseCostsOnlyTheRecords(kind: String) async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/f"), sha256: sha(body))
             _ = try await sync(yaml, in: dir, options: options())
             unlink(dir + "/mirror/out.bin")
-            // Another program holds the write lock for the whole run.
             var configuration = Configuration()
             configuration.allowsUnsafeTransactions = true
             let queue = try DatabaseQueue(path: database(dir), configuration: configuration)
-            try Self.run("BEGIN EXCLUSIVE", on: queue)
+            if kind == "exclusive" {
+                try Self.run("PRAGMA locking_mode = EXCLUSIVE", on: queue)
+                try Self.run("BEGIN EXCLUSIVE", on: queue)
+                try Self.run("COMMIT", on: queue)
+            } else {
+                try Self.run("BEGIN EXCLUSIVE", on: queue)
+            }
             var fast = options()
             fast.stateBusyTimeout = 0.1
             let report = try await sync(yaml, in: dir, options: fast)
             #expect(report.items.first?.status == .downloaded)
-            #expect(report.warnings.count == 1 && report.warnings.first?.contains("state database") == true, "\(report.warnings)")
-            try Self.run("ROLLBACK", on: queue)
+            let expected = kind == "exclusive" ? "is locked by another program; not using it" : "cannot write state database"
+            #expect(report.warnings.count == 1 && report.warnings.first?.contains(expected) == true, "\(report.warnings)")
+            if kind == "writer" { try Self.run("ROLLBACK", on: queue) }
+            try queue.close()
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            // Left alone: neither moved aside as damaged nor emptied.
+            #expect(!exists(database(dir) + ".damaged"))
+            #expect(try records(dir)["out.bin"]?.sha256 == sha(body))
         }
     }
 
@@ -517,6 +568,13 @@ final class HashLog: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Moves every record's verification and check time to `nanoseconds`.
+    func setRecordTimes(_ dir: String, to nanoseconds: Int64) throws {
+        let queue = try DatabaseQueue(path: database(dir))
+        try queue.write { try $0.execute(sql: "UPDATE file SET verified_at = ?, checked_at = ?", arguments: [nanoseconds, nanoseconds]) }
+        try queue.close()
+    }
 
     /// Runs `sql` outside any transaction GRDB would open (a test playing another program).
     static func run(_ sql: String, on queue: DatabaseQueue) throws {

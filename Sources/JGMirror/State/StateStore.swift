@@ -43,7 +43,7 @@ public final class StateStore: Sendable {
         // or repairs the database, so none sees another's half-made schema as damage.
         let guardFD = Foundation.open(folder + "/open.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if guardFD >= 0 { flock(guardFD, LOCK_EX) }
-        defer { if guardFD >= 0 { close(guardFD) } }
+        defer { if guardFD >= 0 { Foundation.close(guardFD) } }
         do {
             return Opening(store: try connect(path: path, busyTimeout: busyTimeout), warning: nil)
         } catch StoreError.newerVersion {
@@ -137,6 +137,13 @@ public final class StateStore: Sendable {
         }
         return migrator
     }
+
+    /// Closes the database now, so that the last connection's checkpoint of the WAL
+    /// into the file is over when this returns rather than whenever the last
+    /// reference goes away: a later run in the same process, or another program, would
+    /// otherwise find the file busy, or see a file it replaced meanwhile overwritten by
+    /// that checkpoint. Any use after this fails (and is reported as a write failure).
+    public func close() { try? pool.close() }
 
     // MARK: Files
 

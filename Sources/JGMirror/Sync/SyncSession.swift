@@ -96,6 +96,9 @@ public final class SyncSession: Sendable {
                 }
             }
         }
+        // Closed before the run returns: every write (placements, what was learned,
+        // pruned records) is over by then.
+        defer { store?.close() }
         var prune: Prune?
         if options.delete {
             let found = Prune.plan(root: plan.root, items: plan.items)

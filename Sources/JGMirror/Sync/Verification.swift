@@ -13,6 +13,7 @@ public enum Verification {
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
         let store = StateStore.openExisting(root: plan.root)
+        defer { store?.close() }
         let records = ResultSlots<FileRecord?>(count: items.count)
         let results = concurrentMap(count: items.count, threads: threads) { index in
             let (result, record) = verify(items[index], root: root)
