@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import JGMirror
 
 /// `jgmirror sync MANIFEST`: fetch what is missing or stale, verify, report.
@@ -22,6 +23,11 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-delete"), help: "Refuse (exit 4, nothing deleted) to delete more files than this; 0 forbids deleting.")
     var maxDelete = 1000
 
+    /// Fault injection for the crash test, not an interface: set, the process kills
+    /// itself (SIGKILL) after placing its first batch of files and before recording
+    /// them in the state database, where a crash costs the most.
+    static let crashBeforeRecording = "JGMIRROR_TEST_CRASH_BEFORE_RECORDING"
+
     func validate() throws {
         guard maxDelete >= 0 else { throw ValidationError("--max-delete must be 0 or more") }
     }
@@ -41,6 +47,12 @@ struct SyncCommand: AsyncParsableCommand {
         options.rehash = rehash
         options.delete = delete
         options.maxDelete = maxDelete
+        if ProcessInfo.processInfo.environment[Self.crashBeforeRecording] != nil {
+            options.beforeRecording = {
+                raise(SIGKILL)
+                return false
+            }
+        }
         let session = SyncSession(plan: plan, options: options)
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         do {

@@ -53,8 +53,8 @@ public struct SyncOptions: Sendable {
     /// How long a database write waits for another process's write, in seconds.
     var stateBusyTimeout = 5.0
     /// Runs between placing a batch and recording it; false skips the recording, as a
-    /// process killed at that point would (tests).
-    var beforeRecording: (@Sendable () -> Bool)?
+    /// process killed at that point would (tests; the CLI's crash test kills itself here).
+    package var beforeRecording: (@Sendable () -> Bool)?
     /// Told the destination of every present file that is hashed (tests).
     var hashedFile: (@Sendable (String) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
