@@ -127,47 +127,15 @@ public struct LinkSimulation {
         }
     }
 
-    /// Takes work for `thief` from the region that will finish last at its owner's
-    /// rate (a stalled owner's is 0), cut so that the owner finishes when the whole
-    /// item can: it keeps what it fetches at its rate `v` until every missing byte
-    /// could arrive over all connections together, after the thief's round trip(s)
-    /// `L` (`k = v·(L + missing / Σ rates)`, aligned down to 64 KiB); the thief takes
-    /// the rest, which later thieves split again. Nil when the thief would not finish
-    /// earlier or would get less than `min_segment`.
+    /// Takes work for `thief` as the engine does (`SegmentBook.stealFinishingTogether`),
+    /// with the rates the engine would measure: each connection's own, 0 while stalled.
     private mutating func stealFinishingTogether(_ thief: Int) -> Range<Int64>? {
+        var rates: [Int: Double] = [:]
+        for (index, connection) in connections.enumerated() {
+            if case .stalled = connection.phase { rates[index] = 0 } else { rates[index] = connection.rate }
+        }
         let latency = scenario.roundTrip * (connections[thief].open ? 1 : 2)
-        let thiefRate = connections[thief].rate
-        var victim: (owner: Int, range: Range<Int64>, rate: Double)?
-        var longest = 0.0
-        for (owner, range) in book.regions.sorted(by: { $0.key < $1.key }) where owner != thief {
-            guard range.count > scenario.minSegment else { continue }
-            let rate: Double
-            if case .stalled = connections[owner].phase { rate = 0 } else { rate = connections[owner].rate }
-            let time = rate > 0 ? Double(range.count) / rate : .infinity
-            if time > longest {
-                longest = time
-                victim = (owner, range, rate)
-            }
-        }
-        guard let victim else { return nil }
-        var totalRate = 0.0
-        for connection in connections {
-            if case .stalled = connection.phase { continue }
-            totalRate += connection.rate
-        }
-        let kept = min(Double(victim.range.count), victim.rate * (latency + Double(book.remaining) / totalRate))
-        var cut = victim.range.lowerBound + Int64(kept)
-        cut -= cut % (64 * 1024)
-        cut = max(cut, victim.range.lowerBound)
-        guard victim.range.upperBound - cut >= scenario.minSegment,
-            latency + Double(victim.range.upperBound - cut) / thiefRate < longest
-        else { return nil }
-        book.giveBack(victim.owner)
-        if cut > victim.range.lowerBound {
-            let kept = book.claim(victim.range.lowerBound..<cut, for: victim.owner)
-            precondition(kept != nil, "the victim's region was not in the pool")
-        }
-        return book.claim(cut..<victim.range.upperBound, for: thief)
+        return book.stealFinishingTogether(for: thief, rates: rates, latency: latency)
     }
 
     /// Sends `index`'s next request, on its open connection (one round trip to the

@@ -14,12 +14,12 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
     case regionPerConnection = "region-per-connection"
     /// As `regionPerConnection`, with regions capped at `SegmentBook.regionCap` (the
     /// size where a request's round trip and the hash tail after the last byte cost
-    /// about the same): the engine's policy.
+    /// about the same): the engine's policy before it stole by finish time.
     case cappedRegions = "capped-regions"
     /// As `cappedRegions`, but an idle connection steals from the region that will
     /// finish last at its owner's rate, and cuts it so that both finish together, its
-    /// own round trip counted (`LinkSimulation` composes this from the book's
-    /// `giveBack` and `claim`; the engine would use measured rates).
+    /// own round trip counted (`SegmentBook.stealFinishingTogether`): the engine's
+    /// policy, which feeds it measured rates.
     case finishTogether = "finish-together"
 
     public var description: String { rawValue }

@@ -43,6 +43,44 @@ import Testing
         #expect(book.isComplete && book.missing.isEmpty && book.written == 16 * MiB)
     }
 
+    @Test func stealingByFinishTimeLeavesASlowVictimWhatItFetchesWhileTheOthersFinish() {
+        // 4 connections × 8 MiB; connection 2 runs at a tenth of the others' 4 MB/s.
+        var book = SegmentBook(length: 32 * MiB, connections: 4, minSegment: MiB)
+        for owner in 0..<4 { _ = book.next(for: owner) }
+        for owner in [0, 1, 3] { #expect(book.record(owner, at: Int64(owner) * 8 * MiB, count: 8 * MiB) == 8 * MiB) }
+        #expect(book.record(2, at: 16 * MiB, count: MiB) == MiB)
+        let rates: [Int: Double] = [0: 4e6, 1: 4e6, 2: 4e5, 3: 4e6]
+        // 7 MiB missing over 12.4 MB/s, plus the thief's 0.1 s: the slow one keeps
+        // 0.4 MB/s × 0.69 s ≈ 276 kB, cut at 64 KiB, not the half halving would leave.
+        let stolen = book.stealFinishingTogether(for: 0, rates: rates, latency: 0.1)
+        #expect(stolen == ByteRange(lower: 17 * MiB + 256 * 1024, upper: 24 * MiB))
+        #expect(book.region(of: 2)?.end == 17 * MiB + 256 * 1024)
+        // The next thief takes from whoever now finishes last: the first thief.
+        let second = book.stealFinishingTogether(for: 1, rates: rates, latency: 0.1)
+        #expect(second.map { $0.lower > 17 * MiB + 256 * 1024 && $0.upper == 24 * MiB } == true)
+        #expect(book.region(of: 0)?.end == second?.lower)
+    }
+
+    @Test func aStalledVictimKeepsNothingWhateverItsSizeAndAUselessStealIsRefused() {
+        var book = SegmentBook(length: 4 * MiB, connections: 2, minSegment: MiB)
+        _ = book.next(for: 0)
+        _ = book.next(for: 1)
+        #expect(book.record(0, at: 0, count: 2 * MiB) == 2 * MiB)
+        #expect(book.record(1, at: 2 * MiB, count: 2 * MiB - 1000) == 2 * MiB - 1000)
+        // 1000 bytes left, far below min_segment: taken only because its owner stalled.
+        #expect(book.stealFinishingTogether(for: 0, rates: [0: 1e6, 1: 1e6], latency: 0.01) == nil)
+        #expect(book.stealFinishingTogether(for: 0, rates: [0: 1e6, 1: 0], latency: 0.01)
+            == ByteRange(lower: 4 * MiB - 1000, upper: 4 * MiB))
+        #expect(book.region(of: 1)?.remaining == 0)
+        // A thief that would not finish sooner than the victim takes nothing.
+        var slow = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+        _ = slow.next(for: 0)
+        _ = slow.next(for: 1)
+        #expect(slow.record(0, at: 0, count: 4 * MiB) == 4 * MiB)
+        #expect(slow.stealFinishingTogether(for: 0, rates: [0: 1e5, 1: 4e6], latency: 0.1) == nil)
+        #expect(slow.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 4e6], latency: 2) == nil)
+    }
+
     @Test func noStealBelowTwiceTheMinimumAndBytesOutOfOrderAreRefused() {
         var book = SegmentBook(length: 3 * MiB, connections: 2, minSegment: 2 * MiB)
         #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 3 * MiB))
@@ -84,13 +122,17 @@ import Testing
 
     /// One step of a random interleaving, decoded from a random integer.
     private enum Step {
-        case next(Int), steal(Int), deliver(Int, Int64), deliverElsewhere(Int), giveBack(Int)
+        case next(Int), steal(Int), stealTogether(Int, [Int: Double]), deliver(Int, Int64), deliverElsewhere(Int), giveBack(Int)
 
         init(_ raw: Int, connections: Int) {
             let owner = (raw / 8) % (connections + 1)  // one more id than connections: a newcomer
             let amount = Int64((raw / 64) % 700) + 1
             switch raw % 8 {
-            case 0, 1: self = .next(owner)
+            case 0: self = .next(owner)
+            case 1:
+                // Rates from the raw bits: 0 (stalled) to 3 units per connection.
+                let rates = Dictionary(uniqueKeysWithValues: (0...connections).map { ($0, Double((raw >> (10 + 2 * $0)) & 3)) })
+                self = .stealTogether(owner, rates)
             case 2: self = .steal(owner)
             case 3, 4, 5: self = .deliver(owner, amount)
             case 6: self = .deliverElsewhere(owner)
@@ -147,6 +189,8 @@ import Testing
                 switch Step(raw, connections: connections) {
                 case .next(let owner): _ = book.next(for: owner)
                 case .steal(let owner): _ = book.steal(for: owner)
+                case .stealTogether(let owner, let rates):
+                    _ = book.stealFinishingTogether(for: owner, rates: rates, latency: Double(raw % 3))
                 case .deliver(let owner, let count): deliver(owner, count)
                 case .deliverElsewhere(let owner):
                     if let region = book.region(of: owner) { #expect(book.record(owner, at: region.next + 1, count: 5) == 0) }

@@ -265,6 +265,60 @@ import TestServer
         }
     }
 
+    /// Where each request's `Range` starts, in the order the server saw them.
+    private func rangeStarts(_ path: String) -> [Int64] {
+        server.requests(path).compactMap { $0.headers["range"] }.compactMap {
+            Int64($0.dropFirst("bytes=".count).prefix { $0 != "-" })
+        }
+    }
+
+    @Test func aSlowConnectionKeepsOnlyWhatItFetchesWhileTheOthersFinish() async throws {
+        // 16 MiB over 4 connections at 8 MB/s, 50 ms before each response; the third
+        // request is served at 50 kB/s. The first fast connection to run out of work
+        // takes the slow one's region from about where that one has got to, leaving
+        // it only what it can fetch while the others finish (well under 64 KiB here).
+        // Halving the largest region, however often, leaves a victim at least
+        // min_segment, so no cut would come within 256 KiB of where it started.
+        let large = TestServer.bytes(count: 16 << 20, seed: 11)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.bytesPerSecond = 8_000_000
+        route.fault = { $0 == 2 ? .slow(bytesPerSecond: 50_000) : nil }
+        route.headDelay = 0.05  // a round trip, so that each connection asks once for a quarter
+        server.set("/slow", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/slow"), sha256: sha(large), extra: "connections: 4\nmin_segment: 256KiB"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            let starts = rangeStarts("/slow")
+            try #require(starts.count > 3)
+            let slow = starts[2]
+            #expect(starts.dropFirst(3).contains { $0 > slow && $0 < slow + (256 << 10) }, "\(starts)")
+        }
+    }
+
+    @Test func aStalledConnectionsRegionIsTakenOverWithoutWaitingForItsTimeout() async throws {
+        // 8 MiB over 4 connections; the third request sends 256 KiB, then nothing for
+        // 30 s, well inside the item's 60 s timeout. About a second after its last
+        // byte a new connection takes the rest of its region from the byte where it
+        // stopped, and the stalled request is dropped rather than waited for.
+        let large = TestServer.bytes(count: 8 << 20, seed: 12)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.bytesPerSecond = 8_000_000
+        route.fault = { $0 == 2 ? .stall(afterBytes: 256 << 10, seconds: 30) : nil }
+        server.set("/stall", route)
+        try await withTestDirectory { dir in
+            let started = Date()
+            let report = try await sync(
+                manifest(url: server.url("/stall"), sha256: sha(large), extra: "connections: 4\ntimeout: 60s"), in: dir)
+            let seconds = Date().timeIntervalSince(started)
+            #expect(report.items.first?.status == .downloaded)
+            let starts = rangeStarts("/stall")
+            try #require(starts.count > 3)
+            #expect(starts.dropFirst(3).contains(starts[2] + (256 << 10)), "\(starts)")
+            #expect(seconds < 20, "the item waited for the stalled connection: \(seconds) s")
+        }
+    }
+
     @Test func persistentServerErrorFailsAfterRetries() async throws {
         serve { $0.fault = { _ in .status(500) } }
         try await withTestDirectory { dir in

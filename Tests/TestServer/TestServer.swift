@@ -19,6 +19,8 @@ public final class TestServer: Sendable {
         /// Send these bytes instead of an HTTP response, then close (a server that
         /// speaks something else).
         case raw([UInt8])
+        /// Send this response's body at this many bytes per second (one slow connection).
+        case slow(bytesPerSecond: Int)
         /// Announce the asked range in `Content-Range` but send only this many bytes,
         /// with a `Content-Length` that matches them (a body shorter than its range).
         case short(bytes: Int)
@@ -306,7 +308,9 @@ public final class TestServer: Sendable {
         default: break
         }
         log(request.path, Int(status.prefix(3)) ?? 0, limit)
-        guard writeBody(fd, body[0..<limit], bytesPerSecond: route.bytesPerSecond) else { return false }
+        var rate = route.bytesPerSecond
+        if case .slow(let slow) = fault { rate = slow }
+        guard writeBody(fd, body[0..<limit], bytesPerSecond: rate) else { return false }
         if let stallSeconds {
             Thread.sleep(forTimeInterval: stallSeconds)
             return false

@@ -170,6 +170,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// length is known, the whole file), if its host has a free slot; otherwise it waits.
     private func launch(_ worker: Worker) {
         worker.resetRequest()
+        worker.sentAt = engine.now()
         let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
         guard engine.acquireHost(host) else {
@@ -374,6 +375,7 @@ final class ItemTransfer: @unchecked Sendable {
             observer.written(slice, at: worker.pos)
         }
         worker.pos += count
+        worker.received(now: engine.now())
         bytesThisRun += count
         if let part, let failure = durability.wrote(Int(count), to: part) { pendingFailure = failure }
         engine.consumeRate(Int(count))
@@ -481,6 +483,11 @@ final class ItemTransfer: @unchecked Sendable {
             worker.retriesLeft = request.retries
             worker.consecutiveFailures = 0
         }
+        if let book, rangesSupported, (book.region(of: worker.slot)?.remaining ?? 0) == 0 {
+            // Steals took the rest of its region while this request failed: nothing is lost.
+            relaunch(worker)
+            return
+        }
         if error.retryable, worker.retriesLeft > 0 {
             attempts += 1
             worker.retriesLeft -= 1
@@ -499,23 +506,76 @@ final class ItemTransfer: @unchecked Sendable {
             worker.sourceIndex = next
             worker.retriesLeft = request.retries
             worker.consecutiveFailures = 0
-            launch(worker)
+            relaunch(worker)
             return
         }
         retire(worker)
         replaceIfStranded()
     }
 
-    /// New work for a worker whose region is done: the front of the pool, else half of
-    /// the largest region left (a steal), when that pays: the thief waits a round trip
-    /// for its first byte, so the victim must need longer than two of them for its half.
+    /// New work for a worker whose region is done: the front of the pool, else the
+    /// back of the region that will finish last at the rates the connections show
+    /// now, cut so that both finish together (SPEC §5). The thief waits a round trip
+    /// for its first byte, two when its request was cut short and closed its
+    /// connection; a steal happens only when it still finishes sooner.
     private func nextRange(for worker: Worker) -> ByteRange? {
         if let range = book?.take(for: worker.slot) { return range }
-        guard let largest = book?.regions.values.map(\.remaining).max(), largest > 0 else { return nil }
-        let elapsed = engine.now() - startedAt
-        let perConnection = elapsed > 0 ? Double(bytesThisRun) / elapsed / Double(max(1, workers.count)) : 0
-        if minRoundTrip.isFinite, perConnection > 0, Double(largest) / 2 / perConnection < 2 * minRoundTrip { return nil }
-        return book?.steal(for: worker.slot)
+        let now = engine.now()
+        var rates: [Int: Double] = [:]
+        for other in workers { rates[other.slot] = other.rate(now: now, stallAfter: stallAfter) }
+        let latency = roundTrip * (worker.truncated ? 2 : 1)
+        guard let range = book?.stealFinishingTogether(for: worker.slot, rates: rates, latency: latency) else { return nil }
+        // A stalled victim kept nothing: its request is dropped rather than waited for.
+        if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
+            book?.region(of: victim.slot)?.remaining == 0
+        {
+            engine.detach(victim)
+            victim.easy = nil
+            retire(victim)
+        }
+        return range
+    }
+
+    /// The shortest round trip seen, 0 before any.
+    private var roundTrip: Double { minRoundTrip.isFinite ? minRoundTrip : 0 }
+
+    /// Seconds without a byte after which a connection counts as stalled: its rate is
+    /// 0 and its region is taken over. Never while `--limit-rate` pauses connections.
+    private var stallAfter: Double { engine.rateLimited ? .infinity : max(1, 4 * roundTrip) }
+
+    /// A connection that stalled hands its region to a new one, without waiting for
+    /// its timeout, when the item has a connection to spare and made progress since
+    /// the last replacement (so an origin that stalls every connection still ends).
+    private func replaceStalled(now: Double) {
+        guard rangesSupported, expanded, workers.count < request.connections, bytesThisRun > bytesAtReplacement,
+            workers.contains(where: { $0.easy != nil && $0.rate(now: now, stallAfter: stallAfter) == 0 })
+        else { return }
+        let worker = makeWorker()
+        let live = request.sources.indices.filter { !deadSources.contains($0) }
+        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
+        guard let range = nextRange(for: worker) else {
+            workers.removeAll { $0 === worker }
+            return
+        }
+        bytesAtReplacement = bytesThisRun
+        attempts += 1
+        worker.pos = range.lower
+        launch(worker)
+    }
+
+    /// Sends the next request of a worker that waited (to retry, for a connection
+    /// slot, or to move to a mirror): the rest of its region, or, when steals took
+    /// all of it meanwhile, new work; it retires when there is none.
+    private func relaunch(_ worker: Worker) {
+        if let book, rangesSupported, worker.redirectURL == nil, (book.region(of: worker.slot)?.remaining ?? 0) == 0 {
+            guard let range = nextRange(for: worker) else {
+                retire(worker)
+                checkCompletion()
+                return
+            }
+            worker.pos = range.lower
+        }
+        launch(worker)
     }
 
     /// Removes a worker; what it still owned returns to the book's pool.
@@ -650,12 +710,14 @@ final class ItemTransfer: @unchecked Sendable {
         guard !finished else { return }
         for worker in workers {
             switch worker.state {
-            case .ready: launch(worker)
-            case .backoff(let until) where until <= now: launch(worker)
+            case .ready: relaunch(worker)
+            case .backoff(let until) where until <= now: relaunch(worker)
             default: break
             }
             if finished { return }
         }
+        replaceStalled(now: now)
+        if finished { return }
         if stateful, now - lastCheckpoint >= engine.configuration.checkpointInterval {
             lastCheckpoint = now
             checkpoint(wait: false)

@@ -12,8 +12,10 @@
 /// Shapes: the pool is handed out front first, in regions of an equal share of what
 /// is left over the idle connections (at least `minSegment`, at most `regionCap`), so the
 /// contiguous prefix that verification hashes during the download keeps growing; a
-/// connection with nothing left to take steals the back half of the largest region
-/// another one still has (`steal`), which shortens the victim's region in place.
+/// connection with nothing left to take steals from another's region, which
+/// shortens the victim's region in place: the back half of the largest
+/// (`steal(for:)`), or, as the engine does, the back of the one that will finish
+/// last at the measured rates, cut so both finish together (`stealFinishingTogether`).
 struct SegmentBook: Sendable, Equatable {
     /// A connection's identifier (the item's worker slot).
     typealias Owner = Int
@@ -142,6 +144,52 @@ struct SegmentBook: Sendable, Equatable {
         let range = ByteRange(lower: cut, upper: region.end)
         regions[owner] = Region(start: cut, next: cut, end: region.end)
         return range
+    }
+
+    /// Hands `thief` the back of the region that will finish last, cut so that its
+    /// owner and the thief finish together (SPEC §5). `rates` are the connections'
+    /// measured bytes per second (0 for one that is stalled or waiting to retry; an
+    /// owner missing from it counts at the mean of the others), and `latency` is how
+    /// long the thief waits for its first byte. The victim keeps what it fetches at
+    /// its rate `v` until every missing byte could arrive over all connections
+    /// together, after the thief's wait: `v · (latency + remaining / Σ rates)`,
+    /// aligned down to 64 KiB. It keeps its request, whose end moves down to the cut;
+    /// a stalled victim keeps nothing, whatever its size. Otherwise nil when no
+    /// other region has more than `minSegment` left, when the thief would get less
+    /// than that, or when it would not finish its part sooner than the victim would
+    /// finish the whole.
+    mutating func stealFinishingTogether(for thief: Owner, rates: [Owner: Double], latency: Double) -> ByteRange? {
+        dropFinishedRegion(of: thief)
+        guard regions[thief] == nil else { return nil }
+        let known = rates.values.filter { $0 > 0 }
+        let mean = known.isEmpty ? 1 : known.reduce(0, +) / Double(known.count)
+        func rate(_ owner: Owner) -> Double { max(0, rates[owner] ?? mean) }
+        // The victim: the region that would end last, ties to the lowest offset so the
+        // outcome does not depend on dictionary order.
+        var victim: (owner: Owner, region: Region, seconds: Double)?
+        for (owner, region) in regions where owner != thief && region.remaining > 0 {
+            // A stalled region is taken whatever its size; a moving one only when worth a request.
+            guard rate(owner) == 0 || region.remaining > minSegment else { continue }
+            let seconds = rate(owner) > 0 ? Double(region.remaining) / rate(owner) : .infinity
+            if let best = victim, seconds < best.seconds || (seconds == best.seconds && region.next > best.region.next) {
+                continue
+            }
+            victim = (owner, region, seconds)
+        }
+        guard let (victimOwner, region, seconds) = victim else { return nil }
+        let owners = Set(regions.keys).union([thief])
+        let totalRate = owners.reduce(0) { $0 + rate($1) }
+        let together = totalRate > 0 ? Double(remaining) / totalRate : 0
+        let kept = min(Double(region.remaining), rate(victimOwner) * (latency + together))
+        var cut = region.next + Int64(kept)
+        cut = max(region.next, cut - cut % (64 * 1024))
+        let thiefRate = rate(thief) > 0 ? rate(thief) : mean
+        guard region.end - cut >= minSegment || (seconds.isInfinite && cut < region.end),
+            latency + Double(region.end - cut) / thiefRate < seconds
+        else { return nil }
+        regions[victimOwner]?.end = cut
+        regions[thief] = Region(start: cut, next: cut, end: region.end)
+        return ByteRange(lower: cut, upper: region.end)
     }
 
     /// Gives `owner`'s region a specific range taken from the pool (a resumed item's

@@ -20,6 +20,11 @@ package struct SimulatedSegmentBook: Sendable {
     /// New work from the front of the pool only, never stolen (`SegmentBook.take(for:)`).
     package mutating func take(for owner: Int) -> Range<Int64>? { book.take(for: owner).map { $0.lower..<$0.upper } }
 
+    /// Work stolen so that the victim and `thief` finish together (`SegmentBook.stealFinishingTogether`).
+    package mutating func stealFinishingTogether(for thief: Int, rates: [Int: Double], latency: Double) -> Range<Int64>? {
+        book.stealFinishingTogether(for: thief, rates: rates, latency: latency).map { $0.lower..<$0.upper }
+    }
+
     /// Gives `owner` exactly `range` out of the pool (`SegmentBook.claim(_:for:)`).
     package mutating func claim(_ range: Range<Int64>, for owner: Int) -> Range<Int64>? {
         book.claim(ByteRange(lower: range.lowerBound, upper: range.upperBound), for: owner).map { $0.lower..<$0.upper }

@@ -42,6 +42,14 @@ final class Worker {
     /// the server's `Content-Range` ends); nil until known for an open-ended request.
     var requestedEnd: Int64?
 
+    // What a steal weighs (engine clock, seconds):
+    /// When the current request left, and when its first and latest bytes arrived.
+    var sentAt = 0.0
+    var firstByteAt: Double?
+    var lastByteAt = 0.0
+    /// Bytes per second the previous request delivered, until the current one shows its own.
+    var previousRate: Double?
+
     // Per request:
     var easy: CurlEasy?
     var host = ""
@@ -68,7 +76,28 @@ final class Worker {
     /// The current request brought at least one new byte.
     var progressed: Bool { pos > requestStart }
 
+    /// Bytes per second this connection delivers now, as a steal weighs it: the
+    /// current request's rate since its first byte (once it has run 50 ms), else the
+    /// previous request's; 0 when it waits to retry or for a connection slot, or when
+    /// nothing arrived for `stallAfter` seconds; nil when it has shown no rate yet.
+    func rate(now: Double, stallAfter: Double) -> Double? {
+        guard case .active = state else { return 0 }
+        guard let firstByteAt else { return now - sentAt > stallAfter ? 0 : previousRate }
+        if now - lastByteAt > stallAfter { return 0 }
+        return now - firstByteAt >= 0.05 ? Double(pos - requestStart) / (now - firstByteAt) : previousRate
+    }
+
+    /// Notes bytes arriving at `now`.
+    func received(now: Double) {
+        if firstByteAt == nil { firstByteAt = now }
+        lastByteAt = now
+    }
+
     func resetRequest() {
+        if let firstByteAt, lastByteAt - firstByteAt >= 0.05 {
+            previousRate = Double(pos - requestStart) / (lastByteAt - firstByteAt)
+        }
+        firstByteAt = nil
         easy = nil
         head = ResponseHead()
         headProcessed = false
