@@ -70,6 +70,96 @@ final class HashLog: Sendable {
         }
     }
 
+    @Test func sha512ItemsAreQuickCheckedToo() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        server.set("/g", TestServer.Route(body: body))
+        let sum512 = try sha512(body)
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/f")), dest: only512.bin, sha512: \(sum512)}
+                  - {url: \(server.url("/g")), dest: s256.bin, sha256: \(sha(body))}
+                """
+            #expect(try await sync(yaml, in: dir, options: options()).items.map(\.status) == [.downloaded, .downloaded])
+            #expect(try records(dir)["only512.bin"]?.sha512 == sum512)
+            // The download's streaming hash is SHA-256: both are known.
+            #expect(try records(dir)["only512.bin"]?.sha256 == sha(body))
+            let log = HashLog()
+            let second = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(second.items.map(\.status) == [.unchanged, .unchanged])
+            #expect(second.items.map(\.sha512Actual) == [sum512, nil])
+            #expect(log.all.isEmpty)
+            #expect(server.requests("/f").count == 1 && server.requests("/g").count == 1)
+            // A record of another SHA-512 does not vouch: the file is hashed (and fetched again).
+            try setRecordDigest(dir, dest: "only512.bin", sha512: String(repeating: "0", count: 128))
+            var rehash = options(log: log)
+            rehash.rehash = true
+            let third = try await sync(yaml, in: dir, options: options(log: log))
+            #expect(third.items.map(\.status) == [.unchanged, .unchanged])
+            #expect(log.all == ["only512.bin"])
+            _ = try await sync(yaml, in: dir, options: rehash)
+            #expect(log.all.sorted() == ["only512.bin", "only512.bin", "s256.bin"])
+        }
+    }
+
+    @Test func verifyRecordsTheSHA512ItChecksAndKeepsTheSHA256() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        let sum512 = try sha512(body)
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/f"), extra: "sha512: \(sum512)"), to: "m.yaml", in: dir)
+            #expect(try await execute(["sync", path, "--root", dir + "/mirror", "--progress", "none"]).status == 0)
+            let before = try #require(try records(dir)["out.bin"])
+            #expect(try await execute(["verify", path, "--root", dir + "/mirror"]).status == 0)
+            let after = try #require(try records(dir)["out.bin"])
+            #expect(after.verifiedAt! > before.verifiedAt!)
+            #expect(after.sha512 == sum512 && after.sha256 == sha(body) && after.etag == "\"v1\"")
+            // Verified, so the next sync trusts it without reading.
+            let log = HashLog()
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: options(log: log))
+            #expect(try await session.run().items.first?.status == .unchanged)
+            #expect(log.all.isEmpty)
+            try flipFirstByteKeepingMtime(dir + "/mirror/out.bin")
+            #expect(try await execute(["verify", path, "--root", dir + "/mirror"]).status == 3)
+            #expect(try records(dir)["out.bin"]?.sha512 != sum512)
+        }
+    }
+
+    @Test func aVersion1DatabaseIsMigratedAndKeepsItsRecords() async throws {
+        try await withTestDirectory { dir in
+            let folder = dir + "/mirror/.jgmirror"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // The first schema, as the first release wrote it.
+            let queue = try DatabaseQueue(path: folder + "/" + StateStore.fileName)
+            try await queue.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                        INSERT INTO grdb_migrations VALUES ('v1');
+                        CREATE TABLE file (dest TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                            ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL, device INTEGER NOT NULL, sha256 BLOB, etag TEXT,
+                            last_modified TEXT, url TEXT, verified_at INTEGER, checked_at INTEGER NOT NULL) WITHOUT ROWID;
+                        CREATE TABLE remote (url TEXT PRIMARY KEY NOT NULL, etag TEXT, last_modified TEXT, checked_at INTEGER NOT NULL)
+                            WITHOUT ROWID;
+                        INSERT INTO file VALUES ('a.bin', 3, 10, 20, 30, 40, zeroblob(32), '"e"', NULL, 'https://e.org/a', 50, 60);
+                        """)
+            }
+            try queue.close()
+            let opening = StateStore.open(folder: folder)
+            let store = try #require(opening.store)
+            #expect(opening.warning == nil)
+            let old = try #require(try store.records()["a.bin"])
+            #expect(old.sha256 == String(repeating: "0", count: 64) && old.sha512 == nil && old.etag == "\"e\"")
+            var record = old
+            record.sha512 = String(repeating: "ab", count: 64)
+            #expect(store.save([record]) == nil)
+            #expect(try store.records()["a.bin"] == record)
+            store.close()
+        }
+    }
+
     @Test func racyTimestampIsRehashedOnceThenTrusted() async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
@@ -661,6 +751,16 @@ final class HashLog: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Replaces the SHA-512 on record for `dest`.
+    func setRecordDigest(_ dir: String, dest: String, sha512: String) throws {
+        let queue = try DatabaseQueue(path: database(dir))
+        try queue.write { db in
+            try db.execute(
+                sql: "UPDATE file SET sha512 = ? WHERE dest = ?", arguments: [StateStore.digestBytes(sha512, count: 64), dest])
+        }
+        try queue.close()
+    }
 
     /// Moves every record's verification and check time to `nanoseconds`.
     func setRecordTimes(_ dir: String, to nanoseconds: Int64) throws {

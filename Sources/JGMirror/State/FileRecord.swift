@@ -47,6 +47,9 @@ public struct FileRecord: Sendable, Equatable {
     public var stat: FileStat
     /// The SHA-256 the file had when `verifiedAt` was taken; nil when it was never hashed.
     public var sha256: String?
+    /// The SHA-512 the file had when `verifiedAt` was taken, when one was computed (an
+    /// item that names a `sha512:`); nil otherwise.
+    public var sha512: String?
     public var etag: String?
     public var lastModified: String?
     /// The URL the bytes came from (redacted of credentials).
@@ -57,12 +60,13 @@ public struct FileRecord: Sendable, Equatable {
     public var checkedAt: Int64
 
     public init(
-        dest: String, stat: FileStat, sha256: String?, etag: String? = nil, lastModified: String? = nil, url: String? = nil,
-        verifiedAt: Int64?, checkedAt: Int64
+        dest: String, stat: FileStat, sha256: String?, sha512: String? = nil, etag: String? = nil, lastModified: String? = nil,
+        url: String? = nil, verifiedAt: Int64?, checkedAt: Int64
     ) {
         self.dest = dest
         self.stat = stat
         self.sha256 = sha256
+        self.sha512 = sha512
         self.etag = etag
         self.lastModified = lastModified
         self.url = url
@@ -71,14 +75,20 @@ public struct FileRecord: Sendable, Equatable {
     }
 
     /// Whether this record proves, without reading the file, that a file with stat
-    /// `current` has SHA-256 `expected` (SPEC §4's quick check).
+    /// `current` has the item's checksum (SPEC §4's quick check): its SHA-512 when the
+    /// item names one (the digest hashing would check), else its SHA-256.
     ///
     /// A timestamp within `racyWindowNs` of the moment the record was taken is not
     /// trusted (git's "racy" rule): a write in the same clock tick after the stat
     /// would leave every field as recorded. Such a file is hashed, and recording it
     /// again then makes it trusted.
-    public func vouches(for current: FileStat, sha256 expected: String, racyWindowNs: Int64) -> Bool {
-        guard current == stat, let sha256, sha256 == expected, let verifiedAt else { return false }
+    public func vouches(for current: FileStat, sha256 expected256: String?, sha512 expected512: String? = nil, racyWindowNs: Int64) -> Bool {
+        guard current == stat, let verifiedAt else { return false }
+        if let expected512 {
+            guard let sha512, sha512 == expected512 else { return false }
+        } else {
+            guard let expected256, let sha256, sha256 == expected256 else { return false }
+        }
         return !Self.isRacy(current, recordedAt: verifiedAt, windowNs: racyWindowNs)
     }
 

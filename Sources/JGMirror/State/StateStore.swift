@@ -135,6 +135,12 @@ public final class StateStore: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v2") { db in
+            // The SHA-512 of a file checked by an item's `sha512:` (64 raw bytes), so
+            // such an item is quick-checked too. Older rows have none: their files are
+            // hashed once more and recorded with it.
+            try db.execute(sql: "ALTER TABLE file ADD COLUMN sha512 BLOB")
+        }
         return migrator
     }
 
@@ -153,16 +159,20 @@ public final class StateStore: Sendable {
             var records: [String: FileRecord] = [:]
             let rows = try Row.fetchCursor(
                 db,
-                sql: "SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, url, verified_at, checked_at FROM file")
+                sql: """
+                    SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, url, verified_at, checked_at,
+                        sha512 FROM file
+                    """)
             while let row = try rows.next() {
                 let dest: String = row[0]
                 let stat = FileStat(
                     size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
                     device: UInt64(bitPattern: row[5]))
                 let digest: Data? = row[6]
+                let digest512: Data? = row[12]
                 records[dest] = FileRecord(
-                    dest: dest, stat: stat, sha256: digest.map { SHA256.hex($0) }, etag: row[7], lastModified: row[8], url: row[9],
-                    verifiedAt: row[10], checkedAt: row[11])
+                    dest: dest, stat: stat, sha256: digest.map { SHA256.hex($0) }, sha512: digest512.map { SHA256.hex($0) }, etag: row[7],
+                    lastModified: row[8], url: row[9], verifiedAt: row[10], checkedAt: row[11])
             }
             return records
         }
@@ -177,14 +187,15 @@ public final class StateStore: Sendable {
             let statement = try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO file (dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, url,
-                        verified_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        verified_at, checked_at, sha512) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for record in records {
-                let digest = record.sha256.flatMap(StateStore.digestBytes)
+                let digest = record.sha256.flatMap { StateStore.digestBytes($0, count: 32) }
+                let digest512 = record.sha512.flatMap { StateStore.digestBytes($0, count: 64) }
                 try statement.execute(arguments: [
                     record.dest, record.stat.size, record.stat.mtimeNs, record.stat.ctimeNs,
                     Int64(bitPattern: record.stat.inode), Int64(bitPattern: record.stat.device), digest, record.etag,
-                    record.lastModified, record.url, record.verifiedAt, record.checkedAt,
+                    record.lastModified, record.url, record.verifiedAt, record.checkedAt, digest512,
                 ])
             }
         }
@@ -237,12 +248,12 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// 64 hex digits as 32 bytes; nil for anything else.
-    static func digestBytes(_ hex: String) -> Data? {
+    /// `2 × count` hex digits as `count` bytes; nil for anything else.
+    static func digestBytes(_ hex: String, count: Int) -> Data? {
         let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes = Data(capacity: 32)
-        for index in stride(from: 0, to: 64, by: 2) {
+        guard digits.count == 2 * count else { return nil }
+        var bytes = Data(capacity: count)
+        for index in stride(from: 0, to: digits.count, by: 2) {
             guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
         }

@@ -91,11 +91,13 @@ extension PlannedItem {
             return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
         }
         if hasChecksum {
-            // The database keeps SHA-256s: an item checked by SHA-512 alone is hashed.
-            if let sha256, sha512 == nil, quickCheck.enabled, let record,
-                record.vouches(for: current, sha256: sha256, racyWindowNs: quickCheck.racyWindowNs)
+            // The record vouches for the digest hashing would check: SHA-512 when the item has one.
+            if quickCheck.enabled, let record,
+                record.vouches(for: current, sha256: sha256, sha512: sha512, racyWindowNs: quickCheck.racyWindowNs)
             {
-                return .decided(ItemAssessment(action: .unchanged, sha256: sha256, size: size, stat: current, quick: true))
+                return .decided(
+                    ItemAssessment(
+                        action: .unchanged, sha256: sha512 == nil ? sha256 : nil, sha512: sha512, size: size, stat: current, quick: true))
             }
             return .needsHashing(size: size, stat: current)
         }

@@ -108,13 +108,15 @@ final class ItemRunner: Sendable {
     }
 
     /// Remembers that the present file of `item` was just verified (or checked).
-    private func learn(_ item: PlannedItem, stat: FileStat?, sha256: String?, validators: Validators? = nil, verifiedAt: Int64?) {
+    private func learn(
+        _ item: PlannedItem, stat: FileStat?, sha256: String?, sha512: String? = nil, validators: Validators? = nil, verifiedAt: Int64?
+    ) {
         guard store != nil, let stat else { return }
         // A file that changed while it was hashed is not recorded.
         guard root.status(item.path).map(FileStat.init) == stat else { return }
         let old = records[item.dest]
         let record = FileRecord(
-            dest: item.dest, stat: stat, sha256: sha256, etag: validators?.etag ?? old?.etag,
+            dest: item.dest, stat: stat, sha256: sha256, sha512: sha512, etag: validators?.etag ?? old?.etag,
             lastModified: validators?.lastModified ?? old?.lastModified, url: item.displayURL, verifiedAt: verifiedAt,
             checkedAt: FileRecord.now())
         learned.withLock { $0.append(record) }
@@ -136,7 +138,7 @@ final class ItemRunner: Sendable {
             result.sha256Actual = assessment.sha256
             result.sha512Actual = assessment.sha512
             if !assessment.quick {
-                learn(item, stat: assessment.stat, sha256: assessment.sha256, verifiedAt: FileRecord.now())
+                learn(item, stat: assessment.stat, sha256: assessment.sha256, sha512: assessment.sha512, verifiedAt: FileRecord.now())
             }
             record(index, result)
         case .present:
@@ -324,7 +326,7 @@ final class ItemRunner: Sendable {
         let state = hasState ? item.statePath : nil
         let placed = FileRecord(
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
-            etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
+            sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
         let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state, record: placed) { error in
             var result = verified
             if let error {

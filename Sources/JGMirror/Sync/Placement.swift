@@ -103,7 +103,7 @@ final class Placement: Sendable {
             let stat = FileStat(info)
             let now = FileRecord.now()
             record.stat = stat
-            record.verifiedAt = record.sha256 == nil ? nil : now
+            record.verifiedAt = record.sha256 == nil && record.sha512 == nil ? nil : now
             record.checkedAt = now
             records.append(record)
         }

@@ -28,7 +28,11 @@ public enum Verification {
             let known = (try? store.records()) ?? [:]
             let verified = records.values().compactMap { $0 }.map { record in
                 var record = record
-                if let old = known[record.dest], old.sha256 == record.sha256 {
+                // The same bytes as recorded (by the digest this run computed): the
+                // other digest on record still holds, and so do the validators.
+                if let old = known[record.dest], record.sha512 != nil ? old.sha512 == record.sha512 : old.sha256 == record.sha256 {
+                    record.sha256 = record.sha256 ?? old.sha256
+                    record.sha512 = record.sha512 ?? old.sha512
                     record.etag = old.etag
                     record.lastModified = old.lastModified
                     record.checkedAt = old.checkedAt
@@ -92,9 +96,11 @@ public enum Verification {
             }
             // Recorded only when the file did not change while it was read.
             var after = stat()
-            if let actual = result.sha256Actual, fstat(opened, &after) == 0, FileStat(after) == before {
+            if result.sha256Actual != nil || result.sha512Actual != nil, fstat(opened, &after) == 0, FileStat(after) == before {
                 let now = FileRecord.now()
-                record = FileRecord(dest: item.dest, stat: before, sha256: actual, url: item.displayURL, verifiedAt: now, checkedAt: now)
+                record = FileRecord(
+                    dest: item.dest, stat: before, sha256: result.sha256Actual, sha512: result.sha512Actual, url: item.displayURL,
+                    verifiedAt: now, checkedAt: now)
             }
             if let size = item.size, size != Int64(info.st_size), result.status != .mismatch {
                 result.status = .mismatch
