@@ -375,7 +375,7 @@ final class ItemTransfer: @unchecked Sendable {
             observer.written(slice, at: worker.pos)
         }
         worker.pos += count
-        worker.received(now: engine.now())
+        worker.received(count, now: engine.now())
         bytesThisRun += count
         if let part, let failure = durability.wrote(Int(count), to: part) { pendingFailure = failure }
         engine.consumeRate(Int(count))

@@ -47,6 +47,8 @@ final class Worker {
     var sentAt = 0.0
     var firstByteAt: Double?
     var lastByteAt = 0.0
+    /// Bytes the current request delivered.
+    var requestBytes: Int64 = 0
     /// Bytes per second the previous request delivered, until the current one shows its own.
     var previousRate: Double?
 
@@ -84,20 +86,22 @@ final class Worker {
         guard case .active = state else { return 0 }
         guard let firstByteAt else { return now - sentAt > stallAfter ? 0 : previousRate }
         if now - lastByteAt > stallAfter { return 0 }
-        return now - firstByteAt >= 0.05 ? Double(pos - requestStart) / (now - firstByteAt) : previousRate
+        return now - firstByteAt >= 0.05 ? Double(requestBytes) / (now - firstByteAt) : previousRate
     }
 
-    /// Notes bytes arriving at `now`.
-    func received(now: Double) {
+    /// Notes `count` bytes arriving at `now`.
+    func received(_ count: Int64, now: Double) {
         if firstByteAt == nil { firstByteAt = now }
         lastByteAt = now
+        requestBytes += count
     }
 
     func resetRequest() {
         if let firstByteAt, lastByteAt - firstByteAt >= 0.05 {
-            previousRate = Double(pos - requestStart) / (lastByteAt - firstByteAt)
+            previousRate = Double(requestBytes) / (lastByteAt - firstByteAt)
         }
         firstByteAt = nil
+        requestBytes = 0
         easy = nil
         head = ResponseHead()
         headProcessed = false
