@@ -34,6 +34,9 @@ public struct ItemAssessment: Sendable {
     var conditions: [String] = []
     /// `check`: the record still describes the file, so its SHA-256 and validators hold.
     var recordHolds = false
+    /// `check`: the file was hashed this run to settle a racy record (nanoseconds, taken
+    /// before reading), and matched it.
+    var hashedAt: Int64?
 }
 
 /// How far a state record is trusted: not at all under `--rehash`, else up to the
@@ -56,7 +59,7 @@ extension PlannedItem {
         guard let root = try? RootDirectory(path: root) else { return ItemAssessment(action: .fetch) }
         switch inspect(resume: resume, root: root, record: record, quickCheck: QuickCheck()) {
         case .decided(let assessment): return assessment
-        case .needsHashing(let size, let stat): return assessByHashing(size: size, stat: stat, root: root)
+        case .needsHashing(let size, let stat): return assessByHashing(size: size, stat: stat, root: root, record: record)
         case .unsafe: return ItemAssessment(action: .fetch)
         }
     }
@@ -64,7 +67,8 @@ extension PlannedItem {
     /// What the disk and the record say without reading any file.
     enum Inspection {
         case decided(ItemAssessment)
-        /// The destination exists with a plausible size; only its hash can decide.
+        /// The destination exists with a plausible size; only its hash can decide (against
+    /// the checksum, or for an item without one against the record's SHA-256).
         case needsHashing(size: Int64, stat: FileStat)
         /// The destination or a folder on the way to it is a symlink (`unsafe_path`).
         case unsafe(TransferError)
@@ -108,6 +112,12 @@ extension PlannedItem {
             return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
         case .conditional:
             let holds = record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false
+            // A record taken moments after the file was written (as every placement's
+            // is) is racy: the file's hash, compared with the recorded one, decides
+            // whether the recorded validators still describe it.
+            if !holds, let record, record.stat == current, record.sha256 != nil {
+                return .needsHashing(size: size, stat: current)
+            }
             var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
             assessment.recordHolds = holds
             assessment.sha256 = holds ? record?.sha256 : nil
@@ -124,7 +134,10 @@ extension PlannedItem {
         return ["If-Modified-Since: \(HTTPDate.format(seconds: stat.mtimeNs / 1_000_000_000))"]
     }
 
-    func assessByHashing(size: Int64, stat: FileStat? = nil, root: RootDirectory) -> ItemAssessment {
+    func assessByHashing(size: Int64, stat: FileStat? = nil, root: RootDirectory, record: FileRecord? = nil) -> ItemAssessment {
+        if !hasChecksum, let record, let recorded = record.sha256, let stat {
+            return assessRecordByHashing(recorded, record: record, size: size, stat: stat, root: root)
+        }
         guard hasChecksum, let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else {
             return ItemAssessment(action: .fetch, size: size, stat: stat)
         }
@@ -138,6 +151,25 @@ extension PlannedItem {
         guard let expected = sha256 else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
         guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
         return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size, stat: stat)
+    }
+}
+
+extension PlannedItem {
+    /// An item without a checksum whose record is racy: hashed, and the record's
+    /// validators used only when the file still has the recorded SHA-256.
+    func assessRecordByHashing(_ recorded: String, record: FileRecord, size: Int64, stat: FileStat, root: RootDirectory) -> ItemAssessment {
+        let hashedAt = FileRecord.now()
+        let actual = (try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK)).flatMap { fd -> String? in
+            defer { close(fd) }
+            return try? FileHasher.sha256(fd: fd, path: path)
+        }
+        let holds = actual == recorded
+        var assessment = ItemAssessment(action: .check, size: size, stat: stat)
+        assessment.recordHolds = holds
+        assessment.sha256 = holds ? recorded : nil
+        assessment.hashedAt = holds ? hashedAt : nil
+        assessment.conditions = Self.conditions(record: holds ? record : nil, stat: stat)
+        return assessment
     }
 }
 

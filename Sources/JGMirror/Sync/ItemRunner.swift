@@ -94,7 +94,7 @@ final class ItemRunner: Sendable {
                     let root = root
                     hashing.addOperation {
                         self.options.hashedFile?(item.dest)
-                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root))
+                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.records[item.dest]))
                     }
                 case .unsafe(let error):
                     var result = result(item, status: .failed)
@@ -244,7 +244,7 @@ final class ItemRunner: Sendable {
             result.durationS = elapsed()
             learn(
                 item, stat: present?.stat, sha256: present?.sha256, validators: outcome.validators,
-                verifiedAt: present?.recordHolds == true ? old?.verifiedAt : nil)
+                verifiedAt: present?.hashedAt ?? (present?.recordHolds == true ? old?.verifiedAt : nil))
             record(index, result)
         case .completed:
             let base = result
