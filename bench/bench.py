@@ -447,7 +447,7 @@ def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], ex
     return path
 
 
-SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k"}
+SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k", "noop100k", "noop1g", "state100k", "cond2000"}
 F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow"}
 LINKS: list[LinkProxy] = []  # stopped when the bench ends
 LINK_RATE = 4_000_000  # bytes per second per connection on the WAN links
@@ -738,6 +738,211 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
         Target("≤ 1 s", lambda t: (f"{plan_tool.median:.3f} s", plan_tool.median <= 1.0)),
         Target("≤ 100 MiB", lambda t: (f"{plan_tool.peak_rss_mib:.1f} MiB", plan_tool.peak_rss_mib <= 100)),
     ]))
+
+    result += state_scenarios(jg, plain, small, wanted)
+    return result
+
+
+# ---------------------------------------------------------------- the state database (issue 13)
+
+
+def once(action: Callable[[], None]) -> Callable[[], None]:
+    """A prepare step that does its work the first time only (untimed setup)."""
+    done: list[bool] = []
+
+    def prepare() -> None:
+        if not done:
+            action()
+            done.append(True)
+    return prepare
+
+
+def zeros_sha256(size: int) -> str:
+    digest, block = hashlib.sha256(), bytes(4 * MiB)
+    left = size
+    while left:
+        piece = min(left, len(block))
+        digest.update(block[:piece])
+        left -= piece
+    return digest.hexdigest()
+
+
+def sparse_tree(root: Path, count: int, big_every: int, big_size: int, small_size: int) -> list[tuple[str, int, str]]:
+    """count files in folders of 1000 (once; kept between bench runs): every
+    big_every-th a sparse file of big_size zero bytes (truncate: no blocks on disk),
+    the others small_size bytes of distinct data. Returns (dest, size, sha256)."""
+    index = root.parent / f"{root.name}.json"
+    if index.exists() and root.exists():
+        return [tuple(entry) for entry in json.loads(index.read_text())]
+    shutil.rmtree(root, ignore_errors=True)
+    big_sha = zeros_sha256(big_size)
+    block = hashlib.sha256(b"jgmirror bench").digest() * (small_size // 32 + 1)
+    entries = []
+    for i in range(count):
+        dest = f"d{i // 1000:03}/f{i:06}.bin"
+        path = root / dest
+        if i % 1000 == 0:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        if i % big_every == 0:
+            with open(path, "wb") as out:
+                out.truncate(big_size)
+            entries.append((dest, big_size, big_sha))
+        else:
+            data = i.to_bytes(8, "little") + block[8:small_size]
+            path.write_bytes(data)
+            entries.append((dest, small_size, hashlib.sha256(data).hexdigest()))
+    index.write_text(json.dumps(entries))
+    return entries
+
+
+def state_scenarios(jg: str, plain: str, small: list[DataFile], wanted: set[str]) -> list[Scenario]:
+    """The state database's targets: what a no-op run of a large mirror costs, and
+    refreshing items without checksums by conditional requests."""
+    quiet = ["--progress", "none", "--quiet"]
+    result: list[Scenario] = []
+    manifests = OUT / "manifests"
+
+    # No-op sync of 100,000 items holding 10.5 GiB: 100 sparse files of 104 MiB
+    # (the bytes a no-op must not read: sparse, so the bench fills no disk) and
+    # 99,900 files of 4 KiB. The URLs name files nginx does not have, so a run that
+    # sent any request would fail. The state database is made by an untimed sync
+    # (which hashes everything once); the warm-up round re-hashes what that sync
+    # recorded within the racy window of its creation.
+    noop_root = OUT / "state" / "noop100k"
+    noop_manifest = manifests / "noop100k.yaml"
+
+    def make_noop_tree() -> None:
+        entries = sparse_tree(noop_root, 100_000, 1000, 104 * MiB, 4 * KiB)
+        total = sum(size for _, size, _ in entries)
+        print(f"   {len(entries):,} files, {total / GiB:.2f} GiB (sparse) under {noop_root}", flush=True)
+        write_manifest(noop_manifest, noop_root, [(f"{plain}/absent/{dest}", dest, sha) for dest, _, sha in entries])
+        run_quietly([jg, "sync", str(noop_manifest)] + quiet)
+
+    if not wanted or "noop100k" in wanted:
+        setup = once(make_noop_tree)
+        noop_tools = [
+            Tool("jgmirror sync, no-op (100,000 items, 10.5 GiB)", lambda: [jg, "sync", str(noop_manifest)] + quiet,
+                 prepare=setup),
+            Tool("jgmirror plan + find -printf (reference)", lambda: [
+                "sh", "-c", f"\"$1\" plan \"$2\" --quiet >/dev/null && find \"$3\" -printf '%s %T@\\n' >/dev/null",
+                "sh", jg, str(noop_manifest), str(noop_root)], prepare=setup),
+            Tool("jgmirror plan", lambda: [jg, "plan", str(noop_manifest), "--quiet"], prepare=setup),
+            Tool("find ROOT -printf '%s %T@'", lambda: ["find", str(noop_root), "-printf", "%s %T@\n"],
+                 prepare=setup),
+        ]
+        result.append(Scenario("noop100k", "no-op sync of 100,000 items on disk (10.5 GiB, sparse), state database "
+                                           "made by an earlier sync", noop_tools,
+                               [ratio_target("no-op sync ≤ 1.5 × (plan + find -printf)", noop_tools[0].name,
+                                             [noop_tools[1].name], 1.5)],
+                               unit=("items/s", 100_000), warmup=1))
+
+    # No-op sync of one verified 1 GiB item (sparse: the quick check never reads
+    # it; --rehash, which does, reads zero pages, faster than real data).
+    one_root = OUT / "state" / "noop1g"
+    one_manifest = manifests / "noop1g.yaml"
+
+    def make_one() -> None:
+        path = one_root / "f1g.bin"
+        if not path.exists() or path.stat().st_size != GiB:
+            shutil.rmtree(one_root, ignore_errors=True)
+            one_root.mkdir(parents=True)
+            with open(path, "wb") as out:
+                out.truncate(GiB)
+        write_manifest(one_manifest, one_root, [(f"{plain}/absent/f1g.bin", "f1g.bin", zeros_sha256(GiB))])
+        run_quietly([jg, "sync", str(one_manifest)] + quiet)
+
+    if not wanted or "noop1g" in wanted:
+        setup = once(make_one)
+        one_tools = [
+            Tool("jgmirror sync, no-op (verified 1 GiB item)", lambda: [jg, "sync", str(one_manifest)] + quiet,
+                 prepare=setup),
+            Tool("jgmirror sync --rehash (1 GiB, sparse)", lambda: [jg, "sync", str(one_manifest), "--rehash"] + quiet,
+                 prepare=setup),
+        ]
+        result.append(Scenario("noop1g", "no-op sync of a verified 1 GiB item", one_tools,
+                               [Target("no-op ≤ 0.1 s", lambda t: (f"{t[one_tools[0].name].median:.3f} s",
+                                                                 t[one_tools[0].name].median <= 0.1))],
+                               warmup=1))
+
+    # Peak RSS of a 100,000-item first sync (16 KiB each from nginx, 100 folders),
+    # of the run right after it (every record was taken moments after its file was
+    # placed, so racy: every file is hashed once more and recorded again) and of a
+    # settled no-op after that (nothing read); the state database's bytes per item.
+    state_dir = DL / "state100k"
+    state_manifest = write_manifest(manifests / "state100k.yaml", state_dir,
+                                    [(f"{plain}/{small[i % 2000].name}", f"d{i // 1000:03}/f{i:06}.bin",
+                                      small[i % 2000].sha256) for i in range(100_000)])
+    database = state_dir / ".jgmirror" / "state.sqlite"
+
+    def database_bytes() -> int:
+        return sum(p.stat().st_size for p in (database, Path(f"{database}-wal")) if p.exists())
+
+    first = Tool("jgmirror sync, first (100,000 × 16 KiB)", lambda: [jg, "sync", str(state_manifest), "--jobs", "16"] + quiet,
+                 prepare=fresh(state_dir))
+    again = Tool("jgmirror sync, right after it (racy: re-hashes)",
+                 lambda: [jg, "sync", str(state_manifest), "--jobs", "16"] + quiet)
+    settled = Tool("jgmirror sync, no-op (100,000, settled)", lambda: [jg, "sync", str(state_manifest), "--jobs", "16"] + quiet)
+    result.append(Scenario("state100k", "100,000 items × 16 KiB: first sync, the run right after it, a settled no-op; "
+                                        "state database size",
+                           [first, again, settled],
+                           [Target(f"{first.name} peak RSS ≤ 150 MiB",
+                                   lambda t: (f"{first.peak_rss_mib:.1f} MiB", first.peak_rss_mib <= 150)),
+                            Target(f"{again.name} peak RSS ≤ 150 MiB",
+                                   lambda t: (f"{again.peak_rss_mib:.1f} MiB", again.peak_rss_mib <= 150)),
+                            Target(f"{settled.name} peak RSS ≤ 150 MiB",
+                                   lambda t: (f"{settled.peak_rss_mib:.1f} MiB", settled.peak_rss_mib <= 150)),
+                            Target("state database ≤ 512 bytes per item",
+                                   lambda t: (f"{database_bytes() / 100_000:.0f} B/item ({database_bytes() / MiB:.1f} MiB)",
+                                              database_bytes() / 100_000 <= 512))],
+                           rounds=1))
+
+    # 2000 unchanged items without checksums: one conditional request each, 304 and
+    # no body. jgmirror asks with the recorded ETag (If-None-Match); curl -z FILE
+    # asks with the file's mtime (If-Modified-Since), which nginx answers 304 only
+    # when it equals the file's Last-Modified, so curl's copy is made with -R.
+    cond_dir = DL / "cond"
+    curl_cond_dir = DL / "cond-curl"
+    cond_manifest = manifests / "cond2000.yaml"
+    cond_manifest.write_text(f"version: 1\nroot: {cond_dir}\nitems:\n" + "".join(
+        f"  - url: {plain}/{s.name}\n    dest: {Path(s.name).name}\n" for s in small))
+    cond_report = OUT / "cond2000-report.json"
+    fetch_list = manifests / "cond2000-fetch.curl"
+    fetch_list.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{curl_cond_dir}/{Path(s.name).name}"\n'
+                                  for s in small))
+    cond_list = manifests / "cond2000.curl"
+    cond_list.write_text("".join(f'url = "{plain}/{s.name}"\noutput = "{curl_cond_dir}/{Path(s.name).name}"\n'
+                                 f'time-cond = "{curl_cond_dir}/{Path(s.name).name}"\n' for s in small))
+
+    def make_cond() -> None:
+        fresh(cond_dir)()
+        fresh(curl_cond_dir)()
+        run_quietly([jg, "sync", str(cond_manifest), "--jobs", "16"] + quiet)
+        run_quietly(["curl", "-sSf", "-R", "--parallel", "--parallel-max", "16", "--create-dirs", "-K", str(fetch_list)])
+        # Out of the racy window: a file placed less than 2 s before its record is
+        # not trusted, and would be asked for by its mtime instead of its ETag.
+        time.sleep(2.5)
+
+    def all_not_modified() -> None:
+        report = json.loads(cond_report.read_text())
+        wrong = [i for i in report["items"] if i["status"] != "unchanged" or i.get("bytes_downloaded", 0) != 0]
+        if wrong or len(report["items"]) != len(small):
+            raise RuntimeError(f"{len(wrong)} items were not 304 without a body: {wrong[:2]}")
+
+    def curl_kept() -> None:
+        has_files(curl_cond_dir, small)()
+
+    setup = once(make_cond)
+    cond_tools = [
+        Tool("jgmirror sync --jobs 16 (2000 conditional)",
+             lambda: [jg, "sync", str(cond_manifest), "--jobs", "16", "--report", str(cond_report)] + quiet,
+             all_not_modified, setup),
+        Tool("curl -Z --parallel-max 16 -z FILE (2000)",
+             lambda: ["curl", "-sSf", "-Z", "--parallel-max", "16", "-K", str(cond_list)], curl_kept, setup),
+    ]
+    result.append(Scenario("cond2000", "2000 unchanged items without checksums: a conditional request each (304)",
+                           cond_tools,
+                           [ratio_target("jgmirror ≤ 1.0 × curl -Z -z FILE", cond_tools[0].name, [cond_tools[1].name], 1.0)],
+                           unit=("items/s", len(small)), warmup=1))
     return result
 
 
