@@ -128,14 +128,22 @@ public struct LinkSimulation {
     }
 
     /// Takes work for `thief` as the engine does (`SegmentBook.stealFinishingTogether`),
-    /// with the rates the engine would measure: each connection's own, 0 while stalled.
+    /// with the rates the engine would measure (each connection's own, 0 while stalled)
+    /// and the wait for the first byte of each request under way.
     private mutating func stealFinishingTogether(_ thief: Int) -> Range<Int64>? {
         var rates: [Int: Double] = [:]
+        var startsIn: [Int: Double] = [:]
         for (index, connection) in connections.enumerated() {
-            if case .stalled = connection.phase { rates[index] = 0 } else { rates[index] = connection.rate }
+            switch connection.phase {
+            case .stalled: rates[index] = 0
+            case .requested(let firstByte):
+                rates[index] = connection.rate
+                startsIn[index] = firstByte - now
+            default: rates[index] = connection.rate
+            }
         }
         let latency = scenario.roundTrip * (connections[thief].open ? 1 : 2)
-        return book.stealFinishingTogether(for: thief, rates: rates, latency: latency)
+        return book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency)
     }
 
     /// Sends `index`'s next request, on its open connection (one round trip to the

@@ -61,6 +61,34 @@ import Testing
         #expect(book.region(of: 0)?.end == second?.lower)
     }
 
+    @Test func aVictimStillWaitingForItsFirstByteKeepsLessAndAThiefGetsAtLeastTheMinimum() {
+        // Two thieves of 4 MB/s; connection 1 has 4 MiB left. Streaming, it would keep
+        // 4 MB/s × (4 MiB + 4 MB/s × 0.1 s) / 8 MB/s ≈ 2.3 MB; still 0.09 s from its
+        // first byte, it keeps 4 MB/s × (0.62 s − 0.09 s) ≈ 2.1 MB.
+        func book() -> SegmentBook {
+            var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+            _ = book.next(for: 0)
+            _ = book.next(for: 1)
+            _ = book.record(0, at: 0, count: 4 * MiB)
+            return book
+        }
+        var streaming = book()
+        var waiting = book()
+        let rates: [Int: Double] = [0: 4e6, 1: 4e6]
+        let fromStreaming = streaming.stealFinishingTogether(for: 0, rates: rates, latency: 0.1)
+        let fromWaiting = waiting.stealFinishingTogether(for: 0, rates: rates, startsIn: [1: 0.09], latency: 0.1)
+        #expect(fromStreaming?.lower == 4 * MiB + 2 * MiB + 192 * 1024)
+        #expect(fromWaiting?.lower == 4 * MiB + 2 * MiB)
+        // 1.5 MiB left: an even split would give the thief less than min_segment, so
+        // it takes exactly 1 MiB and the victim keeps the rest.
+        var short = SegmentBook(length: 4 * MiB, connections: 2, minSegment: MiB)
+        _ = short.next(for: 0)
+        _ = short.next(for: 1)
+        _ = short.record(0, at: 0, count: 2 * MiB)
+        _ = short.record(1, at: 2 * MiB, count: MiB / 2)
+        #expect(short.stealFinishingTogether(for: 0, rates: rates, latency: 0.01) == ByteRange(lower: 3 * MiB, upper: 4 * MiB))
+    }
+
     @Test func aStalledVictimKeepsNothingWhateverItsSizeAndAUselessStealIsRefused() {
         var book = SegmentBook(length: 4 * MiB, connections: 2, minSegment: MiB)
         _ = book.next(for: 0)

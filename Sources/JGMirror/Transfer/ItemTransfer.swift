@@ -522,9 +522,14 @@ final class ItemTransfer: @unchecked Sendable {
         if let range = book?.take(for: worker.slot) { return range }
         let now = engine.now()
         var rates: [Int: Double] = [:]
-        for other in workers { rates[other.slot] = other.rate(now: now, stallAfter: stallAfter) }
+        var startsIn: [Int: Double] = [:]
+        for other in workers {
+            rates[other.slot] = other.rate(now: now, stallAfter: stallAfter)
+            if other.easy != nil, other.firstByteAt == nil { startsIn[other.slot] = max(0, other.sentAt + roundTrip - now) }
+        }
         let latency = roundTrip * (worker.truncated ? 2 : 1)
-        guard let range = book?.stealFinishingTogether(for: worker.slot, rates: rates, latency: latency) else { return nil }
+        guard let range = book?.stealFinishingTogether(for: worker.slot, rates: rates, startsIn: startsIn, latency: latency)
+        else { return nil }
         // A stalled victim kept nothing: its request is dropped rather than waited for.
         if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
             book?.region(of: victim.slot)?.remaining == 0

@@ -149,28 +149,37 @@ struct SegmentBook: Sendable, Equatable {
     /// Hands `thief` the back of the region that will finish last, cut so that its
     /// owner and the thief finish together (SPEC §5). `rates` are the connections'
     /// measured bytes per second (0 for one that is stalled or waiting to retry; an
-    /// owner missing from it counts at the mean of the others), and `latency` is how
-    /// long the thief waits for its first byte. The victim keeps what it fetches at
-    /// its rate `v` until every missing byte could arrive over all connections
-    /// together, after the thief's wait: `v · (latency + remaining / Σ rates)`,
-    /// aligned down to 64 KiB. It keeps its request, whose end moves down to the cut;
-    /// a stalled victim keeps nothing, whatever its size. Otherwise nil when no
-    /// other region has more than `minSegment` left, when the thief would get less
-    /// than that, or when it would not finish its part sooner than the victim would
-    /// finish the whole.
-    mutating func stealFinishingTogether(for thief: Owner, rates: [Owner: Double], latency: Double) -> ByteRange? {
+    /// owner missing from it counts at the mean of the others); `startsIn` says how
+    /// long a connection whose request is under way still waits for its first byte
+    /// (0 when missing), and `latency` how long the thief, and any other connection
+    /// done with its region, will.
+    ///
+    /// Every missing byte can arrive by `T = (remaining + Σ rate·wait) / Σ rate`, when
+    /// each connection has fetched `rate · (T − wait)`; the victim keeps that much of
+    /// its region, aligned down to 64 KiB, and keeps its request, whose end moves down
+    /// to the cut. A stalled victim keeps nothing, whatever its size; a moving one
+    /// gives at least `minSegment`. Nil when no other region has more than
+    /// `minSegment` left, or when the two would not both finish sooner than the
+    /// victim alone.
+    mutating func stealFinishingTogether(
+        for thief: Owner, rates: [Owner: Double], startsIn: [Owner: Double] = [:], latency: Double
+    ) -> ByteRange? {
         dropFinishedRegion(of: thief)
         guard regions[thief] == nil else { return nil }
         let known = rates.values.filter { $0 > 0 }
         let mean = known.isEmpty ? 1 : known.reduce(0, +) / Double(known.count)
         func rate(_ owner: Owner) -> Double { max(0, rates[owner] ?? mean) }
+        // A connection done with its region waits like the thief for its next one.
+        func wait(_ owner: Owner) -> Double {
+            owner == thief || regions[owner]?.remaining == 0 ? latency : max(0, startsIn[owner] ?? 0)
+        }
         // The victim: the region that would end last, ties to the lowest offset so the
         // outcome does not depend on dictionary order.
         var victim: (owner: Owner, region: Region, seconds: Double)?
         for (owner, region) in regions where owner != thief && region.remaining > 0 {
             // A stalled region is taken whatever its size; a moving one only when worth a request.
             guard rate(owner) == 0 || region.remaining > minSegment else { continue }
-            let seconds = rate(owner) > 0 ? Double(region.remaining) / rate(owner) : .infinity
+            let seconds = rate(owner) > 0 ? wait(owner) + Double(region.remaining) / rate(owner) : .infinity
             if let best = victim, seconds < best.seconds || (seconds == best.seconds && region.next > best.region.next) {
                 continue
             }
@@ -179,14 +188,17 @@ struct SegmentBook: Sendable, Equatable {
         guard let (victimOwner, region, seconds) = victim else { return nil }
         let owners = Set(regions.keys).union([thief])
         let totalRate = owners.reduce(0) { $0 + rate($1) }
-        let together = totalRate > 0 ? Double(remaining) / totalRate : 0
-        let kept = min(Double(region.remaining), rate(victimOwner) * (latency + together))
+        let together = totalRate > 0 ? (Double(remaining) + owners.reduce(0) { $0 + rate($1) * wait($1) }) / totalRate : 0
+        let kept = min(Double(region.remaining), rate(victimOwner) * max(0, together - wait(victimOwner)))
         var cut = region.next + Int64(kept)
+        let stalled = seconds.isInfinite
+        // A moving victim gives at least `minSegment`, even if that leaves it less than its share.
+        if !stalled, region.end - cut < minSegment { cut = region.end - minSegment }
         cut = max(region.next, cut - cut % (64 * 1024))
         let thiefRate = rate(thief) > 0 ? rate(thief) : mean
-        guard region.end - cut >= minSegment || (seconds.isInfinite && cut < region.end),
-            latency + Double(region.end - cut) / thiefRate < seconds
-        else { return nil }
+        let victimDone = stalled ? 0 : wait(victimOwner) + Double(cut - region.next) / rate(victimOwner)
+        let thiefDone = latency + Double(region.end - cut) / thiefRate
+        guard cut < region.end, max(victimDone, thiefDone) < seconds else { return nil }
         regions[victimOwner]?.end = cut
         regions[thief] = Region(start: cut, next: cut, end: region.end)
         return ByteRange(lower: cut, upper: region.end)

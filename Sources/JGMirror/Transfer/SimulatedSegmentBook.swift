@@ -21,8 +21,10 @@ package struct SimulatedSegmentBook: Sendable {
     package mutating func take(for owner: Int) -> Range<Int64>? { book.take(for: owner).map { $0.lower..<$0.upper } }
 
     /// Work stolen so that the victim and `thief` finish together (`SegmentBook.stealFinishingTogether`).
-    package mutating func stealFinishingTogether(for thief: Int, rates: [Int: Double], latency: Double) -> Range<Int64>? {
-        book.stealFinishingTogether(for: thief, rates: rates, latency: latency).map { $0.lower..<$0.upper }
+    package mutating func stealFinishingTogether(
+        for thief: Int, rates: [Int: Double], startsIn: [Int: Double], latency: Double
+    ) -> Range<Int64>? {
+        book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency).map { $0.lower..<$0.upper }
     }
 
     /// Gives `owner` exactly `range` out of the pool (`SegmentBook.claim(_:for:)`).
