@@ -470,47 +470,33 @@ final class ItemTransfer: @unchecked Sendable {
         checkCompletion()
     }
 
-    /// A request failed. A response that brought new bytes restores the worker's
-    /// budget first (SPEC §5 counts failures without progress); then one retry is
-    /// spent, or the worker moves to a mirror, or it gives its range back.
+    /// A request failed: carries out `RetryPolicy`'s decision for the worker.
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         lastError = error
-        if error.code.isLocal || error.code == .sizeMismatch {
+        let regionTaken = rangesSupported && book.map { ($0.region(of: worker.slot)?.remaining ?? 0) == 0 } ?? false
+        let situation = RetryPolicy.Situation(
+            error: error, progressed: worker.progressed, regionTaken: regionTaken,
+            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count, deadSources: deadSources)
+        switch RetryPolicy.decide(situation) {
+        case .failItem:
             fail(error)
-            return
-        }
-        if worker.progressed {
-            worker.retriesLeft = request.retries
-            worker.consecutiveFailures = 0
-        }
-        if let book, rangesSupported, (book.region(of: worker.slot)?.remaining ?? 0) == 0 {
-            // Steals took the rest of its region while this request failed: nothing is lost.
+        case .carryOn(let standing):
+            worker.standing = standing
             relaunch(worker)
-            return
-        }
-        if error.retryable, worker.retriesLeft > 0 {
+        case .retry(let standing):
             attempts += 1
-            worker.retriesLeft -= 1
-            worker.consecutiveFailures += 1
-            worker.state = .backoff(until: engine.now() + engine.backoff(attempt: worker.consecutiveFailures, hint: error.retryAfter))
-            return
-        }
-        // This source is spent for this worker; move on to the next one it has not tried.
-        if !error.retryable { deadSources.insert(worker.sourceIndex) }
-        let count = request.sources.count
-        if worker.sourcesTried < count,
-            let next = (1..<count).lazy.map({ (worker.sourceIndex + $0) % count }).first(where: { !self.deadSources.contains($0) })
-        {
+            worker.standing = standing
+            worker.state = .backoff(until: engine.now() + engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter))
+        case .switchSource(let standing, let sourceDead):
+            if sourceDead { deadSources.insert(worker.sourceIndex) }
             attempts += 1
-            worker.sourcesTried += 1
-            worker.sourceIndex = next
-            worker.retriesLeft = request.retries
-            worker.consecutiveFailures = 0
+            worker.standing = standing
             relaunch(worker)
-            return
+        case .retire(let sourceDead):
+            if sourceDead { deadSources.insert(worker.sourceIndex) }
+            retire(worker)
+            replaceIfStranded()
         }
-        retire(worker)
-        replaceIfStranded()
     }
 
     /// New work for a worker whose region is done: the front of the pool, else the
