@@ -94,35 +94,17 @@ final class ItemTransfer: @unchecked Sendable {
         if let book, resumedFrom > 0 { request.observer?.prefixCompleted(upTo: book.contiguousPrefix) }
     }
 
-    /// Loads a valid resume state, or removes what an earlier run left behind.
+    /// Adopts valid resume state; `EarlierRun` removes what cannot be trusted.
     private func takeOverEarlierRun() {
-        let root = request.root
-        let partInfo = root.status(request.partPath)
-        let partExists = partInfo != nil
-        let partSize = partInfo.map { Int64($0.st_size) }
-        let stateExists = root.status(request.statePath) != nil
-        if !request.resume || !stateExists {
-            // Resume is off, or a part file has no state and holds nothing we can vouch for.
-            if stateExists { root.unlink(request.statePath) }
-            if partExists { root.unlink(request.partPath) }
-        } else {
-            switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize, root: root) {
-            case .valid(let state):
-                let saved = makeBook(length: state.length, missing: state.missingRanges)
-                book = saved
-                validators = state.validators
-                rangesSupported = true
-                stateful = true
-                durability.adoptExistingState()
-                resumedFrom = saved.present
-            case .discarded(let reason):
-                note = reason
-                root.unlink(request.statePath)
-                root.unlink(request.partPath)
-            case .none:
-                if partExists { root.unlink(request.partPath) }
-            }
-        }
+        let earlier = EarlierRun.takeOver(request) { makeBook(length: $0, missing: $1) }
+        note = earlier.note
+        guard let saved = earlier.book else { return }
+        book = saved
+        validators = earlier.validators
+        rangesSupported = true
+        stateful = true
+        durability.adoptExistingState()
+        resumedFrom = earlier.resumedFrom
     }
 
     private func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
