@@ -36,7 +36,9 @@ final class ItemTransfer: @unchecked Sendable {
     /// back brings a new one (`replaceIfStranded`).
     private var expanded = false
 
-    private var bytesThisRun: Int64 = 0
+    /// Writes the body buffers; counts the bytes of this run.
+    private var writer: BodyWriter
+    private var bytesThisRun: Int64 { writer.bytesThisRun }
     private var resumedFrom: Int64 = 0
     /// `bytesThisRun` when a worker last replaced one that gave its range back: a new
     /// replacement needs progress since, so an item whose every request fails ends.
@@ -58,13 +60,10 @@ final class ItemTransfer: @unchecked Sendable {
     private var startedAt = 0.0
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
-    private var reportedPrefix: Int64 = 0
 
     private var pendingFailure: TransferError?
     /// `304` to the request's conditions: the item ends with nothing fetched.
     private var notModified = false
-    /// Keeps a body of unknown length from filling the disk (`--min-free`).
-    private lazy var spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
     private var pendingRestart: (reason: String, stream: Worker?, counts: Bool)?
     private var needsExpand = false
 
@@ -73,6 +72,8 @@ final class ItemTransfer: @unchecked Sendable {
         self.request = request
         self.completion = completion
         durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: engine.configuration)
+        writer = BodyWriter(
+            request: request, spaceGuard: SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace))
     }
 
     private var isFileSource: Bool { request.sources.first?.lowercased().hasPrefix("file:") ?? false }
@@ -312,61 +313,20 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Body
 
-    /// The write callback: positional write of one buffer; a short count ends the
-    /// request (its region is done, or it must stop).
+    /// The write callback: judges the head first, honours `--limit-rate`, then hands
+    /// the buffer to `BodyWriter`; a short count ends the request (its region is
+    /// done, or it must stop).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
         if finished || worker.error != nil { return 0 }
         if !worker.headProcessed, let stop = handleHead(worker) { return stop }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
-        var count = Int64(bytes.count)
-        if let region = book?.region(of: worker.slot) {
-            if let asked = worker.requestedEnd, worker.pos + count > asked, region.end >= asked {
-                pendingFailure = .sizeMismatch(
-                    "server sent more bytes than announced (over \(asked) for \(Redactor.redactURL(worker.url)))")
-                return 0
-            }
-            // Mutated in place (no copy of the book per buffer).
-            let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0
-            if accepted < count { worker.truncated = true }
-            count = accepted
-        } else if book != nil {
-            return 0  // no region: nothing of this body is wanted
-        } else {
-            if let expected = request.expectedSize, worker.pos + count > expected {
-                pendingFailure = .sizeMismatch("server sent more than the expected \(expected) bytes")
-                return 0
-            }
-            if let limit = request.sizeLimit, worker.pos + count > limit {
-                pendingFailure = .tooLarge("the body of unknown length grew past max_size (\(limit) bytes); stopped")
-                return 0
-            }
-            if let part, let failure = spaceGuard.admit(Int(count), fd: part.fd, path: part.path) {
-                pendingFailure = failure
-                return 0
-            }
+        let (written, failure) = writer.write(bytes, for: worker, book: &book, part: part, durability: durability)
+        if let failure { pendingFailure = failure }
+        if written > 0 {
+            worker.received(Int64(written), now: engine.now())
+            engine.consumeRate(written)
         }
-        guard count > 0 else { return 0 }
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)])
-        do {
-            try part?.write(slice, at: worker.pos)
-        } catch {
-            pendingFailure = error
-            return 0
-        }
-        if let observer = request.observer, let total, total <= partFileInlineLimit {
-            observer.written(slice, at: worker.pos)
-        }
-        worker.pos += count
-        worker.received(count, now: engine.now())
-        bytesThisRun += count
-        if let part, let failure = durability.wrote(Int(count), to: part) { pendingFailure = failure }
-        engine.consumeRate(Int(count))
-        let prefix = book?.contiguousPrefix ?? 0
-        if prefix - reportedPrefix >= 4 << 20 {
-            reportedPrefix = prefix
-            request.observer?.prefixCompleted(upTo: prefix)
-        }
-        return Int(count)
+        return written
     }
 
     private var bytesPresent: Int64 { book?.present ?? workers.first?.pos ?? 0 }
@@ -643,7 +603,7 @@ final class ItemTransfer: @unchecked Sendable {
         }
         workers = stream.map { [$0] } ?? []
         resumedFrom = 0
-        reportedPrefix = 0
+        writer.restarted()
         expanded = false
         book = nil
         rangesSupported = false
