@@ -483,17 +483,12 @@ final class ItemTransfer: @unchecked Sendable {
         guard rangesSupported, expanded, workers.count < request.connections, bytesThisRun > bytesAtReplacement,
             workers.contains(where: { $0.easy != nil && $0.rate(now: now, stallAfter: stallAfter) == 0 })
         else { return }
-        let worker = makeWorker()
-        let live = request.sources.indices.filter { !deadSources.contains($0) }
-        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
-        guard let range = nextRange(for: worker) else {
-            workers.removeAll { $0 === worker }
-            return
+        spawn(on: liveSources) { worker in
+            guard let range = nextRange(for: worker) else { return nil }
+            bytesAtReplacement = bytesThisRun
+            attempts += 1
+            return range
         }
-        bytesAtReplacement = bytesThisRun
-        attempts += 1
-        worker.pos = range.lower
-        launch(worker)
     }
 
     /// Sends the next request of a worker that waited (to retry, for a connection
@@ -525,18 +520,29 @@ final class ItemTransfer: @unchecked Sendable {
         guard rangesSupported, let book, book.unowned > 0, workers.count < request.connections,
             bytesThisRun > bytesAtReplacement
         else { return }
-        let live = request.sources.indices.filter { !deadSources.contains($0) }
+        let live = liveSources
         guard !live.isEmpty else { return }
         bytesAtReplacement = bytesThisRun
         attempts += 1
+        spawn(on: live) { self.book?.take(for: $0.slot) }
+    }
+
+    /// Sources that have not answered with a permanent error.
+    private var liveSources: [Int] { request.sources.indices.filter { !deadSources.contains($0) } }
+
+    /// Starts a new worker on one of the `live` sources (spread by slot) for the
+    /// range `take` gives it; when none, the worker is dropped and false returned.
+    @discardableResult
+    private func spawn(on live: [Int], taking take: (Worker) -> ByteRange?) -> Bool {
         let worker = makeWorker()
-        worker.sourceIndex = live[worker.slot % live.count]
-        guard let range = self.book?.take(for: worker.slot) else {
+        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
+        guard let range = take(worker) else {
             workers.removeAll { $0 === worker }
-            return
+            return false
         }
         worker.pos = range.lower
         launch(worker)
+        return true
     }
 
     private func checkCompletion() {
@@ -575,16 +581,9 @@ final class ItemTransfer: @unchecked Sendable {
         guard rangesSupported, book != nil, !expanded else { return }
         expanded = true
         // With mirrors, the connections are spread over the sources still alive.
-        let live = request.sources.indices.filter { !deadSources.contains($0) }
+        let live = liveSources
         while workers.count < request.connections, (book?.unowned ?? 0) > 0 {
-            let worker = makeWorker()
-            if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
-            guard let range = book?.take(for: worker.slot) else {
-                workers.removeAll { $0 === worker }
-                break
-            }
-            worker.pos = range.lower
-            launch(worker)
+            guard spawn(on: live, taking: { self.book?.take(for: $0.slot) }) else { break }
         }
     }
 
