@@ -370,33 +370,27 @@ final class ItemTransfer: @unchecked Sendable {
         }
         worker.redirectURL = nil
         worker.redirects = 0
-        let region = book?.region(of: worker.slot)
-        var failure: TransferError?
-        if let error = worker.error {
-            failure = error
-        } else if worker.truncated {
-            failure = nil
-        } else if code != CURLE_OK {
-            // After redirects `worker.url` is the hop that failed; the message names the source too.
-            failure = Curl.error(
+        // After redirects `worker.url` is the hop that failed; the message names the source too.
+        let transportError =
+            code == CURLE_OK
+            ? nil
+            : Curl.error(
                 code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
                 duringHead: !worker.headProcessed)
-        } else if let region, region.next < region.end, let asked = worker.requestedEnd, worker.pos < asked {
-            failure = .retryable(
-                worker.head.status == 206 ? .protocolViolation : .connection,
-                "response ended \(asked - worker.pos) bytes short of what it announced (\(Redactor.redactURL(worker.url)))")
-        } else if book == nil {
-            // A body of unannounced length ends where the server closes it.
-            let length = worker.pos
-            if let expected = request.expectedSize, length != expected {
-                fail(.sizeMismatch("received \(length) bytes, the manifest says \(expected)"))
-                return
-            }
-            book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
-        }
-        if let failure {
+        let facts = RequestEnd.Facts(
+            callbackError: worker.error, truncated: worker.truncated, transportError: transportError,
+            region: book?.region(of: worker.slot), requestedEnd: worker.requestedEnd, position: worker.pos,
+            status: worker.head.status, lengthKnown: book != nil, expectedSize: request.expectedSize, url: worker.url)
+        switch RequestEnd.judge(facts) {
+        case .failed(let failure):
             handleFailure(worker, failure)
-        } else {
+        case .failItem(let failure):
+            fail(failure)
+            return
+        case .ended(let length):
+            book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
+            fallthrough
+        case .delivered:
             worker.retriesLeft = request.retries
             worker.consecutiveFailures = 0
             if let region = book?.region(of: worker.slot), region.next < region.end {
