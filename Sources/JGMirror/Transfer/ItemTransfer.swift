@@ -160,19 +160,10 @@ final class ItemTransfer: @unchecked Sendable {
             worker.state = .ready
             return
         }
-        var shape = RequestBuilder.Shape(url: url, from: worker.pos, end: nil, ranged: false)
-        if let book {
-            let end = book.region(of: worker.slot)?.end ?? book.length
-            shape.end = end
-            shape.ranged = worker.pos > 0 || end < book.length || rangesSupported
-            if worker.sourceIndex == validatorSource { shape.ifRange = validators.ifRange }
-        } else if worker.pos > 0 || (request.connections > 1 && !isFileSource) {
-            // Fresh: `bytes=0-` reveals length, validators and range support without a
-            // HEAD; this request goes on as the first connection's region.
-            shape.ranged = true
-        }
-        // Until a response tells the length, the request may be answered 304.
-        if book == nil, worker.pos == 0 { shape.conditions = request.conditions }
+        let shape = RequestBuilder.Shape.next(
+            url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
+            rangesSupported: rangesSupported, ifRange: worker.sourceIndex == validatorSource ? validators.ifRange : nil,
+            connections: request.connections, isFileSource: isFileSource, conditions: request.conditions)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
         do {

@@ -1,0 +1,32 @@
+extension RequestBuilder.Shape {
+    /// What a connection's next request asks for (SPEC §5), from where it stands:
+    /// once the length is known, the rest of its region (to the file's end when it
+    /// owns none), ranged whenever that is not the whole file or ranges are in use,
+    /// with `If-Range` when it goes to the source the validators came from; before
+    /// the length is known, `bytes=0-` when more connections may follow (it reveals
+    /// length, validators and range support without a HEAD), else the plain file,
+    /// with the item's conditions on its first byte.
+    ///
+    /// - Parameters:
+    ///   - from: the connection's next byte.
+    ///   - length: the file's length; nil before a response told it.
+    ///   - regionEnd: where the connection's region ends, when it owns one.
+    ///   - ifRange: the validator for `If-Range`; nil when this source did not give it.
+    static func next(
+        url: String, from: Int64, length: Int64?, regionEnd: Int64?, rangesSupported: Bool, ifRange: String?, connections: Int,
+        isFileSource: Bool, conditions: [String]
+    ) -> Self {
+        var shape = Self(url: url, from: from, end: nil, ranged: false)
+        if let length {
+            let end = regionEnd ?? length
+            shape.end = end
+            shape.ranged = from > 0 || end < length || rangesSupported
+            shape.ifRange = ifRange
+        } else {
+            shape.ranged = from > 0 || (connections > 1 && !isFileSource)
+            // Until a response tells the length, the request may be answered 304.
+            if from == 0 { shape.conditions = conditions }
+        }
+        return shape
+    }
+}

@@ -1,0 +1,41 @@
+import Testing
+
+@testable import JGMirror
+
+/// `RequestBuilder.Shape.next` chooses what a connection asks for, without curl.
+@Suite struct RequestShapeTests {
+    private func next(
+        from: Int64 = 0, length: Int64? = nil, regionEnd: Int64? = nil, ranges: Bool = false, ifRange: String? = nil,
+        connections: Int = 4, file: Bool = false, conditions: [String] = ["If-None-Match: \"a\""]
+    ) -> RequestBuilder.Shape {
+        .next(
+            url: "http://h/f", from: from, length: length, regionEnd: regionEnd, rangesSupported: ranges, ifRange: ifRange,
+            connections: connections, isFileSource: file, conditions: conditions)
+    }
+
+    @Test func aFirstRequestAsksBytes0OnlyWhenMoreConnectionsMayFollow() {
+        let first = next()
+        #expect(first.ranged && first.from == 0 && first.end == nil && first.ifRange == nil)
+        #expect(first.conditions == ["If-None-Match: \"a\""])
+        #expect(!next(connections: 1).ranged)
+        #expect(!next(file: true).ranged)
+        // Continuing a body of unknown length past byte 0 needs a range, and no conditions.
+        let later = next(from: 500, connections: 1)
+        #expect(later.ranged && later.conditions.isEmpty)
+    }
+
+    @Test func onceTheLengthIsKnownAConnectionAsksForTheRestOfItsRegion() {
+        let region = next(from: 1000, length: 4000, regionEnd: 2000, ranges: true, ifRange: "\"e\"")
+        #expect(region.ranged && region.from == 1000 && region.end == 2000 && region.ifRange == "\"e\"")
+        #expect(region.conditions.isEmpty)
+        // Owning no region, it asks to the end of the file.
+        #expect(next(from: 3000, length: 4000, ranges: true).end == 4000)
+        // The whole file from a server without ranges: no Range header at all.
+        let whole = next(length: 4000, regionEnd: 4000, ranges: false)
+        #expect(!whole.ranged && whole.end == 4000)
+        // The first region of a file with ranges still says so (a steal may cut it).
+        #expect(next(length: 4000, regionEnd: 4000, ranges: true).ranged)
+        // A region that stops short of the end is a range even without range support known.
+        #expect(next(length: 4000, regionEnd: 1000, ranges: false).ranged)
+    }
+}
