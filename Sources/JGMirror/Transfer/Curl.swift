@@ -164,6 +164,18 @@ final class CurlEasy {
         return Double(microseconds) / 1_000_000
     }
 
+    /// The body's length as libcurl knows it (for `file:` URLs, the file's size);
+    /// nil when unknown.
+    var contentLength: Int64? {
+        var length: curl_off_t = -1
+        _ = jg_easy_getinfo_off_t(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        return length >= 0 ? Int64(length) : nil
+    }
+
+    /// Seconds from sending the request to its first response byte: one round trip
+    /// plus the server's think time.
+    var firstByteWait: Double { seconds(CURLINFO_STARTTRANSFER_TIME_T) - seconds(CURLINFO_PRETRANSFER_TIME_T) }
+
     private func check(_ code: CURLcode, _ option: CURLoption) throws(TransferError) {
         guard code == CURLE_OK else {
             throw TransferError(

@@ -72,8 +72,8 @@ final class ItemTransfer: @unchecked Sendable {
         self.request = request
         self.completion = completion
         durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: engine.configuration)
-        writer = BodyWriter(
-            request: request, spaceGuard: SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace))
+        let spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
+        writer = BodyWriter(request: request, spaceGuard: spaceGuard)
     }
 
     private var isFileSource: Bool { request.sources.first?.lowercased().hasPrefix("file:") ?? false }
@@ -189,13 +189,9 @@ final class ItemTransfer: @unchecked Sendable {
             isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange, length: total,
             validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
             hasData: resumedFrom > 0 || bytesThisRun > 0 || total != nil, conditional: !request.conditions.isEmpty && book == nil)
-        if isFileSource, let easy = worker.easy {
-            var length: curl_off_t = -1
-            _ = jg_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            known.fileLength = length >= 0 ? Int64(length) : nil
-        }
         if let easy = worker.easy {
-            let roundTrip = easy.seconds(CURLINFO_STARTTRANSFER_TIME_T) - easy.seconds(CURLINFO_PRETRANSFER_TIME_T)
+            if isFileSource { known.fileLength = easy.contentLength }
+            let roundTrip = easy.firstByteWait
             if roundTrip > 0 { minRoundTrip = min(minRoundTrip, roundTrip) }
         }
         let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL)
@@ -413,7 +409,8 @@ final class ItemTransfer: @unchecked Sendable {
         case .retry(let standing):
             attempts += 1
             worker.standing = standing
-            worker.state = .backoff(until: engine.now() + engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter))
+            let delay = engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter)
+            worker.state = .backoff(until: engine.now() + delay)
         case .switchSource(let standing, let sourceDead):
             if sourceDead { deadSources.insert(worker.sourceIndex) }
             attempts += 1
@@ -433,15 +430,11 @@ final class ItemTransfer: @unchecked Sendable {
     /// connection; a steal happens only when it still finishes sooner.
     private func nextRange(for worker: Worker) -> ByteRange? {
         if let range = book?.take(for: worker.slot) { return range }
-        let now = engine.now()
-        var rates: [Int: Double] = [:]
-        var startsIn: [Int: Double] = [:]
-        for other in workers {
-            rates[other.slot] = other.rate(now: now, stallAfter: stallAfter)
-            if other.easy != nil, other.firstByteAt == nil { startsIn[other.slot] = max(0, other.sentAt + roundTrip - now) }
-        }
+        let weights = StealWeights(workers, now: engine.now(), stallAfter: stallAfter, roundTrip: roundTrip)
         let latency = roundTrip * (worker.truncated ? 2 : 1)
-        guard let range = book?.stealFinishingTogether(for: worker.slot, rates: rates, startsIn: startsIn, latency: latency)
+        guard
+            let range = book?.stealFinishingTogether(
+                for: worker.slot, rates: weights.rates, startsIn: weights.startsIn, latency: latency)
         else { return nil }
         // A stalled victim kept nothing: its request is dropped rather than waited for.
         if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
