@@ -29,7 +29,8 @@ import Testing
 
     @Test func failuresComeInOrderCallbackThenTruncationThenTransport() {
         let decided = TransferError.http(503, url: "http://h/f")
-        var facts = RequestEnd.Facts(callbackError: decided, truncated: true, transportError: dropped, region: region, requestedEnd: 1000)
+        var facts = RequestEnd.Facts(
+            callbackError: decided, truncated: true, transportError: dropped, region: region, requestedEnd: 1000)
         #expect(RequestEnd.judge(facts) == .failed(decided))
         facts.callbackError = nil
         // The region ended first (a steal): stopping mid-body is success, not a dropped connection.

@@ -28,7 +28,9 @@ import Testing
     @Test func aRetryableFailureSpendsOneRetryAndCountsTheBackoffExponent() {
         let decision = RetryPolicy.decide(situation(dropped, left: 2, inARow: 1))
         #expect(decision == .retry(.init(source: 0, sourcesTried: 1, retriesLeft: 1, consecutiveFailures: 2)))
-        #expect(RetryPolicy.decide(situation(.http(503, url: "http://h/f"), left: 1)) == .retry(.init(source: 0, sourcesTried: 1, retriesLeft: 0, consecutiveFailures: 1)))
+        #expect(
+            RetryPolicy.decide(situation(.http(503, url: "http://h/f"), left: 1))
+                == .retry(.init(source: 0, sourcesTried: 1, retriesLeft: 0, consecutiveFailures: 1)))
     }
 
     @Test func aResponseThatBroughtBytesRestoresTheBudgetBeforeSpendingIt() {
@@ -43,26 +45,32 @@ import Testing
         let decision = RetryPolicy.decide(situation(dropped, regionTaken: true, left: 1, inARow: 1))
         #expect(decision == .carryOn(.init(source: 0, sourcesTried: 1, retriesLeft: 1, consecutiveFailures: 1)))
         // A permanent error on such a request does not mark the source dead either.
-        #expect(RetryPolicy.decide(situation(gone, progressed: true, regionTaken: true, left: 0, retries: 3))
-            == .carryOn(.init(source: 0, sourcesTried: 1, retriesLeft: 3, consecutiveFailures: 0)))
+        #expect(
+            RetryPolicy.decide(situation(gone, progressed: true, regionTaken: true, left: 0, retries: 3))
+                == .carryOn(.init(source: 0, sourcesTried: 1, retriesLeft: 3, consecutiveFailures: 0)))
     }
 
     @Test func aSpentSourceMovesToTheNextLiveMirrorWithAFreshBudget() {
         // Retries spent on source 1 of 3: next is 2.
         let spent = RetryPolicy.decide(situation(dropped, source: 1, left: 0, inARow: 2, retries: 2, sources: 3))
-        #expect(spent == .switchSource(.init(source: 2, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
+        #expect(
+            spent == .switchSource(.init(source: 2, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
         // A 404 kills source 0 at once (retries left or not) and skips the dead source 1.
         let notFound = RetryPolicy.decide(situation(gone, source: 0, left: 2, sources: 3, dead: [1]))
-        #expect(notFound == .switchSource(.init(source: 2, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: true))
+        #expect(
+            notFound == .switchSource(.init(source: 2, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: true)
+        )
         // The search wraps around past the last source.
         let wrapped = RetryPolicy.decide(situation(gone, source: 2, tried: 2, sources: 3, dead: [1]))
-        #expect(wrapped == .switchSource(.init(source: 0, sourcesTried: 3, retriesLeft: 2, consecutiveFailures: 0), sourceDead: true))
+        #expect(
+            wrapped == .switchSource(.init(source: 0, sourcesTried: 3, retriesLeft: 2, consecutiveFailures: 0), sourceDead: true))
     }
 
     @Test func aConnectionThatTriedEverySourceOrFindsNoneAliveRetires() {
         #expect(RetryPolicy.decide(situation(gone)) == .retire(sourceDead: true))
         #expect(RetryPolicy.decide(situation(gone, source: 0, tried: 3, sources: 3)) == .retire(sourceDead: true))
-        #expect(RetryPolicy.decide(situation(dropped, source: 0, left: 0, sources: 3, dead: [1, 2])) == .retire(sourceDead: false))
+        #expect(
+            RetryPolicy.decide(situation(dropped, source: 0, left: 0, sources: 3, dead: [1, 2])) == .retire(sourceDead: false))
     }
 
     /// Every failure without progress spends budget or a source, so any connection ends

@@ -54,7 +54,8 @@ enum RequestEnd {
             return .failed(
                 .retryable(
                     facts.status == 206 ? .protocolViolation : .connection,
-                    "response ended \(asked - facts.position) bytes short of what it announced (\(Redactor.redactURL(facts.url)))"))
+                    "response ended \(asked - facts.position) bytes short of what it announced (\(Redactor.redactURL(facts.url)))"
+                ))
         }
         guard !facts.lengthKnown else { return .delivered }
         let length = facts.position

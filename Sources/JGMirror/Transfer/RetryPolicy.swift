@@ -74,7 +74,8 @@ enum RetryPolicy {
             let next = (1..<count).lazy.map({ (standing.source + $0) % count }).first(where: { !dead.contains($0) })
         {
             return .switchSource(
-                Standing(source: next, sourcesTried: standing.sourcesTried + 1, retriesLeft: situation.retries, consecutiveFailures: 0),
+                Standing(
+                    source: next, sourcesTried: standing.sourcesTried + 1, retriesLeft: situation.retries, consecutiveFailures: 0),
                 sourceDead: sourceDead)
         }
         return .retire(sourceDead: sourceDead)

@@ -3,7 +3,8 @@ extension Worker {
     var standing: RetryPolicy.Standing {
         get {
             RetryPolicy.Standing(
-                source: sourceIndex, sourcesTried: sourcesTried, retriesLeft: retriesLeft, consecutiveFailures: consecutiveFailures)
+                source: sourceIndex, sourcesTried: sourcesTried, retriesLeft: retriesLeft,
+                consecutiveFailures: consecutiveFailures)
         }
         set {
             sourceIndex = newValue.source
