@@ -38,19 +38,12 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// Writes the body buffers; counts the bytes of this run.
     private var writer: BodyWriter
+    /// What the report says about the run.
+    private var tally = ItemTally()
     private var bytesThisRun: Int64 { writer.bytesThisRun }
-    private var resumedFrom: Int64 = 0
     /// `bytesThisRun` when a worker last replaced one that gave its range back: a new
     /// replacement needs progress since, so an item whose every request fails ends.
     private var bytesAtReplacement: Int64 = 0
-    private var peakConnections = 0
-    /// 1 + every retry and every switch to a mirror.
-    private var attempts = 1
-    private var restarts = 0
-    /// Times a server refused ranges for a file it still has (`ResponseJudge.Decision.singleStream`).
-    private var refusals = 0
-    private var note: String?
-    private var lastError: TransferError?
     /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
     private var stateful = false
     private var prepareFailure: TransferError?
@@ -92,20 +85,20 @@ final class ItemTransfer: @unchecked Sendable {
             prepareFailure = error
             return
         }
-        if let book, resumedFrom > 0 { request.observer?.prefixCompleted(upTo: book.contiguousPrefix) }
+        if let book, tally.resumedFrom > 0 { request.observer?.prefixCompleted(upTo: book.contiguousPrefix) }
     }
 
     /// Adopts valid resume state; `EarlierRun` removes what cannot be trusted.
     private func takeOverEarlierRun() {
         let earlier = EarlierRun.takeOver(request) { makeBook(length: $0, missing: $1) }
-        note = earlier.note
+        tally.note = earlier.note
         guard let saved = earlier.book else { return }
         book = saved
         validators = earlier.validators
         rangesSupported = true
         stateful = true
         durability.adoptExistingState()
-        resumedFrom = earlier.resumedFrom
+        tally.resumedFrom = earlier.resumedFrom
     }
 
     private func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
@@ -141,7 +134,7 @@ final class ItemTransfer: @unchecked Sendable {
         let worker = Worker(item: self, slot: nextSlot, retries: request.retries)
         nextSlot += 1
         workers.append(worker)
-        peakConnections = max(peakConnections, workers.count)
+        tally.using(workers.count)
         return worker
     }
 
@@ -188,7 +181,8 @@ final class ItemTransfer: @unchecked Sendable {
         var known = ResponseJudge.Known(
             isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange, length: total,
             validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
-            hasData: resumedFrom > 0 || bytesThisRun > 0 || total != nil, conditional: !request.conditions.isEmpty && book == nil)
+            hasData: tally.resumedFrom > 0 || bytesThisRun > 0 || total != nil,
+            conditional: !request.conditions.isEmpty && book == nil)
         if let easy = worker.easy {
             if isFileSource { known.fileLength = easy.contentLength }
             let roundTrip = easy.firstByteWait
@@ -289,7 +283,7 @@ final class ItemTransfer: @unchecked Sendable {
         guard !announced else { return }
         announced = true
         let planned = rangesSupported ? request.connections : 1
-        engine.emit(.started(id: request.id, length: total, connections: planned, resumedFrom: resumedFrom))
+        engine.emit(.started(id: request.id, length: total, connections: planned, resumedFrom: tally.resumedFrom))
     }
 
     private func rememberEffectiveURL(_ worker: Worker) {
@@ -395,7 +389,7 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// A request failed: carries out `RetryPolicy`'s decision for the worker.
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
-        lastError = error
+        tally.lastError = error
         let regionTaken = rangesSupported && book.map { ($0.region(of: worker.slot)?.remaining ?? 0) == 0 } ?? false
         let situation = RetryPolicy.Situation(
             error: error, progressed: worker.progressed, regionTaken: regionTaken,
@@ -407,13 +401,13 @@ final class ItemTransfer: @unchecked Sendable {
             worker.standing = standing
             relaunch(worker)
         case .retry(let standing):
-            attempts += 1
+            tally.attempts += 1
             worker.standing = standing
             let delay = engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter)
             worker.state = .backoff(until: engine.now() + delay)
         case .switchSource(let standing, let sourceDead):
             if sourceDead { deadSources.insert(worker.sourceIndex) }
-            attempts += 1
+            tally.attempts += 1
             worker.standing = standing
             relaunch(worker)
         case .retire(let sourceDead):
@@ -464,7 +458,7 @@ final class ItemTransfer: @unchecked Sendable {
         spawn(on: liveSources) { worker in
             guard let range = nextRange(for: worker) else { return nil }
             bytesAtReplacement = bytesThisRun
-            attempts += 1
+            tally.attempts += 1
             return range
         }
     }
@@ -501,7 +495,7 @@ final class ItemTransfer: @unchecked Sendable {
         let live = liveSources
         guard !live.isEmpty else { return }
         bytesAtReplacement = bytesThisRun
-        attempts += 1
+        tally.attempts += 1
         spawn(on: live) { self.book?.take(for: $0.slot) }
     }
 
@@ -528,7 +522,7 @@ final class ItemTransfer: @unchecked Sendable {
         if let book, book.isComplete {
             complete()
         } else {
-            fail(lastError ?? TransferError(code: .transfer, message: "no connection could finish the download"))
+            fail(tally.lastError ?? TransferError(code: .transfer, message: "no connection could finish the download"))
         }
     }
 
@@ -569,9 +563,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// bytes came from (`counts`: at most three times), or it refuses ranges for now
     /// and `stream` is fetched as the single stream.
     private func restart(reason: String, keeping stream: Worker?, counts: Bool) {
-        if counts { restarts += 1 } else { refusals += 1 }
-        note = reason
-        guard restarts <= 3, refusals <= 3 else {
+        guard tally.restart(because: reason, counts: counts) else {
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
@@ -579,7 +571,7 @@ final class ItemTransfer: @unchecked Sendable {
             if worker.easy != nil { engine.detach(worker) }
         }
         workers = stream.map { [$0] } ?? []
-        resumedFrom = 0
+        tally.resumedFrom = 0
         writer.restarted()
         expanded = false
         book = nil
@@ -659,10 +651,8 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
-        TransferOutcome(
-            status: status, length: total, bytesDownloaded: bytesThisRun, resumedFrom: resumedFrom,
-            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: durability.checkpointed,
-            validators: validators)
+        tally.outcome(
+            status, length: total, bytesDownloaded: bytesThisRun, hasState: durability.checkpointed, validators: validators)
     }
 
     private func complete() {

@@ -1,0 +1,42 @@
+/// What one item's report says about how its transfer went (SPEC §8), counted
+/// while it runs: requests made, connections used, bytes resumed, restarts, and
+/// the last failure and note worth showing.
+struct ItemTally {
+    /// Bytes reused from an earlier run.
+    var resumedFrom: Int64 = 0
+    /// Most connections used at once.
+    private(set) var peakConnections = 0
+    /// 1 + every retry, every switch to a mirror and every replacement connection.
+    var attempts = 1
+    /// Times the item started over because the remote changed.
+    private(set) var restarts = 0
+    /// Times a server refused ranges for a file it still has (`ResponseJudge.Decision.singleStream`).
+    private(set) var refusals = 0
+    /// Why resume state was discarded or the item restarted, when it was.
+    var note: String?
+    /// The last failure a connection met; the item's failure when none finishes.
+    var lastError: TransferError?
+
+    /// The most restarts of each kind before the item fails as `changed`.
+    static let restartLimit = 3
+
+    /// Notes that `connections` are open now.
+    mutating func using(_ connections: Int) { peakConnections = max(peakConnections, connections) }
+
+    /// Counts a start from zero (`counts`: the remote changed; else it refused
+    /// ranges for now), noting why; false once either kind passed `restartLimit`.
+    mutating func restart(because reason: String, counts: Bool) -> Bool {
+        if counts { restarts += 1 } else { refusals += 1 }
+        note = reason
+        return restarts <= Self.restartLimit && refusals <= Self.restartLimit
+    }
+
+    /// The outcome the item reports.
+    func outcome(
+        _ status: TransferOutcome.Status, length: Int64?, bytesDownloaded: Int64, hasState: Bool, validators: Validators
+    ) -> TransferOutcome {
+        TransferOutcome(
+            status: status, length: length, bytesDownloaded: bytesDownloaded, resumedFrom: resumedFrom,
+            connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: hasState, validators: validators)
+    }
+}
