@@ -666,6 +666,26 @@ final class HashLog: Sendable {
         }
     }
 
+    @Test func deleteUnderAFilterIsRefusedByTheLibraryToo() async throws {
+        try await withTestDirectory { dir in
+            let yaml = try strayMirror(dir)
+            let manifest = try Manifest.parse(yaml, name: dir + "/m.yaml")
+            var planOptions = PlanOptions()
+            planOptions.root = dir + "/mirror"
+            planOptions.shard = try Shard(index: 0, count: 2)
+            var pruning = options()
+            pruning.delete = true
+            let session = SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: pruning)
+            await #expect {
+                try await session.run()
+            } throws: { error in
+                (error as? SyncError)?.exitCode == .usage
+            }
+            #expect(exists(dir + "/mirror/stray.txt") && exists(dir + "/mirror/old/x.bin"))
+            #expect(server.requests().isEmpty)
+        }
+    }
+
     @Test func deleteUnderAFilterIsAUsageError() async throws {
         try await withTestDirectory { dir in
             let yaml = try strayMirror(dir)
