@@ -82,9 +82,7 @@ import TestServer
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch(["sync", path, "--progress", "none"])
-            #expect(await waitFor(seconds: 15) { exists(dir + "/big.bin.jgd") })
-            try await Task.sleep(nanoseconds: 1_500_000_000)
-            kill(process.processIdentifier, SIGKILL)
+            #expect(await send(SIGKILL, to: process, after: 1.5, within: 15) { exists(dir + "/big.bin.jgd") })
             process.waitUntilExit()
             #expect(!exists(dir + "/big.bin"))
             #expect(exists(dir + "/big.bin.jgpart"))
@@ -107,8 +105,7 @@ import TestServer
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
-            #expect(await waitFor(seconds: 15) { exists(dir + "/big.bin.jgd") })
-            kill(process.processIdentifier, SIGINT)
+            #expect(await send(SIGINT, to: process, within: 15) { exists(dir + "/big.bin.jgd") })
             #expect(await waitFor(seconds: 5, process: process))
             #expect(process.terminationStatus == 130)
             let report = try loadReport(dir + "/r.json")

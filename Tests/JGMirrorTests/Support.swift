@@ -132,6 +132,30 @@ func waitFor(seconds: Double, _ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
+/// Sends `signal` to `process` `delay` seconds after `condition` first holds, all on
+/// a thread of its own: on a loaded machine a test waiting on the cooperative pool can
+/// resume seconds late, after the throttled download it meant to interrupt has
+/// finished. Returns whether the condition held within `seconds` (no signal if not).
+func send(_ signal: Int32, to process: Process, after delay: Double = 0, within seconds: Double,
+          when condition: @escaping @Sendable () -> Bool) async -> Bool {
+    let pid = process.processIdentifier
+    return await withCheckedContinuation { continuation in
+        Thread {
+            let deadline = Date().addingTimeInterval(seconds)
+            var met = condition()
+            while !met, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+                met = condition()
+            }
+            if met {
+                Thread.sleep(forTimeInterval: delay)
+                kill(pid, signal)
+            }
+            continuation.resume(returning: met)
+        }.start()
+    }
+}
+
 /// Polls for a child process state without blocking the cooperative pool.
 func waitFor(seconds: Double, process: Process) async -> Bool {
     await waitFor(seconds: seconds) { !process.isRunning }

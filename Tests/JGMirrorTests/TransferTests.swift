@@ -273,13 +273,13 @@ import TestServer
     }
 
     @Test func aSlowConnectionKeepsOnlyWhatItFetchesWhileTheOthersFinish() async throws {
-        // 16 MiB over 4 connections at 8 MB/s, 50 ms before each response; the third
+        // 8 MiB over 4 connections at 8 MB/s, 50 ms before each response; the third
         // request is served at 50 kB/s. The first fast connection to run out of work
         // takes the slow one's region from about where that one has got to, leaving
         // it only what it can fetch while the others finish (well under 64 KiB here).
         // Halving the largest region, however often, leaves a victim at least
         // min_segment, so no cut would come within 256 KiB of where it started.
-        let large = TestServer.bytes(count: 16 << 20, seed: 11)
+        let large = TestServer.bytes(count: 8 << 20, seed: 11)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
         route.bytesPerSecond = 8_000_000
         route.fault = { $0 == 2 ? .slow(bytesPerSecond: 50_000) : nil }
