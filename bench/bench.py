@@ -411,10 +411,12 @@ def has_size(path: Path, size: int) -> Callable[[], None]:
 
 
 def downloaded_files(directory: Path) -> int:
-    """Files below directory, not counting jgmirror's own (lock and state files at
-    the root, whose names start with a dot); a leftover part file fails the count."""
+    """Files below directory, not counting jgmirror's own (its state folder
+    `.jgmirror/` and other dot files at the root); a leftover part file fails the count."""
     count = 0
-    for root, _, files in os.walk(directory):
+    for root, folders, files in os.walk(directory):
+        if Path(root) == directory:
+            folders[:] = [f for f in folders if f != ".jgmirror"]
         for name in files:
             if name.endswith((".jgpart", ".jgd")):
                 raise RuntimeError(f"{root}/{name} left behind")
@@ -1041,11 +1043,13 @@ def main() -> None:
         results = as_json(ran, options.reps)
         if wanted and options.publish and (HERE / "results.json").exists():
             # A partial run replaces its scenarios in the published results, keeping the rest.
+            # A run of a subset builds only its own scenarios, so the published order is kept
+            # and scenarios new to it go last.
             published = json.loads((HERE / "results.json").read_text())
-            fresh_keys = {s["key"] for s in results["scenarios"]}
-            kept = [{"rounds": published["rounds"], **s} for s in published["scenarios"] if s["key"] not in fresh_keys]
-            order = [s.key for s in all_scenarios]
-            results["scenarios"] = sorted(kept + results["scenarios"], key=lambda s: order.index(s["key"]))
+            fresh = {s["key"]: s for s in results["scenarios"]}
+            merged = [fresh.pop(s["key"]) if s["key"] in fresh else {"rounds": published["rounds"], **s}
+                      for s in published["scenarios"]]
+            results["scenarios"] = merged + list(fresh.values())
         (OUT / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
         (OUT / "results.svg").write_text(as_svg(results))
         print(f"\nwrote {OUT / 'results.json'} and {OUT / 'results.svg'}")

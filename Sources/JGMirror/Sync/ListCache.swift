@@ -60,31 +60,7 @@ public struct ListCache: Sendable {
         do throws(TransferError) {
             let directory = try RootDirectory(path: root)
             try directory.makeFolders(root + "/" + Self.folder)
-            let fd = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
-            let data = list.encoded()
-            var failure: Int32 = 0
-            data.withUnsafeBytes { bytes in
-                var done = 0
-                while done < bytes.count {
-                    let written = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        failure = errno
-                        return
-                    }
-                    done += written
-                }
-            }
-            if failure == 0, durable, fsync(fd) != 0 { failure = errno }
-            close(fd)
-            guard failure == 0 else {
-                directory.unlink(temporary)
-                throw .local(errno: failure, path: temporary, doing: "cannot write")
-            }
-            do { try directory.rename(temporary, to: path) } catch {
-                directory.unlink(temporary)
-                throw error
-            }
+            try directory.replaceFile(path, with: list.encoded(), temporary: temporary, exclusive: true, durable: durable)
             if durable { directory.syncFolder(root + "/" + Self.folder) }
             return nil
         } catch {

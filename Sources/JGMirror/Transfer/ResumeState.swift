@@ -99,27 +99,7 @@ struct ResumeState: Codable, Equatable, Sendable {
         do { data = try JSONEncoder().encode(self) } catch {
             throw TransferError(code: .ioError, message: "cannot encode resume state: \(error)")
         }
-        let fd = try root.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        var failure: Int32 = 0
-        data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += written
-            }
-        }
-        if failure == 0, durable, fsync(fd) != 0 { failure = errno }
-        close(fd)
-        guard failure == 0 else {
-            root.unlink(temporary)
-            throw .local(errno: failure, path: temporary, doing: "cannot write")
-        }
-        try root.rename(temporary, to: path)
+        try root.replaceFile(path, with: data, temporary: temporary, exclusive: false, durable: durable)
     }
 }
 
