@@ -390,9 +390,8 @@ final class ItemTransfer: @unchecked Sendable {
     /// A request failed: carries out `RetryPolicy`'s decision for the worker.
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         tally.lastError = error
-        let regionTaken = rangesSupported && book.map { ($0.region(of: worker.slot)?.remaining ?? 0) == 0 } ?? false
         let situation = RetryPolicy.Situation(
-            error: error, progressed: worker.progressed, regionTaken: regionTaken,
+            error: error, progressed: worker.progressed, regionTaken: owesNothing(worker),
             standing: worker.standing, retries: request.retries, sourceCount: request.sources.count, deadSources: deadSources)
         switch RetryPolicy.decide(situation) {
         case .failItem:
@@ -467,7 +466,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// slot, or to move to a mirror): the rest of its region, or, when steals took
     /// all of it meanwhile, new work; it retires when there is none.
     private func relaunch(_ worker: Worker) {
-        if let book, rangesSupported, worker.redirectURL == nil, (book.region(of: worker.slot)?.remaining ?? 0) == 0 {
+        if worker.redirectURL == nil, owesNothing(worker) {
             guard let range = nextRange(for: worker) else {
                 retire(worker)
                 checkCompletion()
@@ -476,6 +475,13 @@ final class ItemTransfer: @unchecked Sendable {
             worker.pos = range.lower
         }
         launch(worker)
+    }
+
+    /// The file is shared out by ranges and steals have left `worker` nothing to
+    /// fetch (or it finished its region): its next request needs new work.
+    private func owesNothing(_ worker: Worker) -> Bool {
+        guard let book, rangesSupported else { return false }
+        return (book.region(of: worker.slot)?.remaining ?? 0) == 0
     }
 
     /// Removes a worker; what it still owned returns to the book's pool.
