@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_INSTALL_ONLY=1 bench/run.sh
-swift build -c release --product jgmirror-origin >&2
-exec python3 bench/acceptance.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror" "$@"
+swift build -c release --static-swift-stdlib --product jgmirror-origin >&2
+exec python3 bench/acceptance.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror" "$@"

@@ -25,6 +25,6 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-swift build -c release --product jgmirror >&2
+swift build -c release --static-swift-stdlib --product jgmirror >&2
 if [ -n "${BENCH_INSTALL_ONLY:-}" ]; then exit 0; fi
-exec python3 bench/bench.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror" "$@"
+exec python3 bench/bench.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror" "$@"

@@ -5,8 +5,8 @@
 #   bench/simulate.sh --publish   also replaces them in bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product jgmirror-linksim >&2
-tables="$("$(swift build -c release --show-bin-path)/jgmirror-linksim" grid)"
+swift build -c release --static-swift-stdlib --product jgmirror-linksim >&2
+tables="$("$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror-linksim" grid)"
 printf '%s\n' "$tables"
 if [ "${1:-}" = "--publish" ]; then
   TABLES="$tables" python3 - bench/RESULTS.md <<'PY'

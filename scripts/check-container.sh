@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keeps the Containerfile's runtime stage honest without a container engine: every
-# shared library `ldd` lists for the release binary, apart from the Swift runtime the
-# Containerfile copies in, must belong to a Debian package that the runtime stage's
+# shared library `ldd` lists for the release binary (built with the Swift runtime linked
+# in, as the Containerfile builds it) must belong to a Debian package that the runtime stage's
 # `apt-get install` line installs, or one of their dependencies, or a package every
 # Debian image has (priority required, and what those depend on). Usage:
 #   scripts/check-container.sh [BINARY]     (default: the release build, built if missing)
@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-}
 if [ -z "$binary" ]; then
-  swift build -c release --product jgmirror >/dev/null
-  binary="$(swift build -c release --show-bin-path)/jgmirror"
+  swift build -c release --static-swift-stdlib --product jgmirror >/dev/null
+  binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror"
 fi
 
 # The packages of the last stage's `apt-get install` (continuation lines joined).
@@ -48,7 +48,10 @@ done
 missing=0
 while read -r library path; do
   case "$path" in
-    */usr/lib/swift/linux/*) continue ;;  # the Swift runtime, copied from the build stage
+    */lib/swift/linux/*)  # the runtime stage has no Swift runtime: it is linked in
+      echo "container check: $library is the Swift runtime, linked dynamically; build with --static-swift-stdlib" >&2
+      missing=1
+      continue ;;
   esac
   [ -n "$path" ] || continue
   owner=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null || true)

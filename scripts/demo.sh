@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-swift build -c release --product jgmirror >&2
-swift build -c release --product jgmirror-origin >&2
-bin=$(swift build -c release --show-bin-path)
+swift build -c release --static-swift-stdlib --product jgmirror >&2
+swift build -c release --static-swift-stdlib --product jgmirror-origin >&2
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 log=$(mktemp)
 "$bin/jgmirror-origin" >"$log" 2>&1 &
 origin_pid=$!

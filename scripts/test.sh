@@ -33,6 +33,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "nginx acceptance checks left out; to run them: sudo apt-get install -y ${missing[*]}" >&2
   exit 0
 fi
-swift build -c release --product jgmirror
-swift build -c release --product jgmirror-origin  # the dropping origin of the acceptance checks
-python3 bench/acceptance.py --jgmirror "$(swift build -c release --show-bin-path)/jgmirror"
+swift build -c release --static-swift-stdlib --product jgmirror
+swift build -c release --static-swift-stdlib --product jgmirror-origin  # the dropping origin of the acceptance checks
+python3 bench/acceptance.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror"
