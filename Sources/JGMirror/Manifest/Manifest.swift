@@ -112,7 +112,12 @@ public struct ManifestItem: Sendable {
     /// The destination as written, relative to the root; nil means the URL's file name.
     public var dest: String?
     /// Lower-case hex SHA-256, when given inline.
-    public var sha256: String?
+    public var sha256: String? {
+        get { packedSHA256?.text }
+        set { packedSHA256 = newValue.map(PackedSHA256.init) }
+    }
+    /// `sha256`, kept as 32 raw bytes.
+    var packedSHA256: PackedSHA256?
     /// Lower-case hex SHA-512, when given inline or by a SHA512SUMS list.
     public var sha512: String?
     /// The expected length in bytes, when given.

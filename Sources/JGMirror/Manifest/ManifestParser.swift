@@ -113,12 +113,12 @@ struct ManifestParser {
                 item.destLocation = destLocation
             case "sha256":
                 let (text, shaLocation) = try readString(key)
-                let hex = text.lowercased()
-                guard Rules.isSHA256(hex) else {
+                guard Rules.isSHA256(text) else {
                     throw error(
                         shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
                 }
-                item.sha256 = hex
+                // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
+                item.packedSHA256 = PackedSHA256(text.utf8.contains { $0 >= 65 && $0 <= 70 } ? text.lowercased() : text)
                 item.sha256Location = shaLocation
             case "sha512":
                 let (text, shaLocation) = try readString(key)
@@ -211,7 +211,7 @@ struct ManifestParser {
                 manifest.warnings.append(problem)
             }
             manifest.items[index].dest = dest
-            if options.requireChecksums, item.sha256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
+            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
         }

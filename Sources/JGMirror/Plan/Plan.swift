@@ -55,7 +55,7 @@ public struct Plan: Sendable {
                     mirrors: item.mirrors,
                     dest: dest,
                     root: root,
-                    sha256: item.sha256,
+                    sha256: item.packedSHA256,
                     sha512: item.sha512,
                     size: item.size,
                     connections: connections,

@@ -12,7 +12,12 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Absolute destination path (computed: storing it cost 100 bytes per item).
     public var path: String { root + "/" + dest }
     /// Expected SHA-256 (lower-case hex), when known.
-    public var sha256: String?
+    public var sha256: String? {
+        get { expectedSHA256?.text }
+        set { expectedSHA256 = newValue.map(PackedSHA256.init) }
+    }
+    /// `sha256`, kept as 32 raw bytes.
+    var expectedSHA256: PackedSHA256?
     /// Expected SHA-512 (lower-case hex), when the manifest or a SHA512SUMS list gives one.
     public var sha512: String? = nil
     /// Expected length; a server that disagrees fails the item.
@@ -91,7 +96,7 @@ public struct PlannedItem: Sendable, Identifiable {
     }
 
     init(
-        id: Int, url: String, mirrors: [String], dest: String, root: String, sha256: String?, sha512: String? = nil,
+        id: Int, url: String, mirrors: [String], dest: String, root: String, sha256: PackedSHA256?, sha512: String? = nil,
         size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
         redact: [String], tags: [String], tag: Int?, insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
         refresh: RefreshPolicy = .conditional, location: SourceLocation,
@@ -101,7 +106,7 @@ public struct PlannedItem: Sendable, Identifiable {
         self.url = url
         self.mirrors = mirrors
         self.dest = dest
-        self.sha256 = sha256
+        self.expectedSHA256 = sha256
         self.sha512 = sha512
         self.size = size
         self.tag = tag
@@ -130,7 +135,7 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Cleans secrets from text about this item.
     public var redactor: Redactor { Redactor(headers: headers, redact: redact, urls: [url] + mirrors) }
     /// Whether a checksum decides the item's content (else it is `unverified`).
-    public var hasChecksum: Bool { sha256 != nil || sha512 != nil }
+    public var hasChecksum: Bool { expectedSHA256 != nil || sha512 != nil }
     /// The URL as reports and logs may show it: no credentials, and no value of a
     /// query parameter named in `redact`.
     public var displayURL: String { Redactor(redact: redact).redact(url: url) }

@@ -46,11 +46,11 @@ struct ResultRow: Sendable {
         bytesDownloaded = result.bytesDownloaded
         resumedFrom = result.resumedFrom
         durationS = result.durationS
-        actualIsExpected = result.sha256Actual != nil && result.sha256Actual == item.sha256
+        actualIsExpected = result.sha256Actual.map { item.expectedSHA256?.matches($0) ?? false } ?? false
         actual512IsExpected = result.sha512Actual != nil && result.sha512Actual == item.sha512
         let fromItem =
             result.dest == item.dest && result.url == item.displayURL && result.tag == item.tag && result.tags == item.tags
-            && result.sha256Expected == item.sha256 && result.sha512Expected == item.sha512 && result.insecure == item.insecure
+            && result.sha256Expected.map(PackedSHA256.init) == item.expectedSHA256 && result.sha512Expected == item.sha512 && result.insecure == item.insecure
             && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual
         let actual512 = actual512IsExpected ? nil : result.sha512Actual
@@ -67,11 +67,13 @@ struct ResultRow: Sendable {
     /// The full result again, with the names, URL and tags of `item`.
     func result(for item: PlannedItem) -> ItemResult {
         if let whole = rare?.whole { return whole }
+        // Spelled out once for both fields.
+        let expected = item.sha256
         return ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
             bytes: bytes < 0 ? nil : bytes, bytesDownloaded: bytesDownloaded, resumedFrom: resumedFrom,
             connections: Int(connections), attempts: Int(attempts), durationS: durationS,
-            sha256Expected: item.sha256, sha256Actual: actualIsExpected ? item.sha256 : rare?.sha256Actual,
+            sha256Expected: expected, sha256Actual: actualIsExpected ? expected : rare?.sha256Actual,
             sha512Expected: item.sha512, sha512Actual: actual512IsExpected ? item.sha512 : rare?.sha512Actual,
             error: rare?.error, insecure: item.insecure, note: rare?.note)
     }
