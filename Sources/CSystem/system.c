@@ -12,6 +12,8 @@
 
 int jg_syncfs(int fd) { return syncfs(fd); }
 
+int jg_start_writeback(int fd) { return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); }
+
 const int jg_o_path = O_PATH;
 
 int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode) {

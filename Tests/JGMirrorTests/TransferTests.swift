@@ -430,6 +430,42 @@ import TestServer
         }
     }
 
+    @Test func durableDataStartsWritebackWhileItArrivesAndAtTheEnd() async throws {
+        serve { $0.bytesPerSecond = 4 << 20 }
+        try await withTestDirectory { dir in
+            let starts = Locked(0)
+            var options = testOptions()
+            options.checkpointInterval = 3600
+            options.writebackStep = 512 << 10
+            options.startWriteback = { _ in
+                starts.withLock { $0 += 1 }
+                return 0
+            }
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1")
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            // 3 MiB over about 0.75 s in steps of 512 KiB, at most one start queued at a
+            // time, and one for the rest at the end.
+            #expect(starts.withLock { $0 } >= 3)
+
+            starts.withLock { $0 = 0 }
+            options.durable = false
+            try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
+            let unsynced = try await sync(yaml, in: dir, options: options)
+            #expect(unsynced.items.first?.status == .downloaded)
+            #expect(starts.withLock { $0 } == 0)
+
+            // A small file is left to placement's batch sync.
+            let small = [UInt8](repeating: 7, count: 64 << 10)
+            server.set("/small", TestServer.Route(body: small))
+            options.durable = true
+            let report2 = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: options)
+            #expect(report2.items.first?.status == .downloaded)
+            #expect(starts.withLock { $0 } == 0)
+        }
+    }
+
     /// Flushes on one connection (caught at the next flush); checkpoints only on four
     /// (caught when the item completes).
     @Test(arguments: zip([1, 4], [Int64(256 << 10), Int64.max]))

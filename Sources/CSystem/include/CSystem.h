@@ -7,6 +7,10 @@
 /* syncfs(2): writes back and flushes everything dirty on the filesystem holding fd. */
 int jg_syncfs(int fd);
 
+/* sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: starts writeback
+ * of its dirty pages without waiting for it, so a later fdatasync has little left. */
+int jg_start_writeback(int fd);
+
 /* O_PATH: a descriptor that names a file or folder without opening it for I/O. */
 extern const int jg_o_path;
 

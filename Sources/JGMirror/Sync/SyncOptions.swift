@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 
 /// How a sync runs (SPEC §2): concurrency, limits, resume and failure policy.
@@ -61,6 +62,10 @@ public struct SyncOptions: Sendable {
     var flushStep: Int64 = 64 << 20
     /// See `TransferEngine.Configuration.dataSync`.
     var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
+    /// See `TransferEngine.Configuration.writebackStep`.
+    var writebackStep: Int64 = .max
+    /// See `TransferEngine.Configuration.startWriteback`.
+    var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 
     public init() {}
 
@@ -82,6 +87,8 @@ public struct SyncOptions: Sendable {
         configuration.durable = durable
         configuration.flushStep = flushStep
         configuration.dataSync = dataSync
+        configuration.writebackStep = writebackStep
+        configuration.startWriteback = startWriteback
         configuration.minFree = minFree
         configuration.freeSpace = freeSpace
         return configuration

@@ -14,11 +14,19 @@ final class ItemDurability {
     private let durable: Bool
     private let dataSync: @Sendable (Int32) -> Int32
     private let flushStep: Int64
+    private let writebackStep: Int64
+    private let startWriteback: @Sendable (Int32) -> Int32
     private lazy var queue = DispatchQueue(label: "jgmirror.item-sync")
     private let checkpointBusy = Locked(false)
     private let flushBusy = Locked(false)
+    private let writebackBusy = Locked(false)
     /// Bytes written since the last flush was queued (durable runs).
     private var unflushed: Int64 = 0
+    /// Bytes written since writeback was last started or a flush queued (durable runs).
+    private var unwritten: Int64 = 0
+    /// Writeback was started or a flush queued: the item is not a small file, which
+    /// placement's batch sync takes care of.
+    private var wroteBack = false
     /// A flush was queued: completing must wait for the queue.
     private var flushed = false
     /// Resume state exists on disk or a checkpoint was queued: dropping or completing
@@ -31,24 +39,50 @@ final class ItemDurability {
         durable = configuration.durable
         dataSync = configuration.dataSync
         flushStep = configuration.flushStep
+        writebackStep = configuration.writebackStep
+        startWriteback = configuration.startWriteback
     }
 
     /// Resume state from an earlier run is on disk.
     func adoptExistingState() { checkpointed = true }
 
-    /// Counts written bytes; in a durable run, queues a flush every `flushStep`.
-    /// Returns the failure of an earlier flush, which fails the item.
+    /// Counts written bytes; in a durable run, starts writeback every `writebackStep`
+    /// and queues a flush every `flushStep`. Returns the failure of an earlier flush,
+    /// which fails the item.
     func wrote(_ count: Int, to part: PartFile) -> TransferError? {
         guard durable else { return nil }
         unflushed += Int64(count)
-        guard unflushed >= flushStep else { return nil }
+        unwritten += Int64(count)
+        guard unflushed >= flushStep else {
+            if unwritten >= writebackStep { writeBack(part) }
+            return nil
+        }
         if let failure = part.failedSync { return failure }
         let sync = dataSync
         guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy)
         else { return nil }
         unflushed = 0
+        unwritten = 0
         flushed = true
+        wroteBack = true
         return nil
+    }
+
+    /// Starts writeback of what `part` holds so far, without waiting for it (durable
+    /// runs), unless an earlier start is still queued.
+    func writeBack(_ part: PartFile) {
+        guard durable else { return }
+        let start = startWriteback
+        guard enqueue({ part.startWriteback(using: start) }, unlessBusy: writebackBusy) else { return }
+        unwritten = 0
+        wroteBack = true
+    }
+
+    /// At the end of a download that started writeback before, starts it for the last
+    /// bytes: they go to disk while the hasher catches up, and placement's sync waits
+    /// for less.
+    func writeBackRest(_ part: PartFile) {
+        if wroteBack || unflushed >= 4 << 20, unwritten > 0 { let s = startWriteback; queue.sync { part.startWriteback(using: s) } }
     }
 
     /// Saves resume state: the part file's data is synced first, so the record never

@@ -663,6 +663,7 @@ final class ItemTransfer: @unchecked Sendable {
 
     private func complete() {
         guard !finished else { return }
+        if let part { durability.writeBackRest(part) }
         durability.settle()
         if let failure = part?.failedSync {
             fail(failure)

@@ -85,6 +85,10 @@ final class PartFile: Sendable {
         }
     }
 
+    /// Asks the kernel to start writing the file's dirty pages back, without waiting
+    /// for them. Advisory: a write error shows at the next `syncData`.
+    func startWriteback(using start: (Int32) -> Int32) { _ = start(fd) }
+
     /// Why a sync of this file failed, if one did.
     var failedSync: TransferError? { syncFailure.withLock { $0 } }
 }
