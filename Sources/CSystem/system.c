@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,3 +32,5 @@ int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode
     return -1;
 #endif
 }
+
+int jg_release_free_memory(void) { return malloc_trim(0); }

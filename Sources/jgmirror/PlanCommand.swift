@@ -24,7 +24,7 @@ struct PlanCommand: AsyncParsableCommand {
                 command: "plan")
         }
         // The state database's records spare hashing files it vouches for, as in sync.
-        let records = (try? StateStore.openExisting(root: plan.root)?.records()) ?? [:]
+        let records = (try? StateStore.openExisting(root: plan.root)?.recordTable()) ?? RecordTable()
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
         var counts: [String: Int] = [:]
         var leading: [(action: String, size: String)] = []

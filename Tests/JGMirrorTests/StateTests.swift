@@ -176,6 +176,54 @@ final class HashLog: Sendable {
         }
     }
 
+    /// The walk of the plan waits while the hashing window is full, and the records of
+    /// what was hashed are written in batches during the run, the last at the end.
+    @Test func rehashingIsWindowedAndRecordedInBatches() async throws {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<12 {
+            server.set("/w\(index)", TestServer.Route(body: body))
+            lines.append("  - {url: \(server.url("/w\(index)")), dest: d\(index % 3)/f\(index).bin, sha256: \(sha(body))}")
+        }
+        let yaml = lines.joined(separator: "\n") + "\n"
+        try await withTestDirectory { dir in
+            _ = try await sync(yaml, in: dir, options: options(racy: 3600))
+            let before = FileRecord.now()
+            // Every record is racy, so every file is hashed; each hash waits until the walk
+            // has found the window full (a run without a window never would: the wait
+            // then gives up after 2 s and the test fails on `full`).
+            let gate = DispatchSemaphore(value: 0)
+            let full = Locked(false)
+            let log = HashLog()
+            var options = options(racy: 3600, log: log)
+            options.hashWindow = 2
+            options.learnedBatch = 5
+            options.hashWindowFull = {
+                if full.withLock({ full in
+                    defer { full = true }
+                    return !full
+                }) {
+                    gate.signal()
+                }
+            }
+            let batches = Locked<[Int]>([])
+            options.savedLearned = { count in batches.withLock { $0.append(count) } }
+            let logged = options.hashedFile
+            options.hashedFile = { dest in
+                _ = gate.wait(timeout: .now() + 2)
+                gate.signal()
+                logged?(dest)
+            }
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(full.value)
+            #expect(report.items.allSatisfy { $0.status == .unchanged } && report.items.count == 12)
+            #expect(Set(log.all).count == 12)
+            #expect(batches.value == [5, 5, 2])
+            let records = try records(dir)
+            #expect(records.count == 12)
+            #expect(records.values.allSatisfy { ($0.verifiedAt ?? 0) >= before })
+        }
+    }
+
     @Test func changedFileBehindTheRecordIsHashedAndRefetched() async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in

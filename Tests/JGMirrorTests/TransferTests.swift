@@ -787,7 +787,7 @@ import TestServer
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
-                items: plan.items, options: options, engine: engine, events: continuation, root: root, store: nil, records: [:]
+                items: plan.items, options: options, engine: engine, events: continuation, root: root, store: nil, records: RecordTable()
             ).run()
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })

@@ -19,4 +19,8 @@ extern const int jg_o_path;
  * dirfd. -1 with errno ENOSYS where the headers or the kernel lack openat2. */
 int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode);
 
+/* malloc_trim(3) with no padding: gives the pages of freed memory back to the
+ * system, wherever they are in the heap. Returns 1 when some were. */
+int jg_release_free_memory(void);
+
 #endif

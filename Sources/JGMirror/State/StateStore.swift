@@ -178,6 +178,39 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Every file record, in the compact form a run looks records up in (no source URL).
+    public func recordTable() throws -> RecordTable {
+        try pool.read { db in
+            // Sized first, so a large table is allocated once rather than grown by doubling.
+            let size = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*), total(length(CAST(dest AS BLOB)) + ifnull(length(sha512), 0) + ifnull(length(CAST(etag AS BLOB)), 0)
+                        + ifnull(length(CAST(last_modified AS BLOB)), 0)) FROM file
+                    """)
+            var table = RecordTable(reservingCapacity: size?[0] ?? 0, bytes: Int(size?[1] ?? 0.0))
+            // In the key's order, which the table keeps for its lookups.
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, verified_at, checked_at, sha512
+                        FROM file ORDER BY dest
+                    """)
+            while let row = try rows.next() {
+                let stat = FileStat(
+                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
+                    device: UInt64(bitPattern: row[5]))
+                let digest: Data? = row[6]
+                let digest512: Data? = row[11]
+                table.append(
+                    dest: row[0], stat: stat, sha256: digest.map { [UInt8]($0) }, sha512: digest512.map { [UInt8]($0) }, etag: row[7],
+                    lastModified: row[8], verifiedAt: row[9], checkedAt: row[10])
+            }
+            table.finish()
+            return table
+        }
+    }
+
     /// Writes `records` in one transaction, replacing earlier records of their destinations.
     /// A failure is remembered and returned once; later writes are skipped.
     @discardableResult

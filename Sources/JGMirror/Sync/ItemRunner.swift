@@ -1,20 +1,24 @@
+import CSystem
 import Foundation
 
 /// Takes every item of a run from assessment to its final state: unchanged items
 /// are settled from disk and the state database, the rest go through the engine, the
 /// prefix hasher and placement. Results are collected by index and returned in plan
 /// order; what was learned about files already present (hashed, or `304`) is recorded
-/// in one transaction at the end.
+/// in batches, one transaction each.
 final class ItemRunner: Sendable {
     private let items: [PlannedItem]
     private let options: SyncOptions
     private let engine: TransferEngine
     private let events: AsyncStream<SyncEvent>.Continuation
     private let store: StateStore?
-    /// The state database's records, by destination (empty without one).
-    private let records: [String: FileRecord]
-    /// Records of present files learned this run, written together at the end.
+    /// The state database's records, by destination (empty without one); dropped once
+    /// every item has its result, before the results are put together.
+    private let records: Locked<RecordTable>
+    /// Records of present files learned this run and not written yet: written in
+    /// batches of `SyncOptions.learnedBatch` on `recording`, the rest at the end.
     private let learned = Locked<[FileRecord]>([])
+    private let recording = DispatchQueue(label: "jgmirror.learned")
     /// One-line problems with the state database, for the report.
     let warnings = Locked<[String]>([])
     /// Assessments of present files waiting for a conditional request, by index.
@@ -22,7 +26,8 @@ final class ItemRunner: Sendable {
     private let placement: Placement
     /// The root, opened once: every file below it is reached through this.
     private let root: RootDirectory
-    private let hashing: OperationQueue
+    /// Hashing of present files and second passes over part files, on all cores.
+    private let hashing: BoundedWork
     private let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
     private let madeFolders = Locked(Set<String>())
@@ -53,7 +58,7 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, store: StateStore?, records: [String: FileRecord]
+        root: RootDirectory, store: StateStore?, records: RecordTable
     ) {
         self.items = items
         self.root = root
@@ -61,13 +66,15 @@ final class ItemRunner: Sendable {
         self.engine = engine
         self.events = events
         self.store = store
-        self.records = records
+        self.records = Locked(records)
         let warnings = self.warnings
         placement = Placement(
             durable: options.durable, root: root, store: store, warn: { line in warnings.withLock { $0.append(line) } },
             beforeRecording: options.beforeRecording)
-        hashing = OperationQueue()
-        hashing.maxConcurrentOperationCount = max(1, options.hashThreads)
+        // A few files per thread waiting keeps every thread busy while the walk stats
+        // the next items.
+        let threads = max(1, options.hashThreads)
+        hashing = BoundedWork(threads: threads, limit: options.hashWindow ?? 4 * threads, onFull: options.hashWindowFull)
         state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count))
         window = max(32, 2 * options.jobs)
     }
@@ -86,15 +93,16 @@ final class ItemRunner: Sendable {
                     record(index, result)
                     continue
                 }
-                switch item.inspect(resume: options.resume, root: root, record: records[item.dest], quickCheck: quickCheck) {
+                switch item.inspect(resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck) {
                 case .decided(let assessment):
                     decide(index, assessment)
                 case .needsHashing(let size, let stat):
-                    // Hashing what is already there runs on all cores, beside the transfers.
+                    // Hashing what is already there runs on all cores, beside the
+                    // transfers; the walk waits while a few files per core are queued.
                     let root = root
-                    hashing.addOperation {
+                    hashing.submit {
                         self.options.hashedFile?(item.dest)
-                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.records[item.dest]))
+                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
                     }
                 case .unsafe(let error):
                     var result = result(item, status: .failed)
@@ -103,7 +111,8 @@ final class ItemRunner: Sendable {
                 }
             }
         }
-        if let store, let failure = store.save(learned.value) { warnings.withLock { $0.append(failure) } }
+        recording.sync {}
+        save(learned.value)
         return results
     }
 
@@ -114,12 +123,29 @@ final class ItemRunner: Sendable {
         guard store != nil, let stat else { return }
         // A file that changed while it was hashed is not recorded.
         guard root.status(item.path).map(FileStat.init) == stat else { return }
-        let old = records[item.dest]
+        let old = stateRecord(of: item)
         let record = FileRecord(
             dest: item.dest, stat: stat, sha256: sha256, sha512: sha512, etag: validators?.etag ?? old?.etag,
             lastModified: validators?.lastModified ?? old?.lastModified, url: item.displayURL, verifiedAt: verifiedAt,
             checkedAt: FileRecord.now())
-        learned.withLock { $0.append(record) }
+        let batch = learned.withLock { learned -> [FileRecord]? in
+            learned.append(record)
+            guard learned.count >= options.learnedBatch else { return nil }
+            defer { learned = [] }
+            return learned
+        }
+        // Not on the caller's thread, which may be the transfer engine's.
+        if let batch { recording.async { self.save(batch) } }
+    }
+
+    /// The state database's record of `item`'s destination.
+    private func stateRecord(of item: PlannedItem) -> FileRecord? { records.withLock { $0[item.dest] } }
+
+    /// Writes learned records in one transaction.
+    private func save(_ batch: [FileRecord]) {
+        guard let store, !batch.isEmpty else { return }
+        if let failure = store.save(batch) { warnings.withLock { $0.append(failure) } }
+        options.savedLearned?(batch.count)
     }
 
     /// Stops starting items (cancel, fail-fast).
@@ -236,7 +262,7 @@ final class ItemRunner: Sendable {
             result.status = .skipped
             record(index, result)
         case .notModified:
-            let old = records[item.dest]
+            let old = stateRecord(of: item)
             result.status = .unchanged
             result.bytes = present?.size
             result.note = "not modified"
@@ -277,7 +303,7 @@ final class ItemRunner: Sendable {
                         // A second pass over the part file, beside the transfers: the
                         // streaming hasher computes SHA-256 only.
                         let checked = result
-                        self.hashing.addOperation {
+                        self.hashing.submitWithoutWaiting {
                             var result = checked
                             let digest = (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
                                 defer { close(fd) }
@@ -363,6 +389,10 @@ final class ItemRunner: Sendable {
         }
         if failedFast { engine.skipQueued() }
         if let (done, rows) = finished {
+            // The records' pages go back to the system before the results take as many:
+            // freed in the middle of the heap, they would stay in the process otherwise.
+            records.withLock { $0 = RecordTable() }
+            jg_release_free_memory()
             var results: [ItemResult] = []
             results.reserveCapacity(rows.count)
             for (index, row) in rows.enumerated() { results.append(row!.result(for: items[index])) }

@@ -58,6 +58,18 @@ public struct SyncOptions: Sendable {
     package var beforeRecording: (@Sendable () -> Bool)?
     /// Told the destination of every present file that is hashed (tests).
     var hashedFile: (@Sendable (String) -> Void)?
+    /// Present files whose hashing may be queued or running at once; nil: four per
+    /// hashing thread (tests set it).
+    var hashWindow: Int?
+    /// Told each time the walk of the plan waits for room among the files being hashed (tests).
+    var hashWindowFull: (@Sendable () -> Void)?
+    /// Records of present files (hashed, or answered `304`) written in one transaction
+    /// while a run goes on: enough that a transaction costs little per record, few
+    /// enough that a run that hashes 100,000 files does not hold a record (and its
+    /// strings) for each until the end.
+    var learnedBatch = 1024
+    /// Told the size of each transaction of learned records (tests).
+    var savedLearned: (@Sendable (Int) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20
     /// See `TransferEngine.Configuration.dataSync`.

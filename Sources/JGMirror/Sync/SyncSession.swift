@@ -83,13 +83,13 @@ public final class SyncSession: Sendable {
         do { root = try RootDirectory(path: plan.root) } catch { throw .local(error.message) }
         var warnings: [String] = []
         var store: StateStore?
-        var records: [String: FileRecord] = [:]
+        var records = RecordTable()
         if let folder {
             let opening = StateStore.open(folder: folder.path, busyTimeout: options.stateBusyTimeout)
             if let warning = opening.warning { warnings.append(warning) }
             if let opened = opening.store {
                 do {
-                    records = try opened.records()
+                    records = try opened.recordTable()
                     store = opened
                 } catch {
                     warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
@@ -144,6 +144,8 @@ public final class SyncSession: Sendable {
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, store: store,
             records: records)
+        // The runner holds the only copy, and drops it before the results are put together.
+        records = RecordTable()
         var results = await run.run()
         if let prune, !isCancelled {
             let deletions = prune.execute(root: plan.root)

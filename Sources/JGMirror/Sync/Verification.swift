@@ -25,7 +25,7 @@ public enum Verification {
             items: results)
         if let store {
             // The remote's validators stay as the last sync saw them, while the bytes do.
-            let known = (try? store.records()) ?? [:]
+            let known = (try? store.recordTable()) ?? RecordTable()
             let verified = records.values().compactMap { $0 }.map { record in
                 var record = record
                 // The same bytes as recorded (by the digest this run computed): the
