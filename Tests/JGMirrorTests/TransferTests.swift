@@ -788,7 +788,7 @@ import TestServer
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
                 items: plan.items, options: options, engine: engine, events: continuation, root: root, store: nil, records: RecordTable()
-            ).run()
+            ).run().all
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })
             #expect(fileSHA(dir + "/mirror/d2/f119.bin") == sha(body))

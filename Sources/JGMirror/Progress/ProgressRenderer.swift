@@ -68,7 +68,7 @@ public final class ProgressRenderer: @unchecked Sendable {
     /// finished run. Does nothing in the other modes, which printed them as they came.
     public func reportProblems(in run: RunReport) {
         guard silent else { return }
-        for result in run.items where result.status.isProblem { report(result) }
+        run.forEachItem { result in if result.status.isProblem { report(result) } }
     }
 
     private func report(_ result: ItemResult) {

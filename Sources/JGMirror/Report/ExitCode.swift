@@ -32,19 +32,21 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
 
     /// The exit code that a set of item results calls for.
     public static func forResults(_ items: [ItemResult]) -> ExitCode {
-        combine(
-            items.map { item in
-                switch item.status {
-                case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
-                case .interrupted: .interrupted
-                case .mismatch, .missing: .integrity
-                case .failed:
-                    switch item.error?.code.exitCode {
-                    case .local: .local
-                    case .integrity: .integrity
-                    default: .transferFailed
-                    }
-                }
-            })
+        combine(items.map { forResult(status: $0.status, error: $0.error) })
+    }
+
+    /// The exit code one item's outcome calls for.
+    static func forResult(status: ItemStatus, error: ItemError?) -> ExitCode {
+        switch status {
+        case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
+        case .interrupted: .interrupted
+        case .mismatch, .missing: .integrity
+        case .failed:
+            switch error?.code.exitCode {
+            case .local: .local
+            case .integrity: .integrity
+            default: .transferFailed
+            }
+        }
     }
 }

@@ -8,8 +8,8 @@ public enum JUnitReport {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuites>\n"
         xml +=
-            "  <testsuite name=\"jgmirror \(escape(report.command))\" tests=\"\(report.items.count)\" failures=\"\(failures)\" skipped=\"\(totals.skipped)\" time=\"\(RunReport.rounded(report.durationS))\" timestamp=\"\(RunReport.timestamp(report.started))\">\n"
-        for item in report.items {
+            "  <testsuite name=\"jgmirror \(escape(report.command))\" tests=\"\(report.itemCount)\" failures=\"\(failures)\" skipped=\"\(totals.skipped)\" time=\"\(RunReport.rounded(report.durationS))\" timestamp=\"\(RunReport.timestamp(report.started))\">\n"
+        report.forEachItem { item in
             xml += "    <testcase classname=\"\(escape(report.manifest ?? "jgmirror"))\" name=\"\(escape(item.dest))\" time=\"\(RunReport.rounded(item.durationS))\">\n"
             switch item.status {
             case .failed, .mismatch, .missing, .interrupted:

@@ -64,6 +64,12 @@ struct ResultRow: Sendable {
         }
     }
 
+    /// What totals and the exit code need, without building the result.
+    var outcome: (status: ItemStatus, bytesDownloaded: Int64, error: ItemError?) {
+        if let whole = rare?.whole { return (whole.status, whole.bytesDownloaded, whole.error) }
+        return (status, bytesDownloaded, rare?.error)
+    }
+
     /// The full result again, with the names, URL and tags of `item`.
     func result(for item: PlannedItem) -> ItemResult {
         if let whole = rare?.whole { return whole }

@@ -21,7 +21,7 @@ public enum RunMetrics {
         gauge(lastRun("duration", unit: "seconds", "How long the last run took."), report.durationS)
         gauge(lastRun("exit_code", "The last run's exit code (0 = every item present and verified)."), Double(report.exitCode.rawValue))
         var counts = Dictionary(uniqueKeysWithValues: ItemStatus.allCases.map { ($0, 0) })
-        for item in report.items { counts[item.status, default: 0] += 1 }
+        report.forEachItem { item in counts[item.status, default: 0] += 1 }
         let items = MetricNameDescriptor(namespace: "jgmirror", metricName: "items", unitName: "", helpText: "Items of the last run per status.")
         for status in ItemStatus.allCases {
             registry.makeGauge(descriptor: items, labels: label + [("status", status.rawValue)]).set(Double(counts[status] ?? 0))
@@ -38,10 +38,12 @@ public enum RunMetrics {
     /// Bytes of the items whose content matched a checksum this run: fetched and
     /// verified, found unchanged, or verified on disk.
     public static func bytesVerified(_ report: RunReport) -> Int64 {
-        report.items.reduce(0) { sum, item in
+        var sum: Int64 = 0
+        report.forEachItem { item in
             let matched = [.downloaded, .unchanged, .verified].contains(item.status) && (item.sha256Expected != nil || item.sha512Expected != nil)
-            return matched ? sum + (item.bytes ?? 0) : sum
+            if matched { sum += item.bytes ?? 0 }
         }
+        return sum
     }
 
     /// Writes `text` to `path` atomically: a temporary file beside it (whose name

@@ -8,7 +8,18 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var started: Date
     public var finished: Date
     public var exitCode: ExitCode
-    public var items: [ItemResult]
+    /// The results, in plan order. A sync's report builds them from compact rows each
+    /// time this is read; the report writers read them one at a time instead.
+    public var items: [ItemResult] {
+        get { compactItems?.all ?? storedItems }
+        set {
+            storedItems = newValue
+            compactItems = nil
+        }
+    }
+    private var storedItems: [ItemResult]
+    /// A sync's results as it kept them, until `items` is set.
+    private var compactItems: ReportItems?
     /// A run-level error (lock held, checksums file unreachable), when the run stopped early.
     public var error: ItemError?
     /// One-line problems that did not change the outcome (a damaged state database
@@ -23,9 +34,45 @@ public struct RunReport: Sendable, Decodable, Equatable {
         self.manifest = manifest
         self.started = started
         self.finished = finished
-        self.items = items
+        storedItems = items
         self.exitCode = exitCode ?? ExitCode.forResults(items)
         self.error = error
+    }
+
+    /// A sync's report over the results it kept compact.
+    init(command: String, manifest: String?, started: Date, finished: Date, items: ReportItems) {
+        self.command = command
+        self.manifest = manifest
+        self.started = started
+        self.finished = finished
+        storedItems = []
+        compactItems = items
+        var code = ExitCode.success
+        items.forEachOutcome { status, _, error in code = ExitCode.combine([code, ExitCode.forResult(status: status, error: error)]) }
+        exitCode = code
+    }
+
+    /// Calls `body` with each item's status, bytes received and error, in order.
+    private func forEachOutcome(_ body: (ItemStatus, Int64, ItemError?) -> Void) {
+        if let compactItems {
+            compactItems.forEachOutcome(body)
+        } else {
+            for item in storedItems { body(item.status, item.bytesDownloaded, item.error) }
+        }
+    }
+
+    /// How many items the report has, without building them.
+    var itemCount: Int { compactItems?.count ?? storedItems.count }
+
+    /// Calls `body` with each item in order; a sync's report builds one at a time.
+    func forEachItem(_ body: (ItemResult) throws -> Void) rethrows {
+        if let compactItems { try compactItems.forEach(body) } else { try storedItems.forEach(body) }
+    }
+
+    public static func == (lhs: RunReport, rhs: RunReport) -> Bool {
+        lhs.jgmirror == rhs.jgmirror && lhs.command == rhs.command && lhs.manifest == rhs.manifest && lhs.started == rhs.started
+            && lhs.finished == rhs.finished && lhs.exitCode == rhs.exitCode && lhs.error == rhs.error && lhs.warnings == rhs.warnings
+            && lhs.items == rhs.items
     }
 
     public var durationS: Double { finished.timeIntervalSince(started) }
@@ -49,10 +96,10 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     public var totals: Totals {
         var totals = Totals()
-        totals.items = items.count
-        for item in items {
-            totals.bytesDownloaded += item.bytesDownloaded
-            switch item.status {
+        totals.items = itemCount
+        forEachOutcome { status, bytesDownloaded, _ in
+            totals.bytesDownloaded += bytesDownloaded
+            switch status {
             case .downloaded: totals.downloaded += 1
             case .unchanged: totals.unchanged += 1
             case .failed: totals.failed += 1
@@ -88,7 +135,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         self.started = started
         self.finished = finished
         exitCode = try container.decode(ExitCode.self, forKey: .exitCode)
-        items = try container.decode([ItemResult].self, forKey: .items)
+        storedItems = try container.decode([ItemResult].self, forKey: .items)
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
     }
@@ -105,7 +152,24 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     /// The report as pretty JSON with keys in the documented order.
     public func jsonData() throws -> Data {
-        Data(json.rendered().utf8)
+        // `json.rendered()`, without a tree of every item: the items are rendered one by one.
+        var text = "{\n"
+        for (key, value) in summaryMembers { text += "  " + JSONValue.quote(key) + ": " + value.rendered(indent: 1) + ",\n" }
+        text += "  \"items\": "
+        if itemCount == 0 {
+            text += "[]"
+        } else {
+            text += "[\n"
+            var first = true
+            forEachItem { item in
+                text += first ? "    " : ",\n    "
+                first = false
+                text += item.json.rendered(indent: 2)
+            }
+            text += "\n  ]"
+        }
+        text += "\n}"
+        return Data(text.utf8)
     }
 
     /// Reads a report written by `jsonData()`.

@@ -3,9 +3,9 @@ import Foundation
 
 /// Takes every item of a run from assessment to its final state: unchanged items
 /// are settled from disk and the state database, the rest go through the engine, the
-/// prefix hasher and placement. Results are collected by index and returned in plan
-/// order; what was learned about files already present (hashed, or `304`) is recorded
-/// in batches, one transaction each.
+/// prefix hasher and placement. Results are collected by index, as compact rows, and
+/// returned in plan order; what was learned about files already present (hashed, or
+/// `304`) is recorded in batches, one transaction each.
 final class ItemRunner: Sendable {
     private let items: [PlannedItem]
     private let options: SyncOptions
@@ -42,7 +42,7 @@ final class ItemRunner: Sendable {
         var remaining: Int
         /// After a cancel or a fail-fast stop no new item starts.
         var stopped = false
-        var done: (@Sendable ([ItemResult]) -> Void)?
+        var done: (@Sendable ([ResultRow?]) -> Void)?
         /// Items handed to the engine whose outcome has not come back.
         var submitted = 0
         /// Items to fetch that wait for room in the engine's queue, as
@@ -80,9 +80,9 @@ final class ItemRunner: Sendable {
     }
 
     /// Processes every item; returns when each has a result.
-    func run() async -> [ItemResult] {
-        guard !items.isEmpty else { return [] }
-        let results = await withCheckedContinuation { continuation in
+    func run() async -> ReportItems {
+        guard !items.isEmpty else { return ReportItems(rows: [], of: []) }
+        let rows = await withCheckedContinuation { continuation in
             state.withLock { $0.done = { continuation.resume(returning: $0) } }
             let quickCheck = options.quickCheck
             for index in items.indices {
@@ -113,7 +113,7 @@ final class ItemRunner: Sendable {
         }
         recording.sync {}
         save(learned.value)
-        return results
+        return ReportItems(rows: rows, of: items)
     }
 
     /// Remembers that the present file of `item` was just verified (or checked).
@@ -377,7 +377,7 @@ final class ItemRunner: Sendable {
         events.yield(.itemFinished(result))
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
         let row = ResultRow(result, of: items[index])
-        let finished = state.withLock { state -> (@Sendable ([ItemResult]) -> Void, [ResultRow?])? in
+        let finished = state.withLock { state -> (@Sendable ([ResultRow?]) -> Void, [ResultRow?])? in
             state.rows[index] = row
             state.remaining -= 1
             if failedFast { state.stopped = true }
@@ -389,14 +389,11 @@ final class ItemRunner: Sendable {
         }
         if failedFast { engine.skipQueued() }
         if let (done, rows) = finished {
-            // The records' pages go back to the system before the results take as many:
-            // freed in the middle of the heap, they would stay in the process otherwise.
+            // The records' pages go back to the system: freed in the middle of the
+            // heap, they would stay in the process otherwise.
             records.withLock { $0 = RecordTable() }
             jg_release_free_memory()
-            var results: [ItemResult] = []
-            results.reserveCapacity(rows.count)
-            for (index, row) in rows.enumerated() { results.append(row!.result(for: items[index])) }
-            done(results)
+            done(rows)
         }
     }
 }

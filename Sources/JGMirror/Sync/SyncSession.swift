@@ -151,7 +151,7 @@ public final class SyncSession: Sendable {
             let deletions = prune.execute(root: plan.root)
             for result in deletions { continuation.yield(.itemFinished(result)) }
             if let failure = store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)) { warnings.append(failure) }
-            results += deletions
+            results.extra += deletions
         }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
