@@ -109,7 +109,8 @@ struct ManifestOptionGroup: ParsableArguments {
             options.retries = retries
             options.headers = try parseHeaders(headers)
             options.shard = try resolveShard()
-            let plan = Plan(manifest: manifest, options: options)
+            // Consumed: the plan frees the manifest's items chunk by chunk as it resolves them.
+            let plan = Plan(manifest: consume manifest, options: options)
             if let problem = plan.emptySelection { throw problem }
             return plan
         } catch let error as ManifestError {

@@ -124,4 +124,64 @@ import Testing
         let empty = RunReport(command: "sync", manifest: nil, started: started, finished: started, items: [])
         #expect(try empty.jsonData() == Data(empty.json.rendered().utf8))
     }
+
+    /// A plan resolves a manifest's items chunk by chunk, freeing each: across chunk
+    /// boundaries it keeps their order and manifest positions, filtered or not.
+    @Test func plansFromChunkedItemsKeepOrderAndPositions() throws {
+        let count = ManifestItemChunks.chunkSize * 2 + 3
+        var manifest = try Manifest.parse("version: 1\nitems:\n  - url: http://127.0.0.1:9/seed\n", name: "m.yaml")
+        let seed = manifest.items[0]
+        let items = (0..<count).map { index in
+            var item = seed
+            item.url = "http://127.0.0.1:9/f\(index)"
+            item.dest = "d\(index % 7)/f\(index)"
+            item.sha256 = index % 2 == 0 ? Self.testDigest : nil
+            item.settings.tags = [index % 3 == 0 ? "a" : "b"]
+            return item
+        }
+        manifest.items = items
+        #expect(manifest.items.map(\.url) == items.map(\.url))
+        #expect(manifest.itemChunks.count == count)
+        let plan = Plan(manifest: manifest)
+        #expect(plan.totalInManifest == count)
+        #expect(plan.items.map(\.id) == Array(0..<count))
+        #expect(plan.items.map(\.url) == items.map(\.url))
+        #expect(plan.items.map(\.dest) == items.map { $0.dest ?? "" })
+        #expect(plan.items.map(\.sha256) == items.map(\.sha256))
+        #expect(plan.items.map(\.tags) == items.map { $0.settings.tags ?? [] })
+        var options = PlanOptions()
+        options.tags = ["a"]
+        let filtered = Plan(manifest: manifest, options: options)
+        let selected = Array(stride(from: 0, to: count, by: 3))
+        #expect(filtered.totalInManifest == count)
+        #expect(filtered.items.map(\.id) == selected)
+        #expect(filtered.items.map(\.url) == selected.map { items[$0].url })
+    }
+
+    /// The parser's checks across all items reach across chunks: a destination taken
+    /// by the first item and again after the first chunk is refused, naming the line.
+    @Test func destinationsCollideAcrossChunks() throws {
+        var yaml = "version: 1\nitems:\n"
+        for index in 0..<(ManifestItemChunks.chunkSize + 5) {
+            yaml += "  - {url: \"http://127.0.0.1:9/f\(index)\", dest: \"d/f\(index == ManifestItemChunks.chunkSize + 2 ? 0 : index)\"}\n"
+        }
+        #expect(throws: ManifestError.self) { try Manifest.parse(yaml, name: "m.yaml") }
+        do {
+            _ = try Manifest.parse(yaml, name: "m.yaml")
+        } catch {
+            #expect(error.message == "destination 'd/f0' is already used by the item at line 3")
+            #expect(error.location?.line == ManifestItemChunks.chunkSize + 5)
+        }
+        var chunks = ManifestItemChunks((0..<(ManifestItemChunks.chunkSize + 1)).map { index in
+            var item = ManifestItem(url: "http://127.0.0.1:9/\(index)", location: SourceLocation(line: index, column: 1),
+                urlLocation: SourceLocation(line: index, column: 1), destLocation: SourceLocation(line: index, column: 1))
+            item.dest = "x"
+            return item
+        })
+        chunks[ManifestItemChunks.chunkSize].dest = "last"
+        #expect(chunks[ManifestItemChunks.chunkSize].dest == "last")
+        #expect(chunks.removeFirstChunk()?.count == ManifestItemChunks.chunkSize)
+        #expect(chunks.count == 1)
+        #expect(chunks.all.map(\.dest) == ["last"])
+    }
 }

@@ -11,7 +11,12 @@ public struct Manifest: Sendable {
     /// SHA256SUMS-style files that supply checksums for items without one.
     public var checksums: [ChecksumSource]
     /// The items, in file order.
-    public var items: [ManifestItem]
+    public var items: [ManifestItem] {
+        get { itemChunks.all }
+        set { itemChunks = ManifestItemChunks(newValue) }
+    }
+    /// `items`, as the manifest keeps them.
+    var itemChunks = ManifestItemChunks()
     /// Checksums lists whose every file becomes an item (SPEC §3 `sets:`); emptied
     /// by `expandSets`, which appends their items to `items`.
     public var sets: [ManifestSet] = []
@@ -24,6 +29,15 @@ public struct Manifest: Sendable {
     /// What is allowed but likely wrong (destinations that differ only in case), for
     /// the CLI to print; `--portable-names` makes these errors.
     public var warnings: [ManifestError] = []
+
+    init(path: String, version: Int, root: String?, defaults: ItemSettings, checksums: [ChecksumSource], items: [ManifestItem]) {
+        self.path = path
+        self.version = version
+        self.root = root
+        self.defaults = defaults
+        self.checksums = checksums
+        itemChunks = ManifestItemChunks(items)
+    }
 }
 
 /// Options that `defaults` sets for every item and an item may override.

@@ -55,7 +55,7 @@ struct ManifestParser {
             case "sets":
                 manifest.sets = try parseSets()
             case "items":
-                manifest.items = try parseItems()
+                try parseItems(into: &manifest.itemChunks)
             default:
                 throw error(keyLocation, "unknown key '\(key)'")
             }
@@ -84,12 +84,10 @@ struct ManifestParser {
         return settings
     }
 
-    private mutating func parseItems() throws(ManifestError) -> [ManifestItem] {
-        var items: [ManifestItem] = []
+    private mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {
         try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") { parser, location throws(ManifestError) in
             items.append(try parser.parseItem(at: location))
         }
-        return items
     }
 
     private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
@@ -179,13 +177,13 @@ struct ManifestParser {
 
     private func validateItems(_ manifest: inout Manifest) throws(ManifestError) {
         var destinations: [String: SourceLocation] = [:]
-        destinations.reserveCapacity(manifest.items.count)
+        destinations.reserveCapacity(manifest.itemChunks.count)
         var directories = Set<String>()
         // The same, case-folded: names that collide on a case-insensitive file system.
         var foldedDestinations: [String: (dest: String, line: Int)] = [:]
         var foldedDirectories: [String: String] = [:]
-        for index in manifest.items.indices {
-            let item = manifest.items[index]
+        for index in manifest.itemChunks.indices {
+            let item = manifest.itemChunks[index]
             let dest = try DestinationPath.normalize(item.dest, url: item.url).get(file: reader.sourceName, at: item.destLocation)
             if let first = destinations[dest] {
                 throw error(item.destLocation, "destination '\(dest)' is already used by the item at line \(first.line)")
@@ -210,7 +208,7 @@ struct ManifestParser {
                 if options.portableNames { throw problem }
                 manifest.warnings.append(problem)
             }
-            manifest.items[index].dest = dest
+            manifest.itemChunks[index].dest = dest
             if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }

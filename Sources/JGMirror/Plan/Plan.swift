@@ -23,9 +23,10 @@ public struct Plan: Sendable {
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
-        // The plan keeps the items, resolved; the manifest keeps the rest.
-        var source: [ManifestItem] = []
-        swap(&source, &manifest.items)
+        // The plan keeps the items, resolved; the manifest keeps the rest. Each chunk
+        // of the manifest's items is freed once its items are resolved.
+        var source = ManifestItemChunks()
+        swap(&source, &manifest.itemChunks)
         self.manifest = manifest
         totalInManifest = source.count
         root = Plan.resolveRoot(manifest: manifest, override: options.root)
@@ -37,44 +38,48 @@ public struct Plan: Sendable {
         let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
         var tagSelected = 0
         var knownTags = Set<String>()
-        for (index, item) in source.enumerated() {
-            let tags = item.settings.tags ?? defaults.tags ?? []
-            if filtersTags { knownTags.formUnion(tags) }
-            if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
-            if tags.contains(where: options.skipTags.contains) { continue }
-            tagSelected += 1
-            // The parser has already normalised `dest`.
-            let dest = item.dest ?? ""
-            if let shard = options.shard, !shard.contains(dest: dest) { continue }
-            let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? 6
-            let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? max(1, connections / 2)
-            selected.append(
-                PlannedItem(
-                    id: index,
-                    url: item.url,
-                    mirrors: item.mirrors,
-                    dest: dest,
-                    root: root,
-                    sha256: item.packedSHA256,
-                    sha512: item.sha512,
-                    size: item.size,
-                    connections: connections,
-                    retries: retries,
-                    minSegment: item.settings.minSegment ?? defaults.minSegment ?? 1024 * 1024,
-                    timeout: item.settings.timeout ?? defaults.timeout ?? 30,
-                    headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
-                    redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
-                    tags: tags,
-                    tag: item.tag,
-                    insecure: item.settings.insecure ?? defaults.insecure ?? false,
-                    forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
-                    maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
-                    refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
-                    location: item.location,
-                    sha256Location: item.sha256Location,
-                    failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
-                    sharing: selected.last
-                ))
+        var index = -1
+        while let chunk = source.removeFirstChunk() {
+            for item in chunk {
+                index += 1
+                let tags = item.settings.tags ?? defaults.tags ?? []
+                if filtersTags { knownTags.formUnion(tags) }
+                if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
+                if tags.contains(where: options.skipTags.contains) { continue }
+                tagSelected += 1
+                // The parser has already normalised `dest`.
+                let dest = item.dest ?? ""
+                if let shard = options.shard, !shard.contains(dest: dest) { continue }
+                let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? 6
+                let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? max(1, connections / 2)
+                selected.append(
+                    PlannedItem(
+                        id: index,
+                        url: item.url,
+                        mirrors: item.mirrors,
+                        dest: dest,
+                        root: root,
+                        sha256: item.packedSHA256,
+                        sha512: item.sha512,
+                        size: item.size,
+                        connections: connections,
+                        retries: retries,
+                        minSegment: item.settings.minSegment ?? defaults.minSegment ?? 1024 * 1024,
+                        timeout: item.settings.timeout ?? defaults.timeout ?? 30,
+                        headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
+                        redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
+                        tags: tags,
+                        tag: item.tag,
+                        insecure: item.settings.insecure ?? defaults.insecure ?? false,
+                        forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
+                        maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
+                        refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
+                        location: item.location,
+                        sha256Location: item.sha256Location,
+                        failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
+                        sharing: selected.last
+                    ))
+            }
         }
         items = selected
         if filtersTags, tagSelected == 0 {

@@ -10,7 +10,7 @@ struct SetExpansion {
     private(set) var taken: [String: String] = [:]
 
     /// Starts from the manifest's own items, whose destinations are already normal.
-    init(file: String, items: [ManifestItem]) {
+    init(file: String, items: ManifestItemChunks) {
         self.file = file
         taken.reserveCapacity(items.count)
         for item in items { taken[item.dest ?? ""] = "the item at line \(item.location.line)" }

@@ -25,7 +25,7 @@ extension Manifest {
         cache?.durable = options.durable
         let fetcher = try ListFetcher(engine: engine, cache: cache)
         defer { listWarnings += fetcher.warnings.value }
-        var expansion = SetExpansion(file: path, items: items)
+        var expansion = SetExpansion(file: path, items: itemChunks)
         for set in sets {
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
             let (listPath, text) = try await fetcher.text(set.sums, headers: setHeaders)
@@ -47,7 +47,7 @@ extension Manifest {
             if let failure {
                 for item in expanded { failures[item.dest ?? ""] = failure }
             }
-            items += expanded
+            itemChunks.append(contentsOf: expanded)
         }
         sets = []
     }
