@@ -84,36 +84,46 @@ final class ItemRunner: Sendable {
         guard !items.isEmpty else { return ReportItems(rows: [], of: []) }
         let rows = await withCheckedContinuation { continuation in
             state.withLock { $0.done = { continuation.resume(returning: $0) } }
-            let quickCheck = options.quickCheck
-            for index in items.indices {
-                let item = items[index]
-                if let failure = item.failure {
-                    var result = result(item, status: .failed)
-                    result.error = failure
-                    record(index, result)
-                    continue
+            // The walk stats every destination and waits for the hashing window: on a
+            // thread of its own (see `Blocking`).
+            Thread { self.walk() }.start()
+        }
+        await Blocking.run {
+            self.recording.sync {}
+            self.save(self.learned.value)
+        }
+        return ReportItems(rows: rows, of: items)
+    }
+
+    /// Assesses every item in plan order: settles it, queues the hashing of what is
+    /// present, or hands it to the engine.
+    private func walk() {
+        let quickCheck = options.quickCheck
+        for index in items.indices {
+            let item = items[index]
+            if let failure = item.failure {
+                var result = result(item, status: .failed)
+                result.error = failure
+                record(index, result)
+                continue
+            }
+            switch item.inspect(resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck) {
+            case .decided(let assessment):
+                decide(index, assessment)
+            case .needsHashing(let size, let stat):
+                // Hashing what is already there runs on all cores, beside the
+                // transfers; the walk waits while a few files per core are queued.
+                let root = root
+                hashing.submit {
+                    self.options.hashedFile?(item.dest)
+                    self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
                 }
-                switch item.inspect(resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck) {
-                case .decided(let assessment):
-                    decide(index, assessment)
-                case .needsHashing(let size, let stat):
-                    // Hashing what is already there runs on all cores, beside the
-                    // transfers; the walk waits while a few files per core are queued.
-                    let root = root
-                    hashing.submit {
-                        self.options.hashedFile?(item.dest)
-                        self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
-                    }
-                case .unsafe(let error):
-                    var result = result(item, status: .failed)
-                    result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
-                    record(index, result)
-                }
+            case .unsafe(let error):
+                var result = result(item, status: .failed)
+                result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
+                record(index, result)
             }
         }
-        recording.sync {}
-        save(learned.value)
-        return ReportItems(rows: rows, of: items)
     }
 
     /// Remembers that the present file of `item` was just verified (or checked).

@@ -85,23 +85,19 @@ public final class SyncSession: Sendable {
         var store: StateStore?
         var records = RecordTable()
         if let folder {
-            let opening = StateStore.open(folder: folder.path, busyTimeout: options.stateBusyTimeout)
-            if let warning = opening.warning { warnings.append(warning) }
-            if let opened = opening.store {
-                do {
-                    records = try opened.recordTable()
-                    store = opened
-                } catch {
-                    warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
-                }
+            let opened = await Blocking.run { [path = folder.path, timeout = options.stateBusyTimeout, hook = options.openingState] in
+                hook?()
+                return Self.openState(folder: path, busyTimeout: timeout)
             }
+            (store, records) = (opened.store, opened.records)
+            warnings += opened.warnings
         }
         // Closed before the run returns: every write (placements, what was learned,
         // pruned records) is over by then.
         defer { store?.close() }
         var prune: Prune?
         if options.delete {
-            let found = Prune.plan(root: plan.root, items: plan.items)
+            let found = await Blocking.run { [root = plan.root, items = plan.items] in Prune.plan(root: root, items: items) }
             if found.files.count > options.maxDelete {
                 throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
             }
@@ -148,14 +144,35 @@ public final class SyncSession: Sendable {
         records = RecordTable()
         var results = await run.run()
         if let prune, !isCancelled {
-            let deletions = prune.execute(root: plan.root)
+            let (deletions, failure) = await Blocking.run { [root = plan.root, store] in
+                let deletions = prune.execute(root: root)
+                return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))
+            }
             for result in deletions { continuation.yield(.itemFinished(result)) }
-            if let failure = store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)) { warnings.append(failure) }
+            if let failure { warnings.append(failure) }
             results.extra += deletions
+        }
+        if let closing = store {
+            store = nil
+            await Blocking.run { closing.close() }
         }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
+    }
+
+    /// Opens the state database and reads its records; without a usable one, says
+    /// why and the run hashes every present file.
+    private static func openState(folder: String, busyTimeout: Double) -> (store: StateStore?, records: RecordTable, warnings: [String]) {
+        let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
+        var warnings = opening.warning.map { [$0] } ?? []
+        guard let opened = opening.store else { return (nil, RecordTable(), warnings) }
+        do {
+            return (opened, try opened.recordTable(), warnings)
+        } catch {
+            warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
+            return (nil, RecordTable(), warnings)
+        }
     }
 
     private static func forward(_ event: TransferEvent, items: [PlannedItem], to continuation: AsyncStream<SyncEvent>.Continuation) {
