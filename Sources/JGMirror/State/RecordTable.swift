@@ -7,9 +7,10 @@ import Foundation
 /// destinations' bytes.
 ///
 /// A dictionary of `FileRecord`s holds a heap string per destination, SHA-256, URL
-/// and validator: about 500 bytes a record, 50 MB for a 100,000-item mirror, for the
-/// whole run. This holds about 160 bytes a record. The source URL is not kept: no
-/// decision reads it, and a record written this run takes the item's URL.
+/// and validator: a settled no-op over 100,000 recorded files peaked 58 MiB higher
+/// with one than with this table, which grows the process by about 14 MiB (150 bytes
+/// a record) while it loads. The source URL is not kept: no decision reads it, and a
+/// record written this run takes the item's URL.
 public struct RecordTable: Sendable {
     /// One record, all but its variable-length parts, which are `bytes[start...]`:
     /// the destination, then the SHA-512 (64 bytes) when `hasSHA512`, then the ETag
