@@ -32,7 +32,10 @@ import TestServer
         var route = TestServer.Route(body: big, etag: "\"e1\"")
         route.bytesPerSecond = 4 << 20
         server.set("/big", route)
-        server.set("/small", TestServer.Route(body: small))
+        // Its head comes after several progress intervals: no progress before the start.
+        var late = TestServer.Route(body: small)
+        late.headDelay = 0.3
+        server.set("/small", late)
         try await withTestDirectory { dir in
             let yaml = """
                 version: 1

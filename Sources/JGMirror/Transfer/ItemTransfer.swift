@@ -630,7 +630,8 @@ final class ItemTransfer: @unchecked Sendable {
             lastCheckpoint = now
             checkpoint(wait: false)
         }
-        if now - lastProgress >= engine.configuration.progressInterval {
+        // Progress follows the item's start event, which waits for the first head.
+        if announced, now - lastProgress >= engine.configuration.progressInterval {
             lastProgress = now
             let active = workers.filter { if case .active = $0.state { true } else { false } }.count
             engine.emit(
