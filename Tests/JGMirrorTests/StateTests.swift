@@ -920,41 +920,4 @@ final class HashLog: Sendable {
         }
         #expect(timedOut.value == 0)
     }
-
-    @Test func aSyncOpeningItsStateDatabaseDoesNotHoldThePool() async throws {
-        // Each run's state database is opened while the disk is slow (a hook that
-        // waits); a task started after them must still run meanwhile.
-        let server = try TestServer()
-        let body = TestServer.bytes(count: 1000, seed: 1)
-        server.set("/f", TestServer.Route(body: body))
-        let released = DispatchSemaphore(value: 0)
-        let runs = ProcessInfo.processInfo.activeProcessorCount + 2
-        let timedOut = Locked(0)
-        try await withTestDirectory { dir in
-            var slowDisk = testOptions()
-            slowDisk.openingState = {
-                if released.wait(timeout: .now() + 20) == .timedOut { timedOut.withLock { $0 += 1 } }
-            }
-            let options = slowDisk
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for run in 0..<runs {
-                    let yaml = manifest(url: server.url("/f"), sha256: sha(body))
-                    let path = write(yaml, to: "m\(run).yaml", in: dir)
-                    group.addTask {
-                        var planOptions = PlanOptions()
-                        planOptions.root = "\(dir)/root\(run)"
-                        let plan = Plan(manifest: try Manifest.load(path: path), options: planOptions)
-                        let report = try await SyncSession(plan: plan, options: options).run()
-                        #expect(report.items.first?.status == .downloaded)
-                    }
-                }
-                group.addTask {
-                    try? await Task.sleep(nanoseconds: 100_000_000)
-                    for _ in 0..<runs { released.signal() }
-                }
-                try await group.waitForAll()
-            }
-        }
-        #expect(timedOut.value == 0)
-    }
 }

@@ -70,8 +70,6 @@ public struct SyncOptions: Sendable {
     var learnedBatch = 1024
     /// Told the size of each transaction of learned records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
-    /// Runs where the state database is opened, before it is (tests: it may block).
-    var openingState: (@Sendable () -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20
     /// See `TransferEngine.Configuration.dataSync`.

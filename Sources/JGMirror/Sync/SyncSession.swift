@@ -85,9 +85,8 @@ public final class SyncSession: Sendable {
         var store: StateStore?
         var records = RecordTable()
         if let folder {
-            let opened = await Blocking.run { [path = folder.path, timeout = options.stateBusyTimeout, hook = options.openingState] in
-                hook?()
-                return Self.openState(folder: path, busyTimeout: timeout)
+            let opened = await Blocking.run { [path = folder.path, timeout = options.stateBusyTimeout] in
+                Self.openState(folder: path, busyTimeout: timeout)
             }
             (store, records) = (opened.store, opened.records)
             warnings += opened.warnings
