@@ -75,7 +75,7 @@ public struct SyncOptions: Sendable {
     /// See `TransferEngine.Configuration.dataSync`.
     var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
     /// See `TransferEngine.Configuration.writebackStep`.
-    var writebackStep: Int64 = .max
+    var writebackStep: Int64 = 4 << 20
     /// See `TransferEngine.Configuration.startWriteback`.
     var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 

@@ -82,7 +82,7 @@ final class ItemDurability {
     /// bytes: they go to disk while the hasher catches up, and placement's sync waits
     /// for less.
     func writeBackRest(_ part: PartFile) {
-        if wroteBack || unflushed >= 4 << 20, unwritten > 0 { let s = startWriteback; queue.sync { part.startWriteback(using: s) } }
+        if wroteBack, unwritten > 0 { writeBack(part) }
     }
 
     /// Saves resume state: the part file's data is synced first, so the record never

@@ -46,7 +46,7 @@ final class TransferEngine: @unchecked Sendable {
         /// them back (durable runs), and once more when the download completes, without
         /// waiting: the final `fdatasync` then finds little dirty. 48 MiB over a link
         /// of 32 MB/s otherwise leaves the whole file to one sync after the last byte.
-        var writebackStep: Int64 = .max
+        var writebackStep: Int64 = 4 << 20
         /// Starts writeback of a file's dirty pages (`sync_file_range`); tests count calls.
         var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
         /// Free space a body of unknown length must leave; nil: `SpaceGuard.defaultReserve`.
