@@ -19,6 +19,17 @@ final class HashLog: Sendable {
 
     init() throws { server = try TestServer() }
 
+    /// A manifest of twelve items over three folders, each served with `body` at
+    /// `prefix` and its number.
+    func servedManifest(prefix: String) -> String {
+        var lines = ["version: 1", "items:"]
+        for index in 0..<12 {
+            server.set("\(prefix)\(index)", TestServer.Route(body: body))
+            lines.append("  - {url: \(server.url("\(prefix)\(index)")), dest: d\(index % 3)/f\(index).bin, sha256: \(sha(body))}")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Options with a racy window of `racy` seconds and a log of hashed files.
     func options(racy: Double = 0, log: HashLog? = nil) -> SyncOptions {
         var options = testOptions()
@@ -179,12 +190,7 @@ final class HashLog: Sendable {
     /// The walk of the plan waits while the hashing window is full, and the records of
     /// what was hashed are written in batches during the run, the last at the end.
     @Test func rehashingIsWindowedAndRecordedInBatches() async throws {
-        var lines = ["version: 1", "items:"]
-        for index in 0..<12 {
-            server.set("/w\(index)", TestServer.Route(body: body))
-            lines.append("  - {url: \(server.url("/w\(index)")), dest: d\(index % 3)/f\(index).bin, sha256: \(sha(body))}")
-        }
-        let yaml = lines.joined(separator: "\n") + "\n"
+        let yaml = servedManifest(prefix: "/w")
         try await withTestDirectory { dir in
             _ = try await sync(yaml, in: dir, options: options(racy: 3600))
             let before = FileRecord.now()
@@ -808,12 +814,7 @@ final class HashLog: Sendable {
     }
 
     @Test func concurrentShardsFillOneTreeAndOneDatabase() async throws {
-        var lines = ["version: 1", "items:"]
-        for index in 0..<12 {
-            server.set("/s\(index)", TestServer.Route(body: body))
-            lines.append("  - {url: \(server.url("/s\(index)")), dest: d\(index % 3)/f\(index).bin, sha256: \(sha(body))}")
-        }
-        let yaml = lines.joined(separator: "\n") + "\n"
+        let yaml = servedManifest(prefix: "/s")
         try await withTestDirectory { dir in
             let manifest = try Manifest.parse(yaml, name: dir + "/m.yaml")
             let reports = try await withThrowingTaskGroup(of: RunReport.self) { group in

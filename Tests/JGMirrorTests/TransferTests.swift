@@ -402,67 +402,67 @@ import TestServer
         }
     }
 
-    @Test func durableDataIsSyncedWhileItArrives() async throws {
+    /// Fetches the 3 MiB body on one connection at 4 MiB/s, durably and then under
+    /// `--no-fsync`, with no checkpoints; `hook` installs a counter in the options.
+    /// Returns what the counter reached in each run, and the options for more runs.
+    private func countDuringDownloads(
+        in dir: String, _ hook: (inout SyncOptions, Locked<Int>) -> Void
+    ) async throws -> (durable: Int, notDurable: Int, options: SyncOptions, count: Locked<Int>) {
         serve { $0.bytesPerSecond = 4 << 20 }
+        let count = Locked(0)
+        var options = testOptions()
+        options.checkpointInterval = 3600  // no checkpoint syncs
+        hook(&options, count)
+        let yaml = manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1")
+        let report = try await sync(yaml, in: dir, options: options)
+        #expect(report.items.first?.status == .downloaded)
+        #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+        let durable = count.withLock { value in defer { value = 0 }; return value }
+
+        options.durable = false
+        try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
+        let unsynced = try await sync(yaml, in: dir, options: options)
+        #expect(unsynced.items.first?.status == .downloaded)
+        options.durable = true
+        return (durable, count.withLock { value in defer { value = 0 }; return value }, options, count)
+    }
+
+    @Test func durableDataIsSyncedWhileItArrives() async throws {
         try await withTestDirectory { dir in
-            let syncs = Locked(0)
-            var options = testOptions()
-            options.checkpointInterval = 3600  // no checkpoint syncs: every one counted is a flush
-            options.flushStep = 256 << 10
-            options.dataSync = { fd in
-                syncs.withLock { $0 += 1 }
-                return fdatasync(fd)
+            let calls = try await countDuringDownloads(in: dir) { options, syncs in
+                options.flushStep = 256 << 10
+                options.dataSync = { fd in
+                    syncs.withLock { $0 += 1 }
+                    return fdatasync(fd)
+                }
             }
-            let yaml = manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1")
-            let report = try await sync(yaml, in: dir, options: options)
-            #expect(report.items.first?.status == .downloaded)
-            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
             // 3 MiB over about 0.75 s in steps of 256 KiB, one flush at a time (the
             // placement's final sync does not count here).
-            #expect(syncs.withLock { $0 } >= 2)
-
-            syncs.withLock { $0 = 0 }
-            options.durable = false
-            try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
-            let unsynced = try await sync(yaml, in: dir, options: options)
-            #expect(unsynced.items.first?.status == .downloaded)
-            #expect(syncs.withLock { $0 } == 0)
+            #expect(calls.durable >= 2)
+            #expect(calls.notDurable == 0)
         }
     }
 
     @Test func durableDataStartsWritebackWhileItArrivesAndAtTheEnd() async throws {
-        serve { $0.bytesPerSecond = 4 << 20 }
         try await withTestDirectory { dir in
-            let starts = Locked(0)
-            var options = testOptions()
-            options.checkpointInterval = 3600
-            options.writebackStep = 512 << 10
-            options.startWriteback = { _ in
-                starts.withLock { $0 += 1 }
-                return 0
+            let calls = try await countDuringDownloads(in: dir) { options, starts in
+                options.writebackStep = 512 << 10
+                options.startWriteback = { _ in
+                    starts.withLock { $0 += 1 }
+                    return 0
+                }
             }
-            let yaml = manifest(url: server.url("/f"), sha256: sha(body), extra: "connections: 1")
-            let report = try await sync(yaml, in: dir, options: options)
-            #expect(report.items.first?.status == .downloaded)
-            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
             // 3 MiB over about 0.75 s in steps of 512 KiB, at most one start queued at a
             // time, and one for the rest at the end.
-            #expect(starts.withLock { $0 } >= 3)
-
-            starts.withLock { $0 = 0 }
-            options.durable = false
-            try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
-            let unsynced = try await sync(yaml, in: dir, options: options)
-            #expect(unsynced.items.first?.status == .downloaded)
-            #expect(starts.withLock { $0 } == 0)
+            #expect(calls.durable >= 3)
+            #expect(calls.notDurable == 0)
 
             // A small file is left to placement's batch sync.
             let small = [UInt8](repeating: 7, count: 64 << 10)
             server.set("/small", TestServer.Route(body: small))
-            options.durable = true
-            let report2 = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: options)
-            #expect(report2.items.first?.status == .downloaded)
-            #expect(starts.withLock { $0 } == 0)
+            let report = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: calls.options)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(calls.count.withLock { $0 } == 0)
         }
     }
 
