@@ -39,7 +39,7 @@ import TestServer
             #expect(item.error?.code == .protocolViolation)
             // Each of the 4 connections spends its 2 retries on responses without a
             // byte; with no progress at all, no connection replaces them.
-            #expect(server.requests("/s").count <= 4 * 3)
+            #expect(server.gets("/s").count <= 4 * 3)
         }
     }
 
@@ -106,7 +106,7 @@ import TestServer
             let report = try await sync(
                 manifest(url: server.url("/m"), sha256: String(repeating: "0", count: 64)), in: dir)
             #expect(report.items.first?.status == .mismatch)
-            #expect(server.requests("/m").count == 1, "a fresh download is not fetched twice")
+            #expect(server.gets("/m").count == 1, "a fresh download is not fetched twice")
         }
     }
 }

@@ -145,7 +145,7 @@ import TestServer
             let report = try await sync(manifest(url: server.url("/hop0")), in: dir)
             #expect(report.items.first?.status == .failed)
             #expect(report.items.first?.error?.code == .redirect)
-            #expect(server.requests().count + other.requests().count == 11)
+            #expect(server.gets().count + other.gets().count == 11)
         }
     }
 

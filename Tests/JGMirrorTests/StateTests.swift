@@ -72,7 +72,7 @@ final class HashLog: Sendable {
             #expect(second.items.first?.status == .unchanged)
             #expect(second.items.first?.sha256Actual == sha(body))
             #expect(log.all.isEmpty)
-            #expect(server.requests("/f").count == 1)
+            #expect(server.gets("/f").count == 1)
             var rehash = options(log: log)
             rehash.rehash = true
             let third = try await sync(yaml, in: dir, options: rehash)
@@ -101,7 +101,7 @@ final class HashLog: Sendable {
             #expect(second.items.map(\.status) == [.unchanged, .unchanged])
             #expect(second.items.map(\.sha512Actual) == [sum512, nil])
             #expect(log.all.isEmpty)
-            #expect(server.requests("/f").count == 1 && server.requests("/g").count == 1)
+            #expect(server.gets("/f").count == 1 && server.gets("/g").count == 1)
             // A record of another SHA-512 does not vouch: the file is hashed (and fetched again).
             try setRecordDigest(dir, dest: "only512.bin", sha512: String(repeating: "0", count: 128))
             var rehash = options(log: log)
@@ -295,7 +295,7 @@ final class HashLog: Sendable {
             let report = try await sync(yaml, in: dir, options: options())
             let item = try #require(report.items.first)
             #expect(item.status == .unchanged && item.note == "not modified" && item.bytesDownloaded == 0)
-            let requests = server.requests("/f")
+            let requests = server.gets("/f")
             #expect(requests.count == 2)
             #expect(requests.last?.headers["if-none-match"] == "\"v1\"")
             #expect(server.responses("/f").last?.status == 304)
@@ -319,7 +319,7 @@ final class HashLog: Sendable {
             let second = try await sync(yaml, in: dir, options: options(racy: 3600, log: log))
             #expect(second.items.first?.status == .unchanged && second.items.first?.note == "not modified")
             #expect(log.all == ["out.bin"])
-            #expect(server.requests("/f").last?.headers["if-none-match"] == "\"v1\"")
+            #expect(server.gets("/f").last?.headers["if-none-match"] == "\"v1\"")
             #expect(server.responses("/f").last?.status == 304)
             #expect(try records(dir)["out.bin"]?.verifiedAt ?? 0 > placed.verifiedAt ?? 0)
             // An edit the stat cannot show (the record made to name the edited file's
@@ -378,7 +378,7 @@ final class HashLog: Sendable {
             _ = try await sync(yaml, in: dir, options: options())
             let report = try await sync(yaml, in: dir, options: options())
             #expect(report.items.first?.status == .unchanged)
-            #expect(server.requests("/f").last?.headers["if-modified-since"] == stamp)
+            #expect(server.gets("/f").last?.headers["if-modified-since"] == stamp)
             #expect(server.requests("/f").last?.headers["if-none-match"] == nil)
         }
     }
@@ -392,7 +392,7 @@ final class HashLog: Sendable {
             let yaml = manifest(url: server.url("/f"))
             let kept = try await sync(yaml, in: dir, options: options())
             #expect(kept.items.first?.status == .unchanged)
-            #expect(server.requests("/f").last?.headers["if-modified-since"] == HTTPDate.format(seconds: local.mtimeNs / 1_000_000_000))
+            #expect(server.gets("/f").last?.headers["if-modified-since"] == HTTPDate.format(seconds: local.mtimeNs / 1_000_000_000))
             // The remote is newer than the file: fetched.
             try? FileManager.default.removeItem(atPath: database(dir))
             let newer = TestServer.bytes(count: 1000, seed: 133)
@@ -418,9 +418,9 @@ final class HashLog: Sendable {
             _ = try await sync(yaml, in: dir, options: options())
             let report = try await sync(yaml, in: dir, options: options())
             #expect(report.items.map(\.status) == [.unverified, .unverified, .unchanged])
-            #expect(server.requests("/n").count == 1)
+            #expect(server.gets("/n").count == 1)
             #expect(server.requests("/c").count == 1)
-            #expect(server.requests("/a").count == 2)
+            #expect(server.gets("/a").count == 2)
             #expect(server.requests("/a").last?.headers["if-none-match"] == nil)
             #expect(server.responses("/a").last?.bodyBytes == body.count)
         }
@@ -549,7 +549,7 @@ final class HashLog: Sendable {
             let report = try await sync(yaml, in: dir, options: options(log: log))
             #expect(report.items.first?.status == .unchanged)
             #expect(log.all == ["out.bin"])
-            #expect(server.requests("/f").count == 2)
+            #expect(server.gets("/f").count == 2)
             #expect(try records(dir)["out.bin"]?.sha256 == sha(changed))
         }
     }
@@ -619,9 +619,9 @@ final class HashLog: Sendable {
             // A new version of a.bin is placed; the process dies before recording it.
             try await crash(second, placing: "a.bin", as: a2)
             #expect(try await sync(second) == ["a.bin": .unchanged, "b.bin": .unchanged, "d.bin": .unchanged])
-            #expect(server.requests("/a2").count == 1 && server.requests("/b").count == 1)
+            #expect(server.gets("/a2").count == 1 && server.gets("/b").count == 1)
             #expect(try await sync(second) == ["a.bin": .unchanged, "b.bin": .unchanged, "d.bin": .unchanged])
-            #expect(server.requests("/a2").count == 1 && server.requests("/b").count == 1)
+            #expect(server.gets("/a2").count == 1 && server.gets("/b").count == 1)
 
             // Rollback: a1 is placed and not recorded, so the record (a2) names exactly
             // what the next manifest expects, for a file that now holds a1.

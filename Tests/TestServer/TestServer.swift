@@ -149,6 +149,12 @@ public final class TestServer: Sendable {
         state.withLock { state in state.requests.filter { path == nil || $0.path == path } }
     }
 
+    /// Requests other than `HEAD` (which the client sends only to open connections)
+    /// received for `path` so far (every path when nil): what it asked for the file.
+    public func gets(_ path: String? = nil) -> [Request] {
+        requests(path).filter { $0.method != "HEAD" }
+    }
+
     /// Answers sent for `path` so far (every path when nil), in order.
     public func responses(_ path: String? = nil) -> [Response] {
         state.withLock { state in state.responses.filter { path == nil || $0.path == path } }
@@ -222,8 +228,10 @@ public final class TestServer: Sendable {
             let request = Request(method: String(parts[0]), path: path, headers: headers, connection: connection)
             let (route, index) = state.withLock { state -> (Route?, Int) in
                 state.requests.append(request)
+                // A HEAD (the client warming a connection) is not one of the path's
+                // numbered requests and takes no fault.
                 let index = state.counters[path, default: 0]
-                state.counters[path] = index + 1
+                if request.method != "HEAD" { state.counters[path] = index + 1 }
                 return (state.routes[path], index)
             }
             guard respond(fd, request: request, route: route, index: index) else { return }
@@ -235,7 +243,7 @@ public final class TestServer: Sendable {
     private func respond(_ fd: Int32, request: Request, route: Route?, index: Int) -> Bool {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
         if let delay = route.headDelay { Thread.sleep(forTimeInterval: delay) }
-        let fault = route.fault(index)
+        let fault = request.method == "HEAD" ? nil : route.fault(index)
         if case .raw(let bytes) = fault {
             _ = write(fd, bytes)
             return false

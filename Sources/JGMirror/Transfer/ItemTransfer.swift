@@ -59,6 +59,9 @@ final class ItemTransfer: @unchecked Sendable {
     private var notModified = false
     private var pendingRestart: (reason: String, stream: Worker?, counts: Bool)?
     private var needsExpand = false
+    /// The connection whose first response revealed the file, paused until `settle()`
+    /// has fanned out.
+    private var heldForExpand: Worker?
 
     init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         self.engine = engine
@@ -128,6 +131,23 @@ final class ItemTransfer: @unchecked Sendable {
             first.pos = range.lower
         }
         launch(first)
+        warmUpConnections()
+    }
+
+    /// While the first request learns the length, has the engine open the connections
+    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
+    /// not when the item will not fan out (one connection, a `file:` URL, fewer missing
+    /// bytes than two regions), nor for a conditional request, which most often ends
+    /// in a `304`.
+    private func warmUpConnections() {
+        let missing = book?.remaining ?? request.expectedSize ?? .max
+        guard !finished, request.connections > 1, !isFileSource, request.conditions.isEmpty, missing >= 2 * request.minSegment
+        else { return }
+        let sources = request.sources.count
+        for (index, url) in request.sources.enumerated() where index < request.connections {
+            // Worker slot s goes to source s % sources (`spawn`).
+            engine.warmUp(url, connections: (request.connections - index + sources - 1) / sources, for: request)
+        }
     }
 
     private func makeWorker() -> Worker {
@@ -299,7 +319,16 @@ final class ItemTransfer: @unchecked Sendable {
     /// done, or it must stop).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
         if finished || worker.error != nil { return 0 }
-        if !worker.headProcessed, let stop = handleHead(worker) { return stop }
+        if !worker.headProcessed {
+            if let stop = handleHead(worker) { return stop }
+            if needsExpand, !expanded {
+                // The other regions are cut before this connection writes a byte, however
+                // much a busy machine let pile up in its socket: `settle()` fans out, then
+                // lets it go on.
+                heldForExpand = worker
+                return jg_writefunc_pause()
+            }
+        }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
         let (written, failure) = writer.write(bytes, for: worker, book: &book, part: part, durability: durability)
         if let failure { pendingFailure = failure }
@@ -550,6 +579,10 @@ final class ItemTransfer: @unchecked Sendable {
         if needsExpand {
             needsExpand = false
             expand()
+        }
+        if let held = heldForExpand {
+            heldForExpand = nil
+            engine.resume(held)
         }
     }
 

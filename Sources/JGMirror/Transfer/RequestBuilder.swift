@@ -24,37 +24,13 @@ enum RequestBuilder {
     ) throws(TransferError) -> CurlEasy {
         let easy = try CurlEasy()
         let url = shape.url
-        try easy.set(CURLOPT_URL, url)
-        try easy.set(CURLOPT_NOSIGNAL, 1)
-        // Redirects are followed by the item, one request per hop, so that the headers
-        // go only where SPEC §10 lets them (see `Redirect`).
-        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
-        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
-        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
-        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
         // Only an item's first connection may speak HTTP/2: libcurl would multiplex the
         // others onto it, and `connections` counts TCP connections (SPEC §5).
-        try easy.set(CURLOPT_HTTP_VERSION, worker.slot == 0 ? jg_http_version_2tls() : jg_http_version_1_1())
+        var headers = try configure(easy, url: url, http2: worker.slot == 0, request: request, configuration: configuration)
         if worker.slot == 0, url.lowercased().hasPrefix("https:") {
             // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
             // rather than open another: a burst of small items then shares one.
             try easy.set(CURLOPT_PIPEWAIT, 1)
-        }
-        if request.insecure {
-            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
-            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-        }
-        if let caCert = configuration.caCert {
-            try easy.set(CURLOPT_CAINFO, caCert)
-            if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
-        }
-        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
-        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
-            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
         }
         headers += shape.conditions
         if shape.ranged {
@@ -78,5 +54,53 @@ enum RequestBuilder {
             return length
         }
         return easy
+    }
+
+    /// A `HEAD` that opens one more connection to `url`'s host while an item's first
+    /// request is under way (`TransferEngine.warmUp`): configured as the item's later
+    /// requests are, so libcurl hands them the connection once it is idle.
+    static func makeWarmUp(url: String, request: TransferRequest, configuration: TransferEngine.Configuration)
+        throws(TransferError) -> CurlEasy
+    {
+        let easy = try CurlEasy()
+        let headers = try configure(easy, url: url, http2: false, request: request, configuration: configuration)
+        try easy.setHeaders(headers)
+        try easy.set(CURLOPT_NOBODY, 1)
+        _ = jg_easy_setopt_write_cb(easy.handle) { _, size, count, _ in size * count }
+        return easy
+    }
+
+    /// What every request of an item sets alike, so that they can share connections:
+    /// URL, timeouts, protocols, TLS, HTTP version; returns the header lines SPEC §10
+    /// allows for that origin.
+    private static func configure(
+        _ easy: CurlEasy, url: String, http2: Bool, request: TransferRequest, configuration: TransferEngine.Configuration
+    ) throws(TransferError) -> [String] {
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        // Redirects are followed by the item, one request per hop, so that the headers
+        // go only where SPEC §10 lets them (see `Redirect`).
+        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
+        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
+        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
+        try easy.set(CURLOPT_HTTP_VERSION, http2 ? jg_http_version_2tls() : jg_http_version_1_1())
+        if request.insecure {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let caCert = configuration.caCert {
+            try easy.set(CURLOPT_CAINFO, caCert)
+            if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
+        }
+        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
+        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
+            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
+        }
+        return headers
     }
 }

@@ -81,6 +81,13 @@ final class TransferEngine: @unchecked Sendable {
     private var running: [ItemTransfer] = []
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     private var hostLoad: [String: Int] = [:]
+    /// The most connections each host has been asked to carry at once, requests and
+    /// warm-ups: libcurl keeps them open for later requests.
+    private var hostPeak: [String: Int] = [:]
+    /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
+    private var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
+    /// Warm-up requests under way, by handle.
+    private var warmUps: [UnsafeMutableRawPointer: CurlEasy] = [:]
     private var limiter: RateLimiter?
     private var ratePaused: [Worker] = []
     private var cancelled = false
@@ -179,6 +186,7 @@ final class TransferEngine: @unchecked Sendable {
                     wake()
                 }
             }
+            sendWarmUps()
             let time = now()
             if var limiter {
                 limiter.refill(now: time)
@@ -195,7 +203,11 @@ final class TransferEngine: @unchecked Sendable {
             for item in running { item.tick(now: time) }
             multi.perform()
             while let (handle, code) = multi.nextDone() {
-                if let worker = workersByHandle[handle] { worker.item.requestFinished(worker, code: code) }
+                if let worker = workersByHandle[handle] {
+                    worker.item.requestFinished(worker, code: code)
+                } else if let warmUp = warmUps.removeValue(forKey: handle) {
+                    multi.remove(warmUp)
+                }
             }
             for item in running { item.settle() }
             running.removeAll { $0.finished }
@@ -211,6 +223,8 @@ final class TransferEngine: @unchecked Sendable {
             if !ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
             multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
         }
+        for warmUp in warmUps.values { multi.remove(warmUp) }
+        warmUps.removeAll()
     }
 
     /// A prepared item joins `running` and sends its first request (or stops at once
@@ -254,7 +268,37 @@ final class TransferEngine: @unchecked Sendable {
         let load = hostLoad[host, default: 0]
         guard load < configuration.maxPerHost else { return false }
         hostLoad[host] = load + 1
+        hostPeak[host] = max(hostPeak[host] ?? 0, load + 1)
         return true
+    }
+
+    /// Asks for `url`'s host to carry `connections` connections before an item fans
+    /// out: while the item's first request learns the file's length, `HEAD` requests
+    /// open the connections its regions will use, so each region's request costs one
+    /// round trip instead of two (a handshake, then the request). Only the connections
+    /// the host has not carried yet in this run are opened, and none past
+    /// `--max-per-host`; a burst of items that fills the host needs none. Sent after the
+    /// loop's pass admits its items, so they count.
+    func warmUp(_ url: String, connections: Int, for request: TransferRequest) {
+        pendingWarmUps.append((url, connections, request))
+    }
+
+    private func sendWarmUps() {
+        for (url, connections, request) in pendingWarmUps {
+            let host = Self.hostKey(url)
+            let wanted = min(connections, configuration.maxPerHost)
+            let known = max(hostPeak[host] ?? 0, hostLoad[host] ?? 0)
+            guard wanted > known else { continue }
+            hostPeak[host] = wanted
+            for _ in known..<wanted {
+                // A warm-up that cannot be made costs the item a round trip, nothing more.
+                guard let easy = try? RequestBuilder.makeWarmUp(url: url, request: request, configuration: configuration),
+                    multi.add(easy)
+                else { break }
+                warmUps[easy.handle] = easy
+            }
+        }
+        pendingWarmUps.removeAll()
     }
 
     func releaseHost(_ host: String) {
