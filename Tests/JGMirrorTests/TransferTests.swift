@@ -271,17 +271,16 @@ import TestServer
         // 8 MiB over 4 connections, 50 ms before each response. While the first GET
         // learns the length, three HEADs open the other connections, and the regions'
         // requests go out on them: each costs one round trip, not a handshake and a
-        // request. With the host capped at 4 connections, none opens beyond them.
+        // request. The HEADs are answered 20 ms after the GET: the regions wait for them
+        // rather than open connections of their own.
         let large = TestServer.bytes(count: 8 << 20, seed: 8)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
         route.headDelay = 0.05
+        route.extraHEADDelay = 0.02
         route.bytesPerSecond = 20_000_000
         server.set("/warm", route)
         try await withTestDirectory { dir in
-            var options = testOptions()
-            options.maxPerHost = 4
-            let report = try await sync(
-                manifest(url: server.url("/warm"), sha256: sha(large), extra: segmented), in: dir, options: options)
+            let report = try await sync(manifest(url: server.url("/warm"), sha256: sha(large), extra: segmented), in: dir)
             #expect(report.items.first?.status == .downloaded)
             let requests = server.requests("/warm")
             let heads = requests.filter { $0.method == "HEAD" }
@@ -289,10 +288,9 @@ import TestServer
             #expect(heads.count == 3, "\(requests.map(\.method))")
             #expect(gets.first?.headers["range"] == "bytes=0-")
             #expect(!heads.contains { $0.connection == gets.first?.connection })
-            // The three regions cut when the length arrived go out on them (on a busy
-            // machine a region may wait for one still answering its HEAD rather than open a
-            // fifth). A later steal may need a new connection: the first request,
-            // open-ended, is cut by closing its own.
+            // The three regions cut when the length arrived go out on them. A later steal
+            // may need a new connection: the first request, open-ended, is cut by closing
+            // its own.
             let regions = gets.filter { [2 << 20, 4 << 20, 6 << 20].map { "bytes=\($0)-\($0 + (2 << 20) - 1)" }.contains($0.headers["range"]) }
             #expect(
                 regions.count == 3 && Set(regions.map(\.connection)).isSubset(of: heads.map(\.connection)),

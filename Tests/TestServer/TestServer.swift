@@ -47,6 +47,8 @@ public final class TestServer: Sendable {
         public var extraHeaders: [String] = []
         /// Seconds to wait before each response head, like a round trip.
         public var headDelay: Double?
+        /// Seconds more before answering a `HEAD`.
+        public var extraHEADDelay: Double?
         /// Answer `If-Range` carrying the Last-Modified date with the whole file (200),
         /// as Apache does while the file's ETag is still weak.
         public var refuseDateIfRange = false
@@ -243,6 +245,7 @@ public final class TestServer: Sendable {
     private func respond(_ fd: Int32, request: Request, route: Route?, index: Int) -> Bool {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
         if let delay = route.headDelay { Thread.sleep(forTimeInterval: delay) }
+        if request.method == "HEAD", let delay = route.extraHEADDelay { Thread.sleep(forTimeInterval: delay) }
         let fault = request.method == "HEAD" ? nil : route.fault(index)
         if case .raw(let bytes) = fault {
             _ = write(fd, bytes)

@@ -35,6 +35,9 @@ final class ItemTransfer: @unchecked Sendable {
     /// The connections fanned out once the file was known; later, only a range given
     /// back brings a new one (`replaceIfStranded`).
     private var expanded = false
+    /// When it fanned out: for about a round trip after, a region waits for a warmed
+    /// connection rather than open one.
+    private var expandedAt = -Double.infinity
 
     /// Writes the body buffers; counts the bytes of this run.
     private var writer: BodyWriter
@@ -169,7 +172,7 @@ final class ItemTransfer: @unchecked Sendable {
         worker.sentAt = engine.now()
         let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
-        guard engine.acquireHost(host) else {
+        guard engine.acquireHost(host, warmUntil: expandedAt + roundTrip) else {
             worker.state = .ready
             return
         }
@@ -591,6 +594,7 @@ final class ItemTransfer: @unchecked Sendable {
     private func expand() {
         guard rangesSupported, book != nil, !expanded else { return }
         expanded = true
+        expandedAt = engine.now()
         // With mirrors, the connections are spread over the sources still alive.
         let live = liveSources
         while workers.count < request.connections, (book?.unowned ?? 0) > 0 {
@@ -677,7 +681,7 @@ final class ItemTransfer: @unchecked Sendable {
         var deadline = now + engine.configuration.progressInterval
         for worker in workers {
             if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
-            if case .ready = worker.state { deadline = min(deadline, now + 0.05) }
+            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, expandedAt + roundTrip)) }
         }
         return deadline
     }

@@ -86,8 +86,13 @@ final class TransferEngine: @unchecked Sendable {
     private var hostPeak: [String: Int] = [:]
     /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
     private var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
-    /// Warm-up requests under way, by handle.
-    private var warmUps: [UnsafeMutableRawPointer: CurlEasy] = [:]
+    /// Warm-up requests under way, by handle, with their host.
+    private var warmUps: [UnsafeMutableRawPointer: (easy: CurlEasy, host: String)] = [:]
+    /// Per host: warm-ups under way, and those answered whose connection no request has
+    /// been sent to since.
+    private var warming: [String: (underWay: Int, idle: Int)] = [:]
+    /// A warm-up was answered in this pass of the loop: requests waiting for it go now.
+    private var warmUpAnswered = false
     private var limiter: RateLimiter?
     private var ratePaused: [Worker] = []
     private var cancelled = false
@@ -206,13 +211,21 @@ final class TransferEngine: @unchecked Sendable {
                 if let worker = workersByHandle[handle] {
                     worker.item.requestFinished(worker, code: code)
                 } else if let warmUp = warmUps.removeValue(forKey: handle) {
-                    multi.remove(warmUp)
+                    multi.remove(warmUp.easy)
+                    warming[warmUp.host]?.underWay -= 1
+                    warming[warmUp.host]?.idle += 1
+                    warmUpAnswered = true
                 }
             }
             for item in running { item.settle() }
             running.removeAll { $0.finished }
-            // A finished item's slot goes to the next one now, not after a poll.
+            // A finished item's slot goes to the next one now, not after a poll; so does a
+            // warmed connection to a request waiting for it.
             if running.count + preparing < configuration.jobs, !waiting.isEmpty { continue }
+            if warmUpAnswered {
+                warmUpAnswered = false
+                continue
+            }
             if running.isEmpty, waiting.isEmpty, preparing == 0 {
                 if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)
@@ -223,7 +236,7 @@ final class TransferEngine: @unchecked Sendable {
             if !ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
             multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
         }
-        for warmUp in warmUps.values { multi.remove(warmUp) }
+        for warmUp in warmUps.values { multi.remove(warmUp.easy) }
         warmUps.removeAll()
     }
 
@@ -264,9 +277,20 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
-    func acquireHost(_ host: String) -> Bool {
+    /// Until `warmUntil`, a request waits for a warm-up under way to that host rather
+    /// than open a connection of its own (the warm-up's answer is due about when the
+    /// item's first head came); one answered hands its connection to the next request.
+    func acquireHost(_ host: String, warmUntil: Double = 0) -> Bool {
         let load = hostLoad[host, default: 0]
         guard load < configuration.maxPerHost else { return false }
+        if let warm = warming[host] {
+            if warm.idle > 0 {
+                warming[host]?.idle -= 1
+            } else if warm.underWay > 0, now() < warmUntil {
+                return false
+            }
+            if warming[host]?.underWay == 0, warming[host]?.idle == 0 { warming[host] = nil }
+        }
         hostLoad[host] = load + 1
         hostPeak[host] = max(hostPeak[host] ?? 0, load + 1)
         return true
@@ -295,7 +319,8 @@ final class TransferEngine: @unchecked Sendable {
                 guard let easy = try? RequestBuilder.makeWarmUp(url: url, request: request, configuration: configuration),
                     multi.add(easy)
                 else { break }
-                warmUps[easy.handle] = easy
+                warmUps[easy.handle] = (easy, host)
+                warming[host, default: (0, 0)].underWay += 1
             }
         }
         pendingWarmUps.removeAll()
