@@ -70,7 +70,7 @@ final class ItemRunner: Sendable {
         let warnings = self.warnings
         placement = Placement(
             durable: options.durable, root: root, store: store, warn: { line in warnings.withLock { $0.append(line) } },
-            beforeRecording: options.beforeRecording)
+            dataSync: options.dataSync, beforeRecording: options.beforeRecording)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)
@@ -286,6 +286,17 @@ final class ItemRunner: Sendable {
             let base = result
             hasher.finish(length: outcome.length ?? 0) { digest in
                 var result = base
+                // The part file's last sync ran beside the hasher; bytes it could not make
+                // durable are not placed, and no resume state claims them.
+                if let failure = outcome.settled() {
+                    self.root.unlink(item.partPath)
+                    self.root.unlink(item.statePath)
+                    result.status = .failed
+                    result.error = ItemError(code: failure.code, message: item.redactor.redact(failure.message))
+                    result.durationS = elapsed()
+                    self.record(index, result)
+                    return
+                }
                 switch digest {
                 case .failure(let error):
                     self.root.unlink(item.partPath)
@@ -331,7 +342,7 @@ final class ItemRunner: Sendable {
                                 self.record(index, result)
                                 return
                             }
-                            self.place(index, result, hasState: outcome.hasState, validators: outcome.validators, elapsed: elapsed)
+                            self.place(index, result, outcome, elapsed: elapsed)
                         }
                         return
                     }
@@ -346,7 +357,7 @@ final class ItemRunner: Sendable {
                         self.record(index, result)
                         return
                     }
-                    self.place(index, result, hasState: outcome.hasState, validators: outcome.validators, elapsed: elapsed)
+                    self.place(index, result, outcome, elapsed: elapsed)
                 }
             }
         }
@@ -356,14 +367,17 @@ final class ItemRunner: Sendable {
     /// Places the verified part file and records it (its SHA-256 and the remote's
     /// validators) in the state database with the batch.
     private func place(
-        _ index: Int, _ verified: ItemResult, hasState: Bool, validators: Validators, elapsed: @escaping @Sendable () -> Double
+        _ index: Int, _ verified: ItemResult, _ outcome: TransferOutcome, elapsed: @escaping @Sendable () -> Double
     ) {
         let item = items[index]
-        let state = hasState ? item.statePath : nil
+        let state = outcome.hasState ? item.statePath : nil
+        let validators = outcome.validators
         let placed = FileRecord(
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
             sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
-        let commit = Placement.Commit(part: item.partPath, destination: item.path, state: state, record: placed) { error in
+        let commit = Placement.Commit(
+            part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced
+        ) { error in
             var result = verified
             if let error {
                 result.status = .failed

@@ -17,6 +17,11 @@ final class ItemDurability {
     private let writebackStep: Int64
     private let startWriteback: @Sendable (Int32) -> Int32
     private lazy var queue = DispatchQueue(label: "jgmirror.item-sync")
+    /// Something was queued: finishing waits for the queue.
+    private var queued = false
+    /// The first sync that failed, for whoever places the file (`finish`); `PartFile`
+    /// keeps its own for the engine.
+    private let syncFailure = Locked<TransferError?>(nil)
     private let checkpointBusy = Locked(false)
     private let flushBusy = Locked(false)
     private let writebackBusy = Locked(false)
@@ -27,8 +32,6 @@ final class ItemDurability {
     /// Writeback was started or a flush queued: the item is not a small file, which
     /// placement's batch sync takes care of.
     private var wroteBack = false
-    /// A flush was queued: completing must wait for the queue.
-    private var flushed = false
     /// Resume state exists on disk or a checkpoint was queued: dropping or completing
     /// must wait for the queue.
     private(set) var checkpointed = false
@@ -59,11 +62,11 @@ final class ItemDurability {
         }
         if let failure = part.failedSync { return failure }
         let sync = dataSync
-        guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy)
+        let failure = syncFailure
+        guard enqueue({ Self.sync(part, using: sync, failure) }, unlessBusy: flushBusy)
         else { return nil }
         unflushed = 0
         unwritten = 0
-        flushed = true
         wroteBack = true
         return nil
     }
@@ -78,11 +81,33 @@ final class ItemDurability {
         wroteBack = true
     }
 
-    /// At the end of a download that started writeback before, starts it for the last
-    /// bytes: they go to disk while the hasher catches up, and placement's sync waits
-    /// for less.
-    func writeBackRest(_ part: PartFile) {
-        if wroteBack, unwritten > 0 { writeBack(part) }
+    /// Ends the download. In a durable run that started writeback (not a small file,
+    /// which placement's batch sync takes care of), syncs the last bytes on the queue
+    /// while the hasher reads what lies past the contiguous prefix, so that placement
+    /// need not sync the file again. Returns whether it does, and a wait for everything
+    /// queued (no checkpoint then lands after the file is renamed) that returns the
+    /// first sync that failed; it holds neither the file nor its descriptor.
+    func finish(_ part: PartFile) -> (synced: Bool, settled: @Sendable () -> TransferError?) {
+        let synced = durable && wroteBack
+        if synced {
+            let sync = dataSync
+            let failure = syncFailure
+            queued = true
+            queue.async { Self.sync(part, using: sync, failure) }
+        }
+        let queue = queued ? queue : nil
+        let failure = syncFailure
+        return (synced, {
+            queue?.sync {}
+            return failure.value
+        })
+    }
+
+    /// Syncs `part`'s data, recording a failure in `failure` as well as in `part`.
+    private static func sync(_ part: PartFile, using sync: (Int32) -> Int32, _ failure: Locked<TransferError?>) {
+        do { try part.syncData(using: sync) } catch {
+            failure.withLock { if $0 == nil { $0 = error } }
+        }
     }
 
     /// Saves resume state: the part file's data is synced first, so the record never
@@ -96,12 +121,15 @@ final class ItemDurability {
         let path = statePath
         let root = root
         let sync = dataSync
+        let failure = syncFailure
         let save: @Sendable () -> Void = { [state] in
             if durable {
-                do { try part.syncData(using: sync) } catch { return }
+                Self.sync(part, using: sync, failure)
+                if part.failedSync != nil { return }
             }
             try? state.write(to: path, durable: durable, root: root)
         }
+        queued = true
         if wait {
             checkpointed = true
             queue.sync(execute: save)
@@ -122,16 +150,11 @@ final class ItemDurability {
         }
     }
 
-    /// Waits for any checkpoint or flush in flight, so none lands after the caller
-    /// renames the file, and a failed one is known.
-    func settle() {
-        if checkpointed || flushed { queue.sync {} }
-    }
-
     /// Runs `work` on the queue unless the last one queued under `busy` is still
     /// pending (one checkpoint, one flush at a time); says whether it was queued.
     private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
         guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
+        queued = true
         queue.async {
             work()
             busy.withLock { $0 = false }

@@ -699,19 +699,25 @@ final class ItemTransfer: @unchecked Sendable {
             status, length: total, bytesDownloaded: bytesThisRun, hasState: durability.checkpointed, validators: validators)
     }
 
+    /// The last byte is written: the hasher reads the rest of the file while the item's
+    /// queue syncs it (`ItemDurability.finish`); whoever places the file waits for that.
     private func complete() {
         guard !finished else { return }
-        if let part { durability.writeBackRest(part) }
-        durability.settle()
         if let failure = part?.failedSync {
             fail(failure)
             return
         }
+        let end = part.map { durability.finish($0) }
         finished = true
         announce()
         request.observer?.prefixCompleted(upTo: total ?? 0)
         part = nil
-        completion(outcome(.completed))
+        var outcome = outcome(.completed)
+        if let end {
+            outcome.dataSynced = end.synced
+            outcome.settled = end.settled
+        }
+        completion(outcome)
     }
 
     /// Fails the item; resume state stays for the next run unless the bytes cannot be trusted.

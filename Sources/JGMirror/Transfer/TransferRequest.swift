@@ -67,6 +67,11 @@ struct TransferOutcome: Sendable {
     var hasState = false
     /// The remote's ETag and Last-Modified, as last answered.
     var validators = Validators()
+    /// The part file's data was synced after its last byte: placement need not sync it.
+    var dataSynced = false
+    /// Waits for the item's queued syncs and checkpoints, and returns the first sync that
+    /// failed: whoever places the file calls it first (a completed item only).
+    var settled: @Sendable () -> TransferError? = { nil }
 }
 
 /// What the engine reports while it works, on its own thread.
