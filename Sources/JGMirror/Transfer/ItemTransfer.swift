@@ -35,9 +35,12 @@ final class ItemTransfer: @unchecked Sendable {
     /// The connections fanned out once the file was known; later, only a range given
     /// back brings a new one (`replaceIfStranded`).
     private var expanded = false
-    /// When it fanned out: for about a round trip after, a region waits for a warmed
+    /// When it fanned out: for a while after (`warmWait`), a region waits for a warmed
     /// connection rather than open one.
     private var expandedAt = -Double.infinity
+    /// Seconds from the item's first request to its first response byte, connecting
+    /// (and TLS) included: about when the warm-ups sent with it are answered.
+    private var firstHeadAfter: Double?
 
     /// Writes the body buffers; counts the bytes of this run.
     private var writer: BodyWriter
@@ -138,16 +141,18 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     /// While the first request learns the length, has the engine open the connections
-    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
-    /// not when the item will not fan out (one connection, a `file:` URL, fewer missing
-    /// bytes than two regions), nor for a conditional request, which most often ends
-    /// in a `304`.
+    /// the regions will use (`TransferEngine.warmUp`), each plain-HTTP source its share
+    /// of them; not when the item will not fan out (one connection, a `file:` URL,
+    /// fewer missing bytes than two regions), nor for a conditional request, which most
+    /// often ends in a `304`.
     private func warmUpConnections() {
         let missing = book?.remaining ?? request.expectedSize ?? .max
         guard !finished, request.connections > 1, !isFileSource, request.conditions.isEmpty, missing >= 2 * request.minSegment
         else { return }
         let sources = request.sources.count
-        for (index, url) in request.sources.enumerated() where index < request.connections {
+        // Not over HTTPS: libcurl would hand the warmed HTTP/1.1 connections to the next
+        // items' first requests, which a host speaking HTTP/2 should multiplex on one.
+        for (index, url) in request.sources.enumerated() where index < request.connections && !url.lowercased().hasPrefix("https:") {
             // Worker slot s goes to source s % sources (`spawn`).
             engine.warmUp(url, connections: (request.connections - index + sources - 1) / sources, for: request)
         }
@@ -172,7 +177,7 @@ final class ItemTransfer: @unchecked Sendable {
         worker.sentAt = engine.now()
         let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
-        guard engine.acquireHost(host, warmUntil: expandedAt + roundTrip) else {
+        guard engine.acquireHost(host, warmUntil: expandedAt + warmWait) else {
             worker.state = .ready
             return
         }
@@ -210,6 +215,7 @@ final class ItemTransfer: @unchecked Sendable {
             if isFileSource { known.fileLength = easy.contentLength }
             let roundTrip = easy.firstByteWait
             if roundTrip > 0 { minRoundTrip = min(minRoundTrip, roundTrip) }
+            if firstHeadAfter == nil { firstHeadAfter = easy.seconds(CURLINFO_STARTTRANSFER_TIME_T) }
         }
         let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL)
         switch decision {
@@ -472,6 +478,11 @@ final class ItemTransfer: @unchecked Sendable {
         return range
     }
 
+    /// How long after fanning out a region waits for a warm-up under way: as long as
+    /// the first request took to its head (the warm-ups left with it), at least a
+    /// round trip.
+    private var warmWait: Double { max(roundTrip, firstHeadAfter ?? 0) }
+
     /// The shortest round trip seen, 0 before any.
     private var roundTrip: Double { minRoundTrip.isFinite ? minRoundTrip : 0 }
 
@@ -681,7 +692,7 @@ final class ItemTransfer: @unchecked Sendable {
         var deadline = now + engine.configuration.progressInterval
         for worker in workers {
             if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
-            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, expandedAt + roundTrip)) }
+            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, expandedAt + warmWait)) }
         }
         return deadline
     }
