@@ -285,81 +285,95 @@ final class ItemRunner: Sendable {
         case .completed:
             let base = result
             hasher.finish(length: outcome.length ?? 0) { digest in
-                var result = base
-                // The part file's last sync ran beside the hasher; bytes it could not make
-                // durable are not placed, and no resume state claims them.
-                if let failure = outcome.settled() {
+                // The part file's last sync runs beside the hasher: go on once it has (on
+                // its queue, never holding up the thread that called). Bytes it could not
+                // make durable are not placed, and no resume state claims them.
+                outcome.afterSyncs { failure in
+                    guard let failure else {
+                        self.verify(index, base, digest, outcome, elapsed: elapsed)
+                        return
+                    }
+                    var result = base
                     self.root.unlink(item.partPath)
                     self.root.unlink(item.statePath)
                     result.status = .failed
                     result.error = ItemError(code: failure.code, message: item.redactor.redact(failure.message))
                     result.durationS = elapsed()
                     self.record(index, result)
-                    return
                 }
-                switch digest {
-                case .failure(let error):
-                    self.root.unlink(item.partPath)
-                    result.status = .failed
-                    result.error = ItemError(code: .ioError, message: error.localizedDescription)
-                    result.durationS = elapsed()
-                    self.record(index, result)
-                case .success(let actual):
-                    result.sha256Actual = actual
-                    if let expected = item.sha256, expected != actual, outcome.resumedFrom > 0,
-                        self.refetched.withLock({ $0.insert(index).inserted })
-                    {
-                        // Resumed bytes can come from another version of the file when the
-                        // server's validators (size and mtime) could not tell them apart:
-                        // fetch it once more from zero before calling it a mismatch.
-                        self.root.unlink(item.partPath)
-                        self.root.unlink(item.statePath)
-                        self.state.withLock { $0.submitted += 1 }
-                        self.fetch(
-                            index, knownFresh: true,
-                            note: "checksum failed after resuming (a change the validators could not show); fetched again from zero")
-                        return
+            }
+        }
+    }
+
+    /// Checks a completed download's digests against the manifest, then places it or
+    /// keeps its bytes aside.
+    private func verify(
+        _ index: Int, _ base: ItemResult, _ digest: Result<String, VerifyError>, _ outcome: TransferOutcome,
+        elapsed: @escaping @Sendable () -> Double
+    ) {
+        let item = items[index]
+        var result = base
+        switch digest {
+        case .failure(let error):
+            root.unlink(item.partPath)
+            result.status = .failed
+            result.error = ItemError(code: .ioError, message: error.localizedDescription)
+            result.durationS = elapsed()
+            record(index, result)
+        case .success(let actual):
+            result.sha256Actual = actual
+            if let expected = item.sha256, expected != actual, outcome.resumedFrom > 0,
+                refetched.withLock({ $0.insert(index).inserted })
+            {
+                // Resumed bytes can come from another version of the file when the
+                // server's validators (size and mtime) could not tell them apart:
+                // fetch it once more from zero before calling it a mismatch.
+                root.unlink(item.partPath)
+                root.unlink(item.statePath)
+                state.withLock { $0.submitted += 1 }
+                fetch(
+                    index, knownFresh: true,
+                    note: "checksum failed after resuming (a change the validators could not show); fetched again from zero")
+                return
+            }
+            if let expected = item.sha512 {
+                // A second pass over the part file, beside the transfers: the
+                // streaming hasher computes SHA-256 only.
+                let checked = result
+                hashing.submitWithoutWaiting {
+                    var result = checked
+                    let digest = (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
+                        defer { close(fd) }
+                        return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
                     }
-                    if let expected = item.sha512 {
-                        // A second pass over the part file, beside the transfers: the
-                        // streaming hasher computes SHA-256 only.
-                        let checked = result
-                        self.hashing.submitWithoutWaiting {
-                            var result = checked
-                            let digest = (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
-                                defer { close(fd) }
-                                return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
-                            }
-                            result.sha512Actual = digest
-                            guard let digest, digest == expected else {
-                                let bad = Placement.quarantine(
-                                    part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
-                                result.status = .mismatch
-                                result.error = ItemError(
-                                    code: .checksumMismatch,
-                                    message: "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected); bytes kept in \(bad)")
-                                result.durationS = elapsed()
-                                self.record(index, result)
-                                return
-                            }
-                            self.place(index, result, outcome, elapsed: elapsed)
-                        }
-                        return
-                    }
-                    if let expected = item.sha256, expected != actual {
+                    result.sha512Actual = digest
+                    guard let digest, digest == expected else {
                         let bad = Placement.quarantine(
                             part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
                         result.status = .mismatch
                         result.error = ItemError(
                             code: .checksumMismatch,
-                            message: "SHA-256 is \(actual), the manifest expects \(expected); bytes kept in \(bad)")
+                            message: "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected); bytes kept in \(bad)")
                         result.durationS = elapsed()
                         self.record(index, result)
                         return
                     }
                     self.place(index, result, outcome, elapsed: elapsed)
                 }
+                return
             }
+            if let expected = item.sha256, expected != actual {
+                let bad = Placement.quarantine(
+                    part: item.partPath, destination: item.path, state: item.statePath, root: root)
+                result.status = .mismatch
+                result.error = ItemError(
+                    code: .checksumMismatch,
+                    message: "SHA-256 is \(actual), the manifest expects \(expected); bytes kept in \(bad)")
+                result.durationS = elapsed()
+                record(index, result)
+                return
+            }
+            place(index, result, outcome, elapsed: elapsed)
         }
     }
 

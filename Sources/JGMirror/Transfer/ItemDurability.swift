@@ -84,10 +84,12 @@ final class ItemDurability {
     /// Ends the download. In a durable run that started writeback (not a small file,
     /// which placement's batch sync takes care of), syncs the last bytes on the queue
     /// while the hasher reads what lies past the contiguous prefix, so that placement
-    /// need not sync the file again. Returns whether it does, and a wait for everything
-    /// queued (no checkpoint then lands after the file is renamed) that returns the
-    /// first sync that failed; it holds neither the file nor its descriptor.
-    func finish(_ part: PartFile) -> (synced: Bool, settled: @Sendable () -> TransferError?) {
+    /// need not sync the file again. Returns whether it does, and `afterSyncs`: it
+    /// calls its argument with the first sync that failed once everything queued has
+    /// run (so no checkpoint lands after the file is renamed), at once when nothing
+    /// was queued, else on the item's queue; nobody waits, and it holds neither the
+    /// file nor its descriptor.
+    func finish(_ part: PartFile) -> (synced: Bool, afterSyncs: TransferOutcome.AfterSyncs) {
         let synced = durable && wroteBack
         if synced {
             let sync = dataSync
@@ -97,9 +99,9 @@ final class ItemDurability {
         }
         let queue = queued ? queue : nil
         let failure = syncFailure
-        return (synced, {
-            queue?.sync {}
-            return failure.value
+        return (synced, { then in
+            guard let queue else { return then(failure.value) }
+            queue.async { then(failure.value) }
         })
     }
 

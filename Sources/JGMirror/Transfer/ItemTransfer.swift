@@ -726,7 +726,7 @@ final class ItemTransfer: @unchecked Sendable {
         var outcome = outcome(.completed)
         if let end {
             outcome.dataSynced = end.synced
-            outcome.settled = end.settled
+            outcome.afterSyncs = end.afterSyncs
         }
         completion(outcome)
     }

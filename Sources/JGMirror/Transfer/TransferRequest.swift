@@ -69,9 +69,12 @@ struct TransferOutcome: Sendable {
     var validators = Validators()
     /// The part file's data was synced after its last byte: placement need not sync it.
     var dataSynced = false
-    /// Waits for the item's queued syncs and checkpoints, and returns the first sync that
-    /// failed: whoever places the file calls it first (a completed item only).
-    var settled: @Sendable () -> TransferError? = { nil }
+    /// Calls its argument, with the first sync that failed, once the item's queued syncs
+    /// and checkpoints have run: whoever places the file goes on from there (a
+    /// completed item only). It may call back on another thread.
+    var afterSyncs: AfterSyncs = { $0(nil) }
+
+    typealias AfterSyncs = @Sendable (_ then: @escaping @Sendable (TransferError?) -> Void) -> Void
 }
 
 /// What the engine reports while it works, on its own thread.
