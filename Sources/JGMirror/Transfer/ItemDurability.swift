@@ -16,12 +16,8 @@ final class ItemDurability {
     private let flushStep: Int64
     private let writebackStep: Int64
     private let startWriteback: @Sendable (Int32) -> Int32
-    private lazy var queue = DispatchQueue(label: "jgmirror.item-sync")
-    /// Something was queued: finishing waits for the queue.
-    private var queued = false
-    /// The first sync that failed, for whoever places the file (`finish`); `PartFile`
-    /// keeps its own for the engine.
-    private let syncFailure = Locked<TransferError?>(nil)
+    /// Made when the first work is queued (`itemQueue`); nil: nothing was.
+    private var queue: DispatchQueue?
     private let checkpointBusy = Locked(false)
     private let flushBusy = Locked(false)
     private let writebackBusy = Locked(false)
@@ -62,8 +58,7 @@ final class ItemDurability {
         }
         if let failure = part.failedSync { return failure }
         let sync = dataSync
-        let failure = syncFailure
-        guard enqueue({ Self.sync(part, using: sync, failure) }, unlessBusy: flushBusy)
+        guard enqueue({ try? part.syncData(using: sync) }, unlessBusy: flushBusy)
         else { return nil }
         unflushed = 0
         unwritten = 0
@@ -93,23 +88,14 @@ final class ItemDurability {
         let synced = durable && wroteBack
         if synced {
             let sync = dataSync
-            let failure = syncFailure
-            queued = true
-            queue.async { Self.sync(part, using: sync, failure) }
+            itemQueue.async { try? part.syncData(using: sync) }
         }
-        let queue = queued ? queue : nil
-        let failure = syncFailure
+        let queue = queue
+        let failure = part.syncFailure
         return (synced, { then in
             guard let queue else { return then(failure.value) }
             queue.async { then(failure.value) }
         })
-    }
-
-    /// Syncs `part`'s data, recording a failure in `failure` as well as in `part`.
-    private static func sync(_ part: PartFile, using sync: (Int32) -> Int32, _ failure: Locked<TransferError?>) {
-        do { try part.syncData(using: sync) } catch {
-            failure.withLock { if $0 == nil { $0 = error } }
-        }
     }
 
     /// Saves resume state: the part file's data is synced first, so the record never
@@ -123,18 +109,15 @@ final class ItemDurability {
         let path = statePath
         let root = root
         let sync = dataSync
-        let failure = syncFailure
         let save: @Sendable () -> Void = { [state] in
             if durable {
-                Self.sync(part, using: sync, failure)
-                if part.failedSync != nil { return }
+                do { try part.syncData(using: sync) } catch { return }
             }
             try? state.write(to: path, durable: durable, root: root)
         }
-        queued = true
         if wait {
             checkpointed = true
-            queue.sync(execute: save)
+            itemQueue.sync(execute: save)
             return
         }
         if enqueue(save, unlessBusy: checkpointBusy) { checkpointed = true }
@@ -147,17 +130,24 @@ final class ItemDurability {
         let path = statePath
         let root = root
         let durable = durable
-        queue.sync {
+        itemQueue.sync {
             if root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
         }
+    }
+
+    /// The item's serial queue, made on first use.
+    private var itemQueue: DispatchQueue {
+        if let queue { return queue }
+        let made = DispatchQueue(label: "jgmirror.item-sync")
+        queue = made
+        return made
     }
 
     /// Runs `work` on the queue unless the last one queued under `busy` is still
     /// pending (one checkpoint, one flush at a time); says whether it was queued.
     private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
         guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
-        queued = true
-        queue.async {
+        itemQueue.async {
             work()
             busy.withLock { $0 = false }
         }

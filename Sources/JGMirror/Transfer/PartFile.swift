@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The `DEST.jgpart` file bytes are written into, by offset, as they arrive.
 ///
@@ -10,8 +9,10 @@ final class PartFile: Sendable {
     let fd: Int32
     /// The first failed sync. Linux reports a lost write to one sync per open file
     /// and then forgets it, so a later sync of the same bytes can succeed: the
-    /// failure is kept, and every later sync and the item's completion see it.
-    private let syncFailure = Mutex<TransferError?>(nil)
+    /// failure is kept, and every later sync and the item's completion see it; so does
+    /// whoever places the file, after this object and its descriptor are gone
+    /// (`ItemDurability.finish` hands on the box, not the file).
+    let syncFailure = Locked<TransferError?>(nil)
 
     /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
     /// whatever had that name (a symlink or another file's hard link is removed, never
@@ -90,5 +91,5 @@ final class PartFile: Sendable {
     func startWriteback(using start: (Int32) -> Int32) { _ = start(fd) }
 
     /// Why a sync of this file failed, if one did.
-    var failedSync: TransferError? { syncFailure.withLock { $0 } }
+    var failedSync: TransferError? { syncFailure.value }
 }
