@@ -503,6 +503,14 @@ import TestServer
         return (durable, count.withLock { value in defer { value = 0 }; return value }, options, count)
     }
 
+    /// Fetches 64 KiB (under every writeback and flush step) durably into `dir`.
+    private func downloadSmallFile(in dir: String, options: SyncOptions) async throws {
+        let small = [UInt8](repeating: 7, count: 64 << 10)
+        server.set("/small", TestServer.Route(body: small))
+        let report = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: options)
+        #expect(report.items.first?.status == .downloaded)
+    }
+
     @Test func durableDataIsSyncedWhileItArrives() async throws {
         try await withTestDirectory { dir in
             let calls = try await countDuringDownloads(in: dir) { options, syncs in
@@ -512,8 +520,8 @@ import TestServer
                     return fdatasync(fd)
                 }
             }
-            // 3 MiB over about 0.75 s in steps of 256 KiB, one flush at a time (the
-            // placement's final sync does not count here).
+            // 3 MiB over about 0.75 s in steps of 256 KiB, one flush at a time (and the
+            // sync after the last byte, which placement then does not repeat).
             #expect(calls.durable >= 2)
             #expect(calls.notDurable == 0)
         }
@@ -533,10 +541,7 @@ import TestServer
             #expect(calls.notDurable == 0)
 
             // A small file is left to placement's batch sync.
-            let small = [UInt8](repeating: 7, count: 64 << 10)
-            server.set("/small", TestServer.Route(body: small))
-            let report = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: calls.options)
-            #expect(report.items.first?.status == .downloaded)
+            try await downloadSmallFile(in: dir, options: calls.options)
             #expect(calls.count.withLock { $0 } == 0)
         }
     }
@@ -557,10 +562,7 @@ import TestServer
             #expect(placementSyncs.value == 0)
 
             // A small file started no writeback: placement syncs it.
-            let small = [UInt8](repeating: 7, count: 64 << 10)
-            server.set("/small", TestServer.Route(body: small))
-            let report = try await sync(manifest(url: server.url("/small"), sha256: sha(small)), in: dir, options: calls.options)
-            #expect(report.items.first?.status == .downloaded)
+            try await downloadSmallFile(in: dir, options: calls.options)
             #expect(calls.count.value == 0 && placementSyncs.value == 1)
         }
     }
