@@ -141,18 +141,16 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     /// While the first request learns the length, has the engine open the connections
-    /// the regions will use (`TransferEngine.warmUp`), each plain-HTTP source its share
-    /// of them; not when the item will not fan out (one connection, a `file:` URL,
-    /// fewer missing bytes than two regions), nor for a conditional request, which most
-    /// often ends in a `304`.
+    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
+    /// not when the item will not fan out (one connection, a `file:` URL, fewer missing
+    /// bytes than two regions), nor for a conditional request, which most often ends
+    /// in a `304`.
     private func warmUpConnections() {
         let missing = book?.remaining ?? request.expectedSize ?? .max
         guard !finished, request.connections > 1, !isFileSource, request.conditions.isEmpty, missing >= 2 * request.minSegment
         else { return }
         let sources = request.sources.count
-        // Not over HTTPS: libcurl would hand the warmed HTTP/1.1 connections to the next
-        // items' first requests, which a host speaking HTTP/2 should multiplex on one.
-        for (index, url) in request.sources.enumerated() where index < request.connections && !url.lowercased().hasPrefix("https:") {
+        for (index, url) in request.sources.enumerated() where index < request.connections {
             // Worker slot s goes to source s % sources (`spawn`).
             engine.warmUp(url, connections: (request.connections - index + sources - 1) / sources, for: request)
         }

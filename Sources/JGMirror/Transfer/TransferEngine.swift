@@ -303,7 +303,13 @@ final class TransferEngine: @unchecked Sendable {
     /// the host has not carried yet in this run are opened, and none past
     /// `--max-per-host`; a burst of items that fills the host needs none. Sent after the
     /// loop's pass admits its items, so they count.
+    ///
+    /// Plain HTTP only: libcurl (7.88) takes a host for one that cannot multiplex once
+    /// any connection to it answers in HTTP/1.1, as the warm-ups would, and the small
+    /// files that follow would then each open a connection instead of sharing one over
+    /// HTTP/2.
     func warmUp(_ url: String, connections: Int, for request: TransferRequest) {
+        guard !url.lowercased().hasPrefix("https:") else { return }
         pendingWarmUps.append((url, connections, request))
     }
 
