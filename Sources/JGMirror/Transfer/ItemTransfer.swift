@@ -19,43 +19,32 @@ final class ItemTransfer: @unchecked Sendable {
 
     private(set) var finished = false
     private var part: PartFile?
-    /// The byte ranges, once the length is known (from a response or resume state).
-    private var book: SegmentBook?
-    private var rangesSupported = false
+    /// The connections, the byte ranges they share and who fetches what next.
+    private lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
+    private var book: SegmentBook? {
+        get { crew.book }
+        set { crew.book = newValue }
+    }
+    private var rangesSupported: Bool {
+        get { crew.rangesSupported }
+        set { crew.rangesSupported = newValue }
+    }
     private var validators = Validators()
     /// Which source the validators came from; `If-Range` goes only there.
     private var validatorSource = 0
     /// Redirect-resolved URLs per source, so later ranges skip the redirects.
     private var effectiveURLs: [Int: String] = [:]
-    /// Sources that answered with a permanent error (404, …); no new worker starts there.
-    private var deadSources = Set<Int>()
-    private var workers: [Worker] = []
-    private var nextSlot = 0
+    private var workers: [Worker] { crew.workers }
     private var announced = false
-    /// The connections fanned out once the file was known; later, only a range given
-    /// back brings a new one (`replaceIfStranded`).
-    private var expanded = false
-    /// When it fanned out: for a while after (`warmWait`), a region waits for a warmed
-    /// connection rather than open one.
-    private var expandedAt = -Double.infinity
-    /// Seconds from the item's first request to its first response byte, connecting
-    /// (and TLS) included: about when the warm-ups sent with it are answered.
-    private var firstHeadAfter: Double?
 
     /// Writes the body buffers; counts the bytes of this run.
     private var writer: BodyWriter
     /// What the report says about the run.
     private var tally = ItemTally()
     private var bytesThisRun: Int64 { writer.bytesThisRun }
-    /// `bytesThisRun` when a worker last replaced one that gave its range back: a new
-    /// replacement needs progress since, so an item whose every request fails ends.
-    private var bytesAtReplacement: Int64 = 0
     /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
     private var stateful = false
     private var prepareFailure: TransferError?
-    /// The shortest request-to-first-byte time seen: requests that waited behind
-    /// others in libcurl's loop would overstate the round trip.
-    private var minRoundTrip = Double.infinity
     private var startedAt = 0.0
     private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
@@ -99,7 +88,7 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// Adopts valid resume state; `EarlierRun` removes what cannot be trusted.
     private func takeOverEarlierRun() {
-        let earlier = EarlierRun.takeOver(request) { makeBook(length: $0, missing: $1) }
+        let earlier = EarlierRun.takeOver(request) { crew.makeBook(length: $0, missing: $1) }
         tally.note = earlier.note
         guard let saved = earlier.book else { return }
         book = saved
@@ -108,12 +97,6 @@ final class ItemTransfer: @unchecked Sendable {
         stateful = true
         durability.adoptExistingState()
         tally.resumedFrom = earlier.resumedFrom
-    }
-
-    private func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
-        var book = SegmentBook(length: length, missing: missing, connections: request.connections, minSegment: request.minSegment)
-        book.regionCap = SegmentBook.regionCap(length: length, connections: request.connections, roundTrip: minRoundTrip)
-        return book
     }
 
     /// Sends the first request (engine thread, after `prepare()`).
@@ -126,11 +109,11 @@ final class ItemTransfer: @unchecked Sendable {
             fail(failure)
             return
         }
-        let first = makeWorker()
+        let first = crew.hire()
         if book != nil {
             // Resuming: one request first, to validate with If-Range before fanning out.
             guard let range = book?.take(for: first.slot) else {
-                workers.removeAll()
+                crew.retire(first)
                 complete()
                 return
             }
@@ -151,17 +134,9 @@ final class ItemTransfer: @unchecked Sendable {
         else { return }
         let sources = request.sources.count
         for (index, url) in request.sources.enumerated() where index < request.connections {
-            // Worker slot s goes to source s % sources (`spawn`).
+            // Worker slot s goes to source s % sources (`Crew.fanOut`).
             engine.warmUp(url, connections: (request.connections - index + sources - 1) / sources, for: request)
         }
-    }
-
-    private func makeWorker() -> Worker {
-        let worker = Worker(item: self, slot: nextSlot, retries: request.retries)
-        nextSlot += 1
-        workers.append(worker)
-        tally.using(workers.count)
-        return worker
     }
 
     // MARK: Requests
@@ -175,7 +150,7 @@ final class ItemTransfer: @unchecked Sendable {
         worker.sentAt = engine.now()
         let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
-        guard engine.acquireHost(host, warmUntil: expandedAt + warmWait) else {
+        guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
             worker.state = .ready
             return
         }
@@ -185,6 +160,7 @@ final class ItemTransfer: @unchecked Sendable {
             connections: request.connections, isFileSource: isFileSource, conditions: request.conditions)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
+        tally.using(workers.count)
         do {
             worker.easy = try RequestBuilder.makeHandle(for: worker, shape, request: request, configuration: engine.configuration)
             worker.host = host
@@ -211,9 +187,7 @@ final class ItemTransfer: @unchecked Sendable {
             conditional: !request.conditions.isEmpty && book == nil)
         if let easy = worker.easy {
             if isFileSource { known.fileLength = easy.contentLength }
-            let roundTrip = easy.firstByteWait
-            if roundTrip > 0 { minRoundTrip = min(minRoundTrip, roundTrip) }
-            if firstHeadAfter == nil { firstHeadAfter = easy.seconds(CURLINFO_STARTTRANSFER_TIME_T) }
+            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
         }
         let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL)
         switch decision {
@@ -287,7 +261,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// when it contradicts the manifest or the disk refuses the space.
     private func learn(length: Int64?, ranges: Bool, validators: Validators, source: Int) -> TransferError? {
         rangesSupported = ranges && length != nil
-        book = length.map { makeBook(length: $0) }
+        book = length.map { crew.makeBook(length: $0) }
         self.validators = validators
         validatorSource = source
         if let expected = request.expectedSize, let length, length != expected {
@@ -328,7 +302,7 @@ final class ItemTransfer: @unchecked Sendable {
         if finished || worker.error != nil { return 0 }
         if !worker.headProcessed {
             if let stop = handleHead(worker) { return stop }
-            if needsExpand, !expanded {
+            if needsExpand, !crew.fannedOut {
                 // The other regions are cut before this connection writes a byte, however
                 // much a busy machine let pile up in its socket: `settle()` fans out, then
                 // lets it go on.
@@ -412,11 +386,11 @@ final class ItemTransfer: @unchecked Sendable {
             worker.consecutiveFailures = 0
             if let region = book?.region(of: worker.slot), region.next < region.end {
                 launch(worker)  // the server sent less than asked: ask for the rest
-            } else if rangesSupported, let range = nextRange(for: worker) {
+            } else if rangesSupported, let range = crew.nextRange(for: worker) {
                 worker.pos = range.lower
                 launch(worker)
             } else {
-                retire(worker)
+                crew.retire(worker)
             }
         }
         settle()
@@ -427,8 +401,9 @@ final class ItemTransfer: @unchecked Sendable {
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         tally.lastError = error
         let situation = RetryPolicy.Situation(
-            error: error, progressed: worker.progressed, regionTaken: owesNothing(worker),
-            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count, deadSources: deadSources)
+            error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
+            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,
+            deadSources: crew.deadSources)
         switch RetryPolicy.decide(situation) {
         case .failItem:
             fail(error)
@@ -441,65 +416,14 @@ final class ItemTransfer: @unchecked Sendable {
             let delay = engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter)
             worker.state = .backoff(until: engine.now() + delay)
         case .switchSource(let standing, let sourceDead):
-            if sourceDead { deadSources.insert(worker.sourceIndex) }
+            if sourceDead { crew.markDead(worker.sourceIndex) }
             tally.attempts += 1
             worker.standing = standing
             relaunch(worker)
         case .retire(let sourceDead):
-            if sourceDead { deadSources.insert(worker.sourceIndex) }
-            retire(worker)
+            if sourceDead { crew.markDead(worker.sourceIndex) }
+            crew.retire(worker)
             replaceIfStranded()
-        }
-    }
-
-    /// New work for a worker whose region is done: the front of the pool, else the
-    /// back of the region that will finish last at the rates the connections show
-    /// now, cut so that both finish together (SPEC §5). The thief waits a round trip
-    /// for its first byte, two when its request was cut short and closed its
-    /// connection; a steal happens only when it still finishes sooner.
-    private func nextRange(for worker: Worker) -> ByteRange? {
-        if let range = book?.take(for: worker.slot) { return range }
-        let weights = StealWeights(workers, now: engine.now(), stallAfter: stallAfter, roundTrip: roundTrip)
-        let latency = roundTrip * (worker.truncated ? 2 : 1)
-        guard
-            let range = book?.stealFinishingTogether(
-                for: worker.slot, rates: weights.rates, startsIn: weights.startsIn, latency: latency)
-        else { return nil }
-        // A stalled victim kept nothing: its request is dropped rather than waited for.
-        if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
-            book?.region(of: victim.slot)?.remaining == 0
-        {
-            engine.detach(victim)
-            victim.easy = nil
-            retire(victim)
-        }
-        return range
-    }
-
-    /// How long after fanning out a region waits for a warm-up under way: as long as
-    /// the first request took to its head (the warm-ups left with it), at least a
-    /// round trip.
-    private var warmWait: Double { max(roundTrip, firstHeadAfter ?? 0) }
-
-    /// The shortest round trip seen, 0 before any.
-    private var roundTrip: Double { minRoundTrip.isFinite ? minRoundTrip : 0 }
-
-    /// Seconds without a byte after which a connection counts as stalled: its rate is
-    /// 0 and its region is taken over. Never while `--limit-rate` pauses connections.
-    private var stallAfter: Double { engine.rateLimited ? .infinity : max(1, 4 * roundTrip) }
-
-    /// A connection that stalled hands its region to a new one, without waiting for
-    /// its timeout, when the item has a connection to spare and made progress since
-    /// the last replacement (so an origin that stalls every connection still ends).
-    private func replaceStalled(now: Double) {
-        guard rangesSupported, expanded, workers.count < request.connections, bytesThisRun > bytesAtReplacement,
-            workers.contains(where: { $0.easy != nil && $0.rate(now: now, stallAfter: stallAfter) == 0 })
-        else { return }
-        spawn(on: liveSources) { worker in
-            guard let range = nextRange(for: worker) else { return nil }
-            bytesAtReplacement = bytesThisRun
-            tally.attempts += 1
-            return range
         }
     }
 
@@ -507,9 +431,9 @@ final class ItemTransfer: @unchecked Sendable {
     /// slot, or to move to a mirror): the rest of its region, or, when steals took
     /// all of it meanwhile, new work; it retires when there is none.
     private func relaunch(_ worker: Worker) {
-        if worker.redirectURL == nil, owesNothing(worker) {
-            guard let range = nextRange(for: worker) else {
-                retire(worker)
+        if worker.redirectURL == nil, crew.owesNothing(worker) {
+            guard let range = crew.nextRange(for: worker) else {
+                crew.retire(worker)
                 checkCompletion()
                 return
             }
@@ -518,50 +442,12 @@ final class ItemTransfer: @unchecked Sendable {
         launch(worker)
     }
 
-    /// The file is shared out by ranges and steals have left `worker` nothing to
-    /// fetch (or it finished its region): its next request needs new work.
-    private func owesNothing(_ worker: Worker) -> Bool {
-        guard let book, rangesSupported else { return false }
-        return (book.region(of: worker.slot)?.remaining ?? 0) == 0
-    }
-
-    /// Removes a worker; what it still owned returns to the book's pool.
-    private func retire(_ worker: Worker) {
-        workers.removeAll { $0 === worker }
-        book?.giveBack(worker.slot)
-    }
-
-    /// A range given back must be taken again before the item can fail (SPEC §5):
-    /// live workers take it when their own region ends; with a connection to spare,
-    /// a new worker takes it now. Each such replacement needs progress since the
-    /// last one, so an item whose every request fails still ends.
+    /// A range given back is taken again before the item can fail (SPEC §5): by a
+    /// live worker when its own region ends, or now by a new one (`Crew.replaceStranded`).
     private func replaceIfStranded() {
-        guard rangesSupported, let book, book.unowned > 0, workers.count < request.connections,
-            bytesThisRun > bytesAtReplacement
-        else { return }
-        let live = liveSources
-        guard !live.isEmpty else { return }
-        bytesAtReplacement = bytesThisRun
+        guard let worker = crew.replaceStranded(progress: bytesThisRun) else { return }
         tally.attempts += 1
-        spawn(on: live) { self.book?.take(for: $0.slot) }
-    }
-
-    /// Sources that have not answered with a permanent error.
-    private var liveSources: [Int] { request.sources.indices.filter { !deadSources.contains($0) } }
-
-    /// Starts a new worker on one of the `live` sources (spread by slot) for the
-    /// range `take` gives it; when none, the worker is dropped and false returned.
-    @discardableResult
-    private func spawn(on live: [Int], taking take: (Worker) -> ByteRange?) -> Bool {
-        let worker = makeWorker()
-        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
-        guard let range = take(worker) else {
-            workers.removeAll { $0 === worker }
-            return false
-        }
-        worker.pos = range.lower
         launch(worker)
-        return true
     }
 
     private func checkCompletion() {
@@ -590,24 +476,12 @@ final class ItemTransfer: @unchecked Sendable {
         }
         if needsExpand {
             needsExpand = false
-            expand()
+            // Up to `connections` workers, each asking once for a region (SPEC §5).
+            for worker in crew.fanOut() where !finished { launch(worker) }
         }
         if let held = heldForExpand {
             heldForExpand = nil
             engine.resume(held)
-        }
-    }
-
-    /// Puts up to `connections` workers on the missing bytes, each asking once for a
-    /// region of the book (SPEC §5).
-    private func expand() {
-        guard rangesSupported, book != nil, !expanded else { return }
-        expanded = true
-        expandedAt = engine.now()
-        // With mirrors, the connections are spread over the sources still alive.
-        let live = liveSources
-        while workers.count < request.connections, (book?.unowned ?? 0) > 0 {
-            guard spawn(on: live, taking: { self.book?.take(for: $0.slot) }) else { break }
         }
     }
 
@@ -622,12 +496,9 @@ final class ItemTransfer: @unchecked Sendable {
         for worker in workers where worker !== stream {
             if worker.easy != nil { engine.detach(worker) }
         }
-        workers = stream.map { [$0] } ?? []
+        crew.startOver(keeping: stream)
         tally.resumedFrom = 0
         writer.restarted()
-        expanded = false
-        book = nil
-        rangesSupported = false
         validators = Validators()
         effectiveURLs = [:]
         stateful = false
@@ -653,7 +524,7 @@ final class ItemTransfer: @unchecked Sendable {
             engine.resume(stream)
             settle()
         } else {
-            launch(makeWorker())
+            launch(crew.hire())
         }
     }
 
@@ -670,7 +541,10 @@ final class ItemTransfer: @unchecked Sendable {
             }
             if finished { return }
         }
-        replaceStalled(now: now)
+        if let worker = crew.replaceStalled(progress: bytesThisRun) {
+            tally.attempts += 1
+            launch(worker)
+        }
         if finished { return }
         if stateful, now - lastCheckpoint >= engine.configuration.checkpointInterval {
             lastCheckpoint = now
@@ -690,7 +564,7 @@ final class ItemTransfer: @unchecked Sendable {
         var deadline = now + engine.configuration.progressInterval
         for worker in workers {
             if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
-            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, expandedAt + warmWait)) }
+            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, crew.warmUntil)) }
         }
         return deadline
     }

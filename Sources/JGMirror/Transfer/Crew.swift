@@ -1,0 +1,185 @@
+/// The connections of one item and the work dealt to them (SPEC §5): the workers,
+/// the `SegmentBook` they share, what the link has shown of its round trips, and who
+/// fetches what next: the fan-out once the file is known, the next range of a
+/// connection whose region is done (from the pool, else a steal cut so both finish
+/// together), and a new connection for a range given back or held by a stalled one.
+/// It deals the work; `ItemTransfer` sends the requests.
+///
+/// Confined to the engine thread.
+final class Crew {
+    private unowned let item: ItemTransfer
+    private var engine: TransferEngine { item.engine }
+    private let connections: Int
+    private let minSegment: Int64
+
+    private(set) var workers: [Worker] = []
+    private var nextSlot = 0
+    /// The byte ranges, once the length is known (from a response or resume state).
+    var book: SegmentBook?
+    /// The server honours ranges, so the book is shared out in regions.
+    var rangesSupported = false
+    /// Sources that answered with a permanent error (404, …); no new worker starts there.
+    private(set) var deadSources = Set<Int>()
+    /// The item's progress (bytes of this run) when a worker last replaced another: a
+    /// new replacement needs progress since, so an item whose every request fails ends.
+    private var progressAtReplacement: Int64 = 0
+
+    /// The connections were fanned out once the file was known; later, only a range
+    /// given back or a stall brings a new one.
+    private(set) var fannedOut = false
+    private var fannedOutAt = -Double.infinity
+    /// The shortest request-to-first-byte time seen: requests that waited behind
+    /// others in libcurl's loop would overstate the round trip.
+    private var minRoundTrip = Double.infinity
+    /// Seconds from the item's first request to its first response byte, connecting
+    /// (and TLS) included: about when the warm-ups sent with it are answered.
+    private var firstHeadAfter: Double?
+
+    init(item: ItemTransfer, connections: Int, minSegment: Int64) {
+        self.item = item
+        self.connections = connections
+        self.minSegment = minSegment
+    }
+
+    // MARK: The link
+
+    /// Notes what a response head shows of the link: its request's wait for the first
+    /// byte, and the time from start to first byte with connecting included.
+    func noteHead(firstByteWait: Double, sinceStart: Double) {
+        if firstByteWait > 0 { minRoundTrip = min(minRoundTrip, firstByteWait) }
+        if firstHeadAfter == nil { firstHeadAfter = sinceStart }
+    }
+
+    /// The shortest round trip seen, 0 before any.
+    var roundTrip: Double { minRoundTrip.isFinite ? minRoundTrip : 0 }
+
+    /// Seconds without a byte after which a connection counts as stalled: its rate is
+    /// 0 and its region is taken over. Never while `--limit-rate` pauses connections.
+    var stallAfter: Double { engine.rateLimited ? .infinity : max(1, 4 * roundTrip) }
+
+    /// Until when a region waits for a warm-up under way rather than open a connection
+    /// (`TransferEngine.acquireHost`): after the fan-out, as long as the first request
+    /// took to its head (the warm-ups left with it), at least a round trip.
+    var warmUntil: Double { fannedOutAt + max(roundTrip, firstHeadAfter ?? 0) }
+
+    /// A book for a file of `length` bytes, its regions capped for the round trip seen.
+    func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
+        var book = SegmentBook(length: length, missing: missing, connections: connections, minSegment: minSegment)
+        book.regionCap = SegmentBook.regionCap(length: length, connections: connections, roundTrip: minRoundTrip)
+        return book
+    }
+
+    // MARK: Workers
+
+    /// A new worker, not yet sent anywhere.
+    func hire() -> Worker {
+        let worker = Worker(item: item, slot: nextSlot, retries: item.request.retries)
+        nextSlot += 1
+        workers.append(worker)
+        return worker
+    }
+
+    /// Removes a worker; what it still owned returns to the book's pool.
+    func retire(_ worker: Worker) {
+        workers.removeAll { $0 === worker }
+        book?.giveBack(worker.slot)
+    }
+
+    /// Keeps only `stream` (none when nil), and forgets the file: the item starts over.
+    func startOver(keeping stream: Worker?) {
+        workers = stream.map { [$0] } ?? []
+        fannedOut = false
+        book = nil
+        rangesSupported = false
+    }
+
+    func markDead(_ source: Int) { deadSources.insert(source) }
+
+    /// Sources that have not answered with a permanent error.
+    var liveSources: [Int] { item.request.sources.indices.filter { !deadSources.contains($0) } }
+
+    /// The file is shared out by ranges and steals have left `worker` nothing to
+    /// fetch (or it finished its region): its next request needs new work.
+    func owesNothing(_ worker: Worker) -> Bool {
+        guard let book, rangesSupported else { return false }
+        return (book.region(of: worker.slot)?.remaining ?? 0) == 0
+    }
+
+    // MARK: Dealing work
+
+    /// Workers for the missing bytes, up to `connections`, each to ask once for a
+    /// region of the book (SPEC §5), spread over the sources still alive.
+    func fanOut() -> [Worker] {
+        guard rangesSupported, book != nil, !fannedOut else { return [] }
+        fannedOut = true
+        fannedOutAt = engine.now()
+        var hired: [Worker] = []
+        while workers.count < connections, (book?.unowned ?? 0) > 0, let worker = spawn(taking: { self.book?.take(for: $0.slot) }) {
+            hired.append(worker)
+        }
+        return hired
+    }
+
+    /// New work for a worker whose region is done: the front of the pool, else the
+    /// back of the region that will finish last at the rates the connections show
+    /// now, cut so that both finish together (SPEC §5). The thief waits a round trip
+    /// for its first byte, two when its request was cut short and closed its
+    /// connection; a steal happens only when it still finishes sooner.
+    func nextRange(for worker: Worker) -> ByteRange? {
+        if let range = book?.take(for: worker.slot) { return range }
+        let weights = StealWeights(workers, now: engine.now(), stallAfter: stallAfter, roundTrip: roundTrip)
+        let latency = roundTrip * (worker.truncated ? 2 : 1)
+        guard
+            let range = book?.stealFinishingTogether(
+                for: worker.slot, rates: weights.rates, startsIn: weights.startsIn, latency: latency)
+        else { return nil }
+        // A stalled victim kept nothing: its request is dropped rather than waited for.
+        if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
+            book?.region(of: victim.slot)?.remaining == 0
+        {
+            engine.detach(victim)
+            victim.easy = nil
+            retire(victim)
+        }
+        return range
+    }
+
+    /// A range given back must be taken again before the item can fail (SPEC §5):
+    /// live workers take it when their own region ends; with a connection to spare,
+    /// a new worker takes it now, if the item made `progress` since the last
+    /// replacement.
+    func replaceStranded(progress: Int64) -> Worker? {
+        guard rangesSupported, (book?.unowned ?? 0) > 0, workers.count < connections, progress > progressAtReplacement,
+            !liveSources.isEmpty
+        else { return nil }
+        progressAtReplacement = progress
+        return spawn { self.book?.take(for: $0.slot) }
+    }
+
+    /// A connection that stalled hands its region to a new one, without waiting for
+    /// its timeout, when the item has a connection to spare and made `progress` since
+    /// the last replacement (so an origin that stalls every connection still ends).
+    func replaceStalled(progress: Int64) -> Worker? {
+        let now = engine.now()
+        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement,
+            workers.contains(where: { $0.easy != nil && $0.rate(now: now, stallAfter: stallAfter) == 0 }),
+            let worker = spawn(taking: nextRange)
+        else { return nil }
+        progressAtReplacement = progress
+        return worker
+    }
+
+    /// A new worker on a live source (spread by slot) at the start of the range `take`
+    /// gives it; nil, and no worker, when it gives none.
+    private func spawn(taking take: (Worker) -> ByteRange?) -> Worker? {
+        let live = liveSources
+        let worker = hire()
+        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
+        guard let range = take(worker) else {
+            workers.removeAll { $0 === worker }
+            return nil
+        }
+        worker.pos = range.lower
+        return worker
+    }
+}
