@@ -107,6 +107,32 @@ final class Crew {
 
     // MARK: Dealing work
 
+    /// While the first request learns the length, has the engine open the connections
+    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
+    /// not when the item will not fan out (one connection, fewer missing bytes than two
+    /// regions), nor for a conditional request, which most often ends in a `304`.
+    func warmUp() {
+        let request = item.request
+        let missing = book?.remaining ?? request.expectedSize ?? .max
+        guard connections > 1, request.conditions.isEmpty, missing >= 2 * minSegment else { return }
+        let sources = request.sources.count
+        for (index, url) in request.sources.enumerated() where index < connections {
+            // Worker slot s goes to source s % sources (`spawn`).
+            engine.warmUp(url, connections: (connections - index + sources - 1) / sources, for: request)
+        }
+    }
+
+    /// A whole-body response from byte 0 becomes the worker's region: the first
+    /// region when ranges let others share the file, else all of it.
+    func adoptStream(_ worker: Worker) {
+        guard let length = book?.length, length > 0 else { return }
+        if rangesSupported {
+            _ = book?.take(for: worker.slot)
+        } else {
+            _ = book?.claim(ByteRange(lower: 0, upper: length), for: worker.slot)
+        }
+    }
+
     /// Workers for the missing bytes, up to `connections`, each to ask once for a
     /// region of the book (SPEC §5), spread over the sources still alive.
     func fanOut() -> [Worker] {

@@ -120,23 +120,7 @@ final class ItemTransfer: @unchecked Sendable {
             first.pos = range.lower
         }
         launch(first)
-        warmUpConnections()
-    }
-
-    /// While the first request learns the length, has the engine open the connections
-    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
-    /// not when the item will not fan out (one connection, a `file:` URL, fewer missing
-    /// bytes than two regions), nor for a conditional request, which most often ends
-    /// in a `304`.
-    private func warmUpConnections() {
-        let missing = book?.remaining ?? request.expectedSize ?? .max
-        guard !finished, request.connections > 1, !isFileSource, request.conditions.isEmpty, missing >= 2 * request.minSegment
-        else { return }
-        let sources = request.sources.count
-        for (index, url) in request.sources.enumerated() where index < request.connections {
-            // Worker slot s goes to source s % sources (`Crew.fanOut`).
-            engine.warmUp(url, connections: (request.connections - index + sources - 1) / sources, for: request)
-        }
+        if !finished, !isFileSource { crew.warmUp() }  // a `file:` URL has no connection to warm
     }
 
     // MARK: Requests
@@ -211,7 +195,7 @@ final class ItemTransfer: @unchecked Sendable {
                 return 0
             }
             worker.requestedEnd = length
-            adoptStream(worker)
+            crew.adoptStream(worker)
             needsExpand = ranges
             return nil
         case .empty:
@@ -243,18 +227,6 @@ final class ItemTransfer: @unchecked Sendable {
             notModified = true
             return 0
         }
-    }
-
-    /// A whole-body response from byte 0 becomes the worker's region: the first
-    /// region when ranges let others share the file, else all of it.
-    private func adoptStream(_ worker: Worker) {
-        guard var book, let length = total, length > 0 else { return }
-        if rangesSupported {
-            _ = book.take(for: worker.slot)
-        } else {
-            _ = book.claim(ByteRange(lower: 0, upper: length), for: worker.slot)
-        }
-        self.book = book
     }
 
     /// Records what the first good response says about the file; returns a failure
@@ -519,7 +491,7 @@ final class ItemTransfer: @unchecked Sendable {
                 return
             }
             stream.requestedEnd = head.contentLength
-            adoptStream(stream)
+            crew.adoptStream(stream)
             needsExpand = rangesSupported
             engine.resume(stream)
             settle()
