@@ -148,9 +148,32 @@ import Testing
         #expect(SegmentBook.regionCap(length: 48 * MiB, connections: 1, roundTrip: 0.2) == nil)
     }
 
+    @Test func recappingHandsTheBacksOfLongRegionsToThePoolFrontFirst() {
+        // Four regions of 16 MiB cut before the round trip was known, 1 MiB of the
+        // first one written: capped at 4 MiB, each keeps its first 4 MiB and the backs
+        // go back to the pool, dealt from the front.
+        var book = SegmentBook(length: 64 * MiB, connections: 4, minSegment: MiB)
+        for owner in 0..<4 { _ = book.take(for: owner) }
+        _ = book.record(0, at: 0, count: MiB)
+        book.recap(4 * MiB)
+        #expect((0..<4).map { book.region(of: $0)?.end } == [4, 20, 36, 52].map { $0 * MiB })
+        #expect(book.pool == [4, 20, 36, 52].map { ByteRange(lower: $0 * MiB, upper: ($0 + 12) * MiB) })
+        #expect(book.record(1, at: 16 * MiB, count: 5 * MiB) == 4 * MiB, "the owner's request ends at the new end")
+        #expect(book.next(for: 1) == ByteRange(lower: 4 * MiB, upper: 8 * MiB))
+        // A rest under the minimum stays with its region; a cap under the minimum is the minimum.
+        var short = SegmentBook(length: 10 * MiB, connections: 2, minSegment: 2 * MiB)
+        for owner in 0..<2 { _ = short.take(for: owner) }
+        short.recap(4 * MiB)
+        #expect(short.region(of: 0)?.end == 5 * MiB && short.region(of: 1)?.end == 10 * MiB && short.pool.isEmpty)
+        short.recap(MiB)
+        #expect(short.region(of: 0)?.end == 2 * MiB && short.region(of: 1)?.end == 7 * MiB)
+        #expect(short.pool == [ByteRange(lower: 2 * MiB, upper: 5 * MiB), ByteRange(lower: 7 * MiB, upper: 10 * MiB)])
+    }
+
     /// One step of a random interleaving, decoded from a random integer.
     private enum Step {
         case next(Int), steal(Int), stealTogether(Int, [Int: Double]), deliver(Int, Int64), deliverElsewhere(Int), giveBack(Int)
+        case recap(Int64)
 
         init(_ raw: Int, connections: Int) {
             let owner = (raw / 8) % (connections + 1)  // one more id than connections: a newcomer
@@ -164,7 +187,7 @@ import Testing
             case 2: self = .steal(owner)
             case 3, 4, 5: self = .deliver(owner, amount)
             case 6: self = .deliverElsewhere(owner)
-            default: self = .giveBack(owner)
+            default: self = (raw / 4096) % 4 == 0 ? .recap(amount) : .giveBack(owner)
             }
         }
     }
@@ -223,6 +246,7 @@ import Testing
                 case .deliverElsewhere(let owner):
                     if let region = book.region(of: owner) { #expect(book.record(owner, at: region.next + 1, count: 5) == 0) }
                 case .giveBack(let owner): book.giveBack(owner)
+                case .recap(let cap): book.recap(cap)
                 }
                 checkInvariants(book, writes: writes)
             }

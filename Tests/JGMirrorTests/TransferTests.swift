@@ -269,6 +269,81 @@ import TestServer
         }
     }
 
+    @Test func regionsCutFromTheManifestsSizeAllAskBeforeAnyAnswer() async throws {
+        // 8 MiB over 4 connections, 200 ms before each response, and the manifest gives
+        // the size: the four regions ask at once, on four connections, with no
+        // open-ended first request and no HEADs, a round trip sooner than learning the
+        // length from a first response.
+        let large = TestServer.bytes(count: 8 << 20, seed: 9)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.headDelay = 0.2
+        server.set("/sized", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/sized"), sha256: sha(large), extra: "connections: 4\nsize: \(large.count)"), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.note == nil)
+            let requests = server.requests("/sized")
+            let regions = (0..<4).map { "bytes=\($0 * (2 << 20))-\(($0 + 1) * (2 << 20) - 1)" }
+            #expect(requests.allSatisfy { $0.method == "GET" })
+            #expect(
+                Set(requests.prefix(4).compactMap { $0.headers["range"] }) == Set(regions)
+                    && Set(requests.prefix(4).map(\.connection)).count == 4,
+                "\(requests.map { "\($0.method) \($0.headers["range"] ?? "") on \($0.connection)" })")
+        }
+    }
+
+    @Test func regionsCutFromTheSizeAreRecutForTheRoundTripTheFirstAnswerShows() async throws {
+        // On loopback the round trip is short, so long regions would leave most of the
+        // file to hash after its last byte: once the first answer shows it, the backs
+        // of the four 16 MiB regions return to the pool and go out in pieces of a few MiB.
+        let large = TestServer.bytes(count: 64 << 20, seed: 10)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.bytesPerSecond = 40_000_000  // every connection alike: none gives a reason to steal early
+        server.set("/recut", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/recut"), sha256: sha(large), extra: "connections: 4\nmin_segment: 256KiB\nsize: \(large.count)"),
+                in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            let ranges = server.gets("/recut").compactMap { $0.headers["range"] }
+            let regions = (0..<4).map { "bytes=\($0 * (16 << 20))-\(($0 + 1) * (16 << 20) - 1)" }
+            // Steals near the end take the last MiB or so of a region; a recut region's
+            // back goes out from well inside it.
+            let starts = ranges.dropFirst(4).compactMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+            let fromInside = starts.filter { (16 << 20) - $0 % (16 << 20) >= 4 << 20 }
+            #expect(Set(ranges.prefix(4)) == Set(regions) && fromInside.count >= 2, "\(ranges)")
+        }
+    }
+
+    @Test func aServerIgnoringRangesTakesRegionsCutFromTheSizeAsOneStream() async throws {
+        serve { $0.ignoreRange = true }
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/f"), sha256: sha(body), extra: segmented + "\nsize: \(body.count)"), in: dir)
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded)
+            #expect(item.note == nil, "a server without ranges is not a restart worth a note")
+            #expect(item.bytesDownloaded == Int64(body.count))
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            // Each region asked once; one whole-file answer was kept.
+            #expect(server.gets("/f").count == 4)
+        }
+    }
+
+    @Test(arguments: [2, -2])
+    func aSizeTheServerContradictsFailsWithoutAFile(scale: Int) async throws {
+        // The manifest says twice the size (regions past the end get 416) or half of it.
+        serve()
+        let size = scale > 0 ? body.count * scale : body.count / -scale
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), extra: segmented + "\nsize: \(size)"), in: dir)
+            #expect(report.items.first?.error?.code == .sizeMismatch, "\(String(describing: report.items.first?.error))")
+            #expect(report.exitCode == .transferFailed)
+            #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
     @Test func theFirstRequestWarmsTheConnectionsTheRegionsWillUse() async throws {
         // 8 MiB over 4 connections, 200 ms before each response. While the first GET
         // learns the length, three HEADs open the other connections, and the regions'

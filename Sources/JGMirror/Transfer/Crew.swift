@@ -69,6 +69,15 @@ final class Crew {
         return book
     }
 
+    /// Recuts regions dealt before any response showed the round trip (from the
+    /// manifest's size) as `makeBook` would have cut them (`SegmentBook.recap`).
+    func recap() {
+        guard let length = book?.length,
+            let cap = SegmentBook.regionCap(length: length, connections: connections, roundTrip: minRoundTrip)
+        else { return }
+        book?.recap(cap)
+    }
+
     // MARK: Workers
 
     /// A new worker, not yet sent anywhere.

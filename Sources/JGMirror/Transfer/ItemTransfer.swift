@@ -35,6 +35,10 @@ final class ItemTransfer: @unchecked Sendable {
     /// Redirect-resolved URLs per source, so later ranges skip the redirects.
     private var effectiveURLs: [Int: String] = [:]
     private var workers: [Worker] { crew.workers }
+    /// The regions were cut from the manifest's size before any response: the first
+    /// `206` confirms the length and gives the validators, a `200` takes the file as
+    /// one stream.
+    private var presumed = false
     private var announced = false
 
     /// Writes the body buffers; counts the bytes of this run.
@@ -52,7 +56,9 @@ final class ItemTransfer: @unchecked Sendable {
     private var pendingFailure: TransferError?
     /// `304` to the request's conditions: the item ends with nothing fetched.
     private var notModified = false
-    private var pendingRestart: (reason: String, stream: Worker?, counts: Bool)?
+    /// A start over decided in a callback; no `reason` when nothing is worth a note
+    /// (`presumed` regions met a server that refuses ranges).
+    private var pendingRestart: (reason: String?, stream: Worker?, counts: Bool)?
     private var needsExpand = false
     /// The connection whose first response revealed the file, paused until `settle()`
     /// has fanned out.
@@ -118,9 +124,29 @@ final class ItemTransfer: @unchecked Sendable {
                 return
             }
             first.pos = range.lower
+        } else if let size = presumableSize {
+            // The manifest gives the size: every region asks at once, a round trip sooner.
+            book = crew.makeBook(length: size)
+            rangesSupported = true
+            presumed = true
+            _ = book?.take(for: first.slot)
+            launch(first)
+            for worker in crew.fanOut() where !finished { launch(worker) }
+            return
         }
         launch(first)
         if !finished, !isFileSource { crew.warmUp() }  // a `file:` URL has no connection to warm
+    }
+
+    /// The manifest's size, when the regions may be cut from it before any response:
+    /// a fresh download worth two regions or more, unconditional (a conditional request
+    /// most often ends in a `304`), over connections that may open before their host
+    /// answers (`TransferEngine.mayOpenAhead`).
+    private var presumableSize: Int64? {
+        guard let size = request.expectedSize, size >= 2 * request.minSegment, request.connections > 1,
+            request.conditions.isEmpty, !isFileSource, request.sources.allSatisfy(TransferEngine.mayOpenAhead)
+        else { return nil }
+        return size
     }
 
     // MARK: Requests
@@ -165,9 +191,9 @@ final class ItemTransfer: @unchecked Sendable {
     private func handleHead(_ worker: Worker) -> Int? {
         worker.headProcessed = true
         var known = ResponseJudge.Known(
-            isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange, length: total,
-            validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
-            hasData: tally.resumedFrom > 0 || bytesThisRun > 0 || total != nil,
+            isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange,
+            length: presumed ? nil : total, validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
+            hasData: tally.resumedFrom > 0 || bytesThisRun > 0 || (total != nil && !presumed),
             conditional: !request.conditions.isEmpty && book == nil)
         if let easy = worker.easy {
             if isFileSource { known.fileLength = easy.contentLength }
@@ -177,17 +203,23 @@ final class ItemTransfer: @unchecked Sendable {
         switch decision {
         case .partial(let length, let rangeEnd):
             rememberEffectiveURL(worker)
-            if book == nil {
+            if book == nil || presumed {
+                let fresh = book == nil
                 if let failure = learn(length: length, ranges: true, validators: worker.head.validators, source: worker.sourceIndex) {
                     pendingFailure = failure
                     return 0
                 }
-                _ = book?.take(for: worker.slot)
+                if fresh { _ = book?.take(for: worker.slot) }
             }
             // A server may send less than asked; the rest of the region stays missing.
             worker.requestedEnd = min(worker.requestedEnd ?? length, rangeEnd ?? length)
             needsExpand = true
             return nil
+        case .whole where presumed:
+            // Ranges refused: this response is the file, one stream; the other regions' requests go.
+            rememberEffectiveURL(worker)
+            pendingRestart = (nil, worker, false)
+            return jg_writefunc_pause()
         case .whole(let length, let ranges):
             rememberEffectiveURL(worker)
             if let failure = learn(length: length, ranges: ranges, validators: worker.head.validators, source: worker.sourceIndex) {
@@ -233,7 +265,12 @@ final class ItemTransfer: @unchecked Sendable {
     /// when it contradicts the manifest or the disk refuses the space.
     private func learn(length: Int64?, ranges: Bool, validators: Validators, source: Int) -> TransferError? {
         rangesSupported = ranges && length != nil
-        book = length.map { crew.makeBook(length: $0) }
+        if presumed, rangesSupported, length == book?.length {
+            crew.recap()  // the regions stand, cut now for the round trip this response showed
+        } else {
+            book = length.map { crew.makeBook(length: $0) }
+        }
+        presumed = false
         self.validators = validators
         validatorSource = source
         if let expected = request.expectedSize, let length, length != expected {
@@ -460,8 +497,8 @@ final class ItemTransfer: @unchecked Sendable {
     /// Starts the item over from zero: the remote file is not the one the saved
     /// bytes came from (`counts`: at most three times), or it refuses ranges for now
     /// and `stream` is fetched as the single stream.
-    private func restart(reason: String, keeping stream: Worker?, counts: Bool) {
-        guard tally.restart(because: reason, counts: counts) else {
+    private func restart(reason: String?, keeping stream: Worker?, counts: Bool) {
+        if let reason, !tally.restart(because: reason, counts: counts) {
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
@@ -469,6 +506,7 @@ final class ItemTransfer: @unchecked Sendable {
             if worker.easy != nil { engine.detach(worker) }
         }
         crew.startOver(keeping: stream)
+        presumed = false
         tally.resumedFrom = 0
         writer.restarted()
         validators = Validators()

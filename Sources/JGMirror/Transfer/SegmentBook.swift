@@ -221,6 +221,25 @@ struct SegmentBook: Sendable, Equatable {
         return range
     }
 
+    /// Caps regions at `cap` bytes from where they began, from now on as well
+    /// (`regionCap`): regions cut before the round trip was known (from a size the
+    /// manifest gave) are recut once a response shows it. The rest of a longer region
+    /// returns to the pool, where the front is dealt first, and its owner's request ends
+    /// at the new end, aligned up to 64 KiB and never before the owner's next byte. A
+    /// region keeps a rest shorter than `minSegment`: not worth a request of its own.
+    mutating func recap(_ cap: Int64) {
+        regionCap = cap
+        var freed: [ByteRange] = []
+        for (owner, region) in regions {
+            var cut = max(region.next, region.start + max(cap, minSegment))
+            cut += (64 * 1024 - cut % (64 * 1024)) % (64 * 1024)
+            guard region.end - cut >= minSegment else { continue }
+            regions[owner]?.end = cut
+            freed.append(ByteRange(lower: cut, upper: region.end))
+        }
+        if !freed.isEmpty { pool = ByteRange.normalized(pool + freed) }
+    }
+
     // MARK: Progress and failure
 
     /// `owner` received `count` bytes for offset `offset`; returns how many of them to

@@ -309,9 +309,14 @@ final class TransferEngine: @unchecked Sendable {
     /// files that follow would then each open a connection instead of sharing one over
     /// HTTP/2.
     func warmUp(_ url: String, connections: Int, for request: TransferRequest) {
-        guard !url.lowercased().hasPrefix("https:") else { return }
+        guard Self.mayOpenAhead(url) else { return }
         pendingWarmUps.append((url, connections, request))
     }
+
+    /// Whether an item may open more connections to `url`'s host before any has
+    /// answered (warm-ups, regions cut from the manifest's size): plain HTTP only, for
+    /// the reason `warmUp` gives.
+    static func mayOpenAhead(_ url: String) -> Bool { !url.lowercased().hasPrefix("https:") }
 
     private func sendWarmUps() {
         for (url, connections, request) in pendingWarmUps {
