@@ -120,8 +120,9 @@ def drop_every_other(jg: str, runs_1g: int) -> None:
             completed, notes = 0, []
             runs = 10 if size < 1 << 30 else runs_1g
             for run in range(runs):
-                m = manifest(f"drop{size >> 20}m", str(WORK / f"drop{run}"),
-                             [{"url": base + path, "dest": "file.bin", "sha256": hashes[path]}])
+                # Every other run gives the size, so the regions are cut before any answer.
+                item = {"url": base + path, "dest": "file.bin", "sha256": hashes[path]} | ({"size": size} if run % 2 else {})
+                m = manifest(f"drop{size >> 20}m", str(WORK / f"drop{run}"), [item])
                 code, report, seconds = sync(jg, m, "--no-fsync")
                 item = report["items"][0]
                 if code == 0 and item["status"] == "downloaded":
@@ -129,7 +130,8 @@ def drop_every_other(jg: str, runs_1g: int) -> None:
                 else:
                     notes.append(f"run {run + 1}: exit {code}, {item['status']}, {(item.get('error') or {}).get('message')}")
                 shutil.rmtree(WORK / f"drop{run}", ignore_errors=True)
-            check(f"every other response cut after {DROP_AFTER >> 10} KiB: {size >> 20} MiB, default retries",
+            check(f"every other response cut after {DROP_AFTER >> 10} KiB: {size >> 20} MiB, default retries "
+                  "(every other run with the size in the manifest)",
                   completed == runs, f"{completed} of {runs} runs completed" + ("; " + "; ".join(notes[:3]) if notes else ""))
     finally:
         origin.terminate()

@@ -628,8 +628,16 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
             rates = [LINK_RATE] * connections
             limit_label = f"physical limit (48 MiB / {sum(rates) / 1e6:.0f} MB/s + 2 RTT)"
         limit = f48.size / sum(rates) + 2 * rtt
+        # The same download as a sync whose manifest gives the size, as a mirror's
+        # manifest usually does: the regions are cut before the first answer.
+        sized = OUT / "manifests" / f"{key}-sized.yaml"
+        sized.parent.mkdir(parents=True, exist_ok=True)
+        sized.write_text(f"version: 1\nroot: {DL}\nitems:\n  - url: {url}\n    dest: {out.name}\n"
+                         f"    sha256: {f48.sha256}\n    size: {f48.size}\n    connections: 8\n")
+        sized_name = "jgmirror sync, manifest gives size (+sha256)"
         tools = [
             Tool("jgmirror get -c 8 (+sha256)", lambda: get(url, f48, 8), has_size(out, f48.size), fresh(out), link=link),
+            Tool(sized_name, lambda: [jg, "sync", str(sized)] + quiet, has_size(out, f48.size), fresh(out), link=link),
             Tool("jgmirror get -c 8 --no-fsync (+sha256)", lambda: get(url, f48, 8, "--no-fsync"),
                  has_size(out, f48.size), fresh(out), link=link),
             Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url], has_size(out, f48.size),
@@ -642,7 +650,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
         if slow_every:
             title = (f"48 MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, "
                      f"one connection in {slow_every} at a tenth of the rate, 8 connections")
-            targets = [ratio_target("jgmirror ≤ 0.9 × faster of axel/aria2c", tools[0].name, peers, 0.9)]
+            targets = [ratio_target("jgmirror ≤ 0.9 × faster of axel/aria2c", tools[0].name, peers, 0.9),
+                       ratio_target("the same, manifest gives size", sized_name, peers, 0.9)]
         else:
             # One connection as the check on the link itself: 48 MiB / 4 MB/s + 2 RTT.
             tools.append(Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url],
@@ -651,7 +660,10 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
             targets = [ratio_target("jgmirror ≤ 1.0 × faster of axel/aria2c", tools[0].name, peers, 1.0),
                        Target("jgmirror ≤ 1.05 × physical limit",
                               lambda t: (f"{t[tools[0].name].median / limit:.2f}×",
-                                         t[tools[0].name].median <= 1.05 * limit))]
+                                         t[tools[0].name].median <= 1.05 * limit)),
+                       ratio_target("the same, manifest gives size: ≤ 1.0 × faster peer", sized_name, peers, 1.0),
+                       Target("the same, manifest gives size: ≤ 1.05 × physical limit",
+                              lambda t: (f"{t[sized_name].median / limit:.2f}×", t[sized_name].median <= 1.05 * limit))]
         return Scenario(key, title, tools, targets, reference=(limit_label, limit))
 
     result.append(wan("wan50", 0.05))

@@ -11,8 +11,14 @@ import TestServer
 
     init() throws { server = try TestServer() }
 
-    @Test(arguments: [3 << 20, 48 << 20])
-    func anOriginDroppingEveryOtherResponseStillDelivers(size: Int) async throws {
+    /// Item settings for `size` bytes over four connections; `sized` gives the size,
+    /// so the regions are cut before any answer.
+    private func fourConnections(_ size: Int, sized: Bool, _ more: String = "") -> String {
+        "connections: 4\nmin_segment: 256KiB" + (sized ? "\nsize: \(size)" : "") + more
+    }
+
+    @Test(arguments: [3 << 20, 48 << 20], [false, true])
+    func anOriginDroppingEveryOtherResponseStillDelivers(size: Int, sized: Bool) async throws {
         let body = TestServer.bytes(count: size, seed: UInt64(size))
         var route = TestServer.Route(body: body, etag: "\"d\"")
         // Odd requests break: some after part of the body, some before any byte.
@@ -20,20 +26,21 @@ import TestServer
         server.set("/d", route)
         try await withTestDirectory { dir in
             let report = try await sync(
-                manifest(url: server.url("/d"), sha256: sha(body), extra: "connections: 4\nmin_segment: 256KiB"), in: dir)
+                manifest(url: server.url("/d"), sha256: sha(body), extra: fourConnections(size, sized: sized)), in: dir)
             #expect(report.items.first?.status == .downloaded, "\(String(describing: report.items.first?.error))")
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
         }
     }
 
-    @Test func aShort206EndsAfterTheRetriesWithoutProgress() async throws {
+    @Test(arguments: [false, true])
+    func aShort206EndsAfterTheRetriesWithoutProgress(sized: Bool) async throws {
         let body = TestServer.bytes(count: 4 << 20, seed: 5)
         var route = TestServer.Route(body: body, etag: "\"s\"")
         route.fault = { _ in .short(bytes: 0) }
         server.set("/s", route)
         try await withTestDirectory { dir in
             let report = try await sync(
-                manifest(url: server.url("/s"), extra: "connections: 4\nretries: 2\nmin_segment: 256KiB"), in: dir)
+                manifest(url: server.url("/s"), extra: fourConnections(body.count, sized: sized, "\nretries: 2")), in: dir)
             let item = try #require(report.items.first)
             #expect(item.status == .failed)
             #expect(item.error?.code == .protocolViolation)

@@ -72,6 +72,8 @@ public struct SyncOptions: Sendable {
     var savedLearned: (@Sendable (Int) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20
+    /// See `TransferEngine.Configuration.hashRate`.
+    var hashRate = 1.5e9
     /// See `TransferEngine.Configuration.dataSync`.
     var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
     /// See `TransferEngine.Configuration.writebackStep`.
@@ -99,6 +101,7 @@ public struct SyncOptions: Sendable {
         configuration.durable = durable
         configuration.flushStep = flushStep
         configuration.dataSync = dataSync
+        configuration.hashRate = hashRate
         configuration.writebackStep = writebackStep
         configuration.startWriteback = startWriteback
         configuration.minFree = minFree

@@ -65,7 +65,8 @@ final class Crew {
     /// A book for a file of `length` bytes, its regions capped for the round trip seen.
     func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
         var book = SegmentBook(length: length, missing: missing, connections: connections, minSegment: minSegment)
-        book.regionCap = SegmentBook.regionCap(length: length, connections: connections, roundTrip: minRoundTrip)
+        book.regionCap = SegmentBook.regionCap(
+            length: length, connections: connections, roundTrip: minRoundTrip, hashRate: engine.configuration.hashRate)
         return book
     }
 
@@ -73,7 +74,8 @@ final class Crew {
     /// manifest's size) as `makeBook` would have cut them (`SegmentBook.recap`).
     func recap() {
         guard let length = book?.length,
-            let cap = SegmentBook.regionCap(length: length, connections: connections, roundTrip: minRoundTrip)
+            let cap = SegmentBook.regionCap(
+                length: length, connections: connections, roundTrip: minRoundTrip, hashRate: engine.configuration.hashRate)
         else { return }
         book?.recap(cap)
     }

@@ -49,6 +49,11 @@ final class TransferEngine: @unchecked Sendable {
         var writebackStep: Int64 = 4 << 20
         /// Starts writeback of a file's dirty pages (`sync_file_range`); tests count calls.
         var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
+        /// Bytes per second the verifier hashes, which shapes regions on near links
+        /// (`SegmentBook.regionCap`): SHA-256 with the CPU's SHA extensions, as measured
+        /// on the benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s); tests model
+        /// a slower hasher.
+        var hashRate = 1.5e9
         /// Free space a body of unknown length must leave; nil: `SpaceGuard.defaultReserve`.
         var minFree: Int64?
         /// Asks a file system for its free space; tests inject a small disk.
