@@ -335,6 +335,24 @@ import TestServer
         }
     }
 
+    @Test func aHostThatIgnoredRangesGetsOneRequestForTheNextSizedFile() async throws {
+        // Two sized files from a server without ranges, one after the other: the first
+        // learns it with a request per region, the second asks once.
+        serve("/a") { $0.ignoreRange = true }
+        serve("/b") { $0.ignoreRange = true }
+        try await withTestDirectory { dir in
+            let item = { (name: String) in
+                "  - {url: \(server.url("/" + name)), dest: \(name).bin, sha256: \(sha(body)), size: \(body.count), connections: 4, min_segment: 256KiB}"
+            }
+            let yaml = (["version: 1", "items:"] + ["a", "b"].map(item)).joined(separator: "\n") + "\n"
+            var options = testOptions()
+            options.jobs = 1
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.map(\.status) == [.downloaded, .downloaded])
+            #expect(server.gets("/a").count == 4 && server.gets("/b").count == 1, "\(server.gets("/a").count), \(server.gets("/b").count)")
+        }
+    }
+
     @Test(arguments: [2, -2])
     func aSizeTheServerContradictsFailsWithoutAFile(scale: Int) async throws {
         // The manifest says twice the size (regions past the end get 416) or half of it.

@@ -141,10 +141,10 @@ final class ItemTransfer: @unchecked Sendable {
     /// The manifest's size, when the regions may be cut from it before any response:
     /// a fresh download worth two regions or more, unconditional (a conditional request
     /// most often ends in a `304`), over connections that may open before their host
-    /// answers (`TransferEngine.mayOpenAhead`).
+    /// answers, at hosts not known to ignore ranges (`TransferEngine.mayCutAhead`).
     private var presumableSize: Int64? {
         guard let size = request.expectedSize, size >= 2 * request.minSegment, request.connections > 1,
-            request.conditions.isEmpty, !isFileSource, request.sources.allSatisfy(TransferEngine.mayOpenAhead)
+            request.conditions.isEmpty, !isFileSource, request.sources.allSatisfy(engine.mayCutAhead)
         else { return nil }
         return size
     }
@@ -217,6 +217,7 @@ final class ItemTransfer: @unchecked Sendable {
             return nil
         case .whole where presumed:
             // Ranges refused: this response is the file, one stream; the other regions' requests go.
+            engine.ignoresRanges(request.sources[worker.sourceIndex])
             rememberEffectiveURL(worker)
             pendingRestart = (nil, worker, false)
             return jg_writefunc_pause()
