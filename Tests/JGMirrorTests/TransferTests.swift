@@ -269,15 +269,22 @@ import TestServer
         }
     }
 
+    /// Serves 8 MiB of `seed` at `path` with a strong ETag, `headDelay` seconds before
+    /// each response; returns the bytes.
+    private func serveLarge(_ path: String, seed: UInt64, headDelay: Double) -> [UInt8] {
+        let large = TestServer.bytes(count: 8 << 20, seed: seed)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.headDelay = headDelay
+        server.set(path, route)
+        return large
+    }
+
     @Test func regionsCutFromTheManifestsSizeAllAskBeforeAnyAnswer() async throws {
         // 8 MiB over 4 connections, 200 ms before each response, and the manifest gives
         // the size: the four regions ask at once, on four connections, with no
         // open-ended first request and no HEADs, a round trip sooner than learning the
         // length from a first response.
-        let large = TestServer.bytes(count: 8 << 20, seed: 9)
-        var route = TestServer.Route(body: large, etag: "\"v1\"")
-        route.headDelay = 0.2
-        server.set("/sized", route)
+        let large = serveLarge("/sized", seed: 9, headDelay: 0.2)
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/sized"), sha256: sha(large), extra: "connections: 4\nsize: \(large.count)"), in: dir)
@@ -427,10 +434,7 @@ import TestServer
         // connection), then as fast as loopback goes: libcurl may read far past the first
         // region in the loop pass that brings the head. The first connection waits while
         // the file is shared out, so the regions are the four quarters whatever arrived.
-        let large = TestServer.bytes(count: 8 << 20, seed: 13)
-        var route = TestServer.Route(body: large, etag: "\"v1\"")
-        route.headDelay = 0.05
-        server.set("/burst", route)
+        let large = serveLarge("/burst", seed: 13, headDelay: 0.05)
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/burst"), sha256: sha(large), extra: segmented), in: dir)
             #expect(report.items.first?.status == .downloaded)
