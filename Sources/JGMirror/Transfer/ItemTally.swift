@@ -23,6 +23,10 @@ struct ItemTally {
     /// Notes that `connections` are open now.
     mutating func using(_ connections: Int) { peakConnections = max(peakConnections, connections) }
 
+    /// Forgets the connections counted so far: their requests were dropped before
+    /// they brought a byte of the file.
+    mutating func forgetConnections() { peakConnections = 0 }
+
     /// Counts a start from zero (`counts`: the remote changed; else it refused
     /// ranges for now), noting why; false once either kind passed `restartLimit`.
     mutating func restart(because reason: String, counts: Bool) -> Bool {

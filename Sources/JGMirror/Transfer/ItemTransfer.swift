@@ -37,7 +37,7 @@ final class ItemTransfer: @unchecked Sendable {
     private var workers: [Worker] { crew.workers }
     /// The regions were cut from the manifest's size before any response: the first
     /// `206` confirms the length and gives the validators, a `200` takes the file as
-    /// one stream.
+    /// one stream, a redirect starts over with one request.
     private var presumed = false
     private var announced = false
 
@@ -57,7 +57,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// `304` to the request's conditions: the item ends with nothing fetched.
     private var notModified = false
     /// A start over decided in a callback; no `reason` when nothing is worth a note
-    /// (`presumed` regions met a server that refuses ranges).
+    /// (`presumed` regions met a server that refuses ranges, or a redirect).
     private var pendingRestart: (reason: String?, stream: Worker?, counts: Bool)?
     private var needsExpand = false
     /// The connection whose first response revealed the file, paused until `settle()`
@@ -217,10 +217,16 @@ final class ItemTransfer: @unchecked Sendable {
             return nil
         case .whole where presumed:
             // Ranges refused: this response is the file, one stream; the other regions' requests go.
-            engine.ignoresRanges(request.sources[worker.sourceIndex])
+            engine.mustAskFirst(request.sources[worker.sourceIndex])
             rememberEffectiveURL(worker)
             pendingRestart = (nil, worker, false)
             return jg_writefunc_pause()
+        case .follow where presumed:
+            // Each region would follow its own redirect, perhaps to another mirror (or to
+            // HTTPS): one request learns where the file is first, as without the size.
+            engine.mustAskFirst(request.sources[worker.sourceIndex])
+            pendingRestart = (nil, nil, false)
+            return 0
         case .whole(let length, let ranges):
             rememberEffectiveURL(worker)
             if let failure = learn(length: length, ranges: ranges, validators: worker.head.validators, source: worker.sourceIndex) {
@@ -461,7 +467,13 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     private func checkCompletion() {
-        guard !finished, workers.isEmpty else { return }
+        guard !finished else { return }
+        // Every byte is in: a connection waiting to retry (a `Retry-After`) or for a slot
+        // has nothing left to fetch.
+        if book?.isComplete == true {
+            for worker in workers where worker.easy == nil { crew.retire(worker) }
+        }
+        guard workers.isEmpty else { return }
         if let book, book.isComplete {
             complete()
         } else {
@@ -503,6 +515,8 @@ final class ItemTransfer: @unchecked Sendable {
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
+        // Regions cut ahead and dropped unanswered are not connections the download used.
+        if reason == nil { tally.forgetConnections() }
         for worker in workers where worker !== stream {
             if worker.easy != nil { engine.detach(worker) }
         }

@@ -89,9 +89,9 @@ final class TransferEngine: @unchecked Sendable {
     /// The most connections each host has been asked to carry at once, requests and
     /// warm-ups: libcurl keeps them open for later requests.
     private var hostPeak: [String: Int] = [:]
-    /// Hosts that answered a range request with the whole file in this run: later
-    /// items there do not cut regions before an answer (`mayCutAhead`).
-    private var hostsIgnoringRanges = Set<String>()
+    /// Hosts that answered a region's request with the whole file or a redirect in
+    /// this run: later items there do not cut regions before an answer (`mayCutAhead`).
+    private var hostsAskedFirst = Set<String>()
     /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
     private var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
     /// Warm-up requests under way, by handle, with their host.
@@ -328,14 +328,16 @@ final class TransferEngine: @unchecked Sendable {
 
     /// Whether an item may send every region's request to `url` before an answer
     /// (the manifest gives the size): it may open connections ahead, and its host
-    /// has not answered such a request with the whole file in this run, so a server
-    /// that ignores ranges costs the extra requests once, not on every file.
+    /// has not answered such a request with the whole file or a redirect in this run,
+    /// so a server that ignores ranges, or a mirror director, costs the extra requests
+    /// once, not on every file.
     func mayCutAhead(_ url: String) -> Bool {
-        Self.mayOpenAhead(url) && !hostsIgnoringRanges.contains(Self.hostKey(url))
+        Self.mayOpenAhead(url) && !hostsAskedFirst.contains(Self.hostKey(url))
     }
 
-    /// Notes that `url`'s host answered a request for one region with the whole file.
-    func ignoresRanges(_ url: String) { hostsIgnoringRanges.insert(Self.hostKey(url)) }
+    /// Notes that `url`'s host answered a request for one region with the whole file
+    /// or a redirect: its later items ask once before they fan out.
+    func mustAskFirst(_ url: String) { hostsAskedFirst.insert(Self.hostKey(url)) }
 
     private func sendWarmUps() {
         for (url, connections, request) in pendingWarmUps {
