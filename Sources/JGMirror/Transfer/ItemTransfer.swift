@@ -509,7 +509,9 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// Starts the item over from zero: the remote file is not the one the saved
     /// bytes came from (`counts`: at most three times), or it refuses ranges for now
-    /// and `stream` is fetched as the single stream.
+    /// and `stream` is fetched as the single stream. Without a `reason`, regions cut
+    /// from the manifest's size met a server that refuses ranges (`stream`) or a
+    /// redirect (none): neither counted nor noted.
     private func restart(reason: String?, keeping stream: Worker?, counts: Bool) {
         if let reason, !tally.restart(because: reason, counts: counts) {
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
