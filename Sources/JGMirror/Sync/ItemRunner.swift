@@ -348,14 +348,8 @@ final class ItemRunner: Sendable {
                     }
                     result.sha512Actual = digest
                     guard let digest, digest == expected else {
-                        let bad = Placement.quarantine(
-                            part: item.partPath, destination: item.path, state: item.statePath, root: self.root)
-                        result.status = .mismatch
-                        result.error = ItemError(
-                            code: .checksumMismatch,
-                            message: "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected); bytes kept in \(bad)")
-                        result.durationS = elapsed()
-                        self.record(index, result)
+                        let difference = "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected)"
+                        self.reportMismatch(index, result, difference, elapsed: elapsed)
                         return
                     }
                     self.place(index, result, outcome, elapsed: elapsed)
@@ -363,18 +357,25 @@ final class ItemRunner: Sendable {
                 return
             }
             if let expected = item.sha256, expected != actual {
-                let bad = Placement.quarantine(
-                    part: item.partPath, destination: item.path, state: item.statePath, root: root)
-                result.status = .mismatch
-                result.error = ItemError(
-                    code: .checksumMismatch,
-                    message: "SHA-256 is \(actual), the manifest expects \(expected); bytes kept in \(bad)")
-                result.durationS = elapsed()
-                record(index, result)
+                reportMismatch(index, result, "SHA-256 is \(actual), the manifest expects \(expected)", elapsed: elapsed)
                 return
             }
             place(index, result, outcome, elapsed: elapsed)
         }
+    }
+
+    /// Keeps a download whose digest is not the manifest's aside (`Placement.quarantine`)
+    /// and reports it as a mismatch: `difference`, then where the bytes are.
+    private func reportMismatch(
+        _ index: Int, _ checked: ItemResult, _ difference: String, elapsed: @escaping @Sendable () -> Double
+    ) {
+        let item = items[index]
+        let bad = Placement.quarantine(part: item.partPath, destination: item.path, state: item.statePath, root: root)
+        var result = checked
+        result.status = .mismatch
+        result.error = ItemError(code: .checksumMismatch, message: "\(difference); bytes kept in \(bad)")
+        result.durationS = elapsed()
+        record(index, result)
     }
 
     /// Renames verified bytes onto the destination and records the item.
