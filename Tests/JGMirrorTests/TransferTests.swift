@@ -404,7 +404,7 @@ import TestServer
                 in: dir)
             let item = try #require(report.items.first)
             #expect(item.status == .downloaded)
-            #expect(item.durationS < 15, "\(item.durationS) s")
+            #expect(item.durationS < 15, "\(item.durationS) s \(server.requests("/f").map { "\($0.method) \($0.headers["range"] ?? "") c\($0.connection)" })")
         }
     }
 

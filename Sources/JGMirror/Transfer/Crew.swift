@@ -199,11 +199,22 @@ final class Crew {
     func replaceStalled(progress: Int64) -> Worker? {
         let now = engine.now()
         guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement,
-            workers.contains(where: { $0.easy != nil && $0.rate(now: now, stallAfter: stallAfter) == 0 }),
+            workers.contains(where: { isStalled($0, now: now) }),
             let worker = spawn(taking: nextRange)
         else { return nil }
         progressAtReplacement = progress
         return worker
+    }
+
+    /// `worker` holds bytes it is not fetching: its request brought nothing for
+    /// `stallAfter`, or it waits longer than that to retry (a long `Retry-After` answered
+    /// to one request while the item's other connections were served).
+    private func isStalled(_ worker: Worker, now: Double) -> Bool {
+        switch worker.state {
+        case .active: worker.easy != nil && worker.rate(now: now, stallAfter: stallAfter) == 0
+        case .backoff(let until): until - now > stallAfter && !owesNothing(worker)
+        case .ready: false
+        }
     }
 
     /// A new worker on a live source (spread by slot) at the start of the range `take`
