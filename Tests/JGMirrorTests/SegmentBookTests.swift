@@ -109,30 +109,6 @@ import Testing
         #expect(slow.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 4e6], latency: 2) == nil)
     }
 
-    @Test func aSlowConnectionsLastMinimumIsSharedWithAFastThief() {
-        func book() -> SegmentBook {
-            var book = SegmentBook(length: 2 * MiB, connections: 2, minSegment: MiB)
-            _ = book.next(for: 0)
-            _ = book.next(for: 1)
-            _ = book.record(0, at: 0, count: MiB)
-            return book
-        }
-        // Connection 1 has min_segment left at 400 kB/s: 2.6 s alone. A thief at 4 MB/s,
-        // a round trip of 0.1 s away, shares it so both finish in (1 MiB + 4 MB/s ×
-        // 0.1 s) / 4.4 MB/s ≈ 0.33 s: the slow one keeps 400 kB/s × 0.33 s ≈ 132 kB,
-        // cut at 64 KiB.
-        var slow = book()
-        let stolen = slow.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 4e5], latency: 0.1)
-        #expect(stolen == ByteRange(lower: MiB + 128 * 1024, upper: 2 * MiB))
-        #expect(slow.region(of: 1)?.end == MiB + 128 * 1024)
-        // At equal rates the same region stays its owner's: a request would not pay.
-        var even = book()
-        #expect(even.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 4e6], latency: 0.1) == nil)
-        // Twice as slow is not slow enough: the thief's round trip eats the gain.
-        var half = book()
-        #expect(half.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 2e6], latency: 0.1) == nil)
-    }
-
     @Test func noStealBelowTwiceTheMinimumAndBytesOutOfOrderAreRefused() {
         var book = SegmentBook(length: 3 * MiB, connections: 2, minSegment: 2 * MiB)
         #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 3 * MiB))

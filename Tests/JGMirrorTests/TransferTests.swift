@@ -589,10 +589,7 @@ import TestServer
     @Test func stallIsATimeoutThatIsRetried() async throws {
         serve { $0.fault = { index in index == 0 ? .stall(afterBytes: 1000, seconds: 4) : nil } }
         try await withTestDirectory { dir in
-            // One connection: with more, a faster one may take the stalled region over
-            // before the timeout (`SegmentBook.stealFinishingTogether`).
-            let report = try await sync(
-                manifest(url: server.url("/f"), sha256: sha(body), extra: "timeout: 1s\nconnections: 1"), in: dir)
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: "timeout: 1s"), in: dir)
             #expect(report.items.first?.status == .downloaded)
             #expect(report.items.first?.attempts == 2)
         }

@@ -158,10 +158,9 @@ struct SegmentBook: Sendable, Equatable {
     /// each connection has fetched `rate · (T − wait)`; the victim keeps that much of
     /// its region, aligned down to 64 KiB, and keeps its request, whose end moves down
     /// to the cut. A stalled victim keeps nothing, whatever its size; a moving one
-    /// gives at least `minSegment`, unless it has no more than that left and is so
-    /// slow that the thief would fetch all of it in half the time: then the two share
-    /// it. Nil when no region is worth taking, or when the two would not both finish
-    /// sooner than the victim alone.
+    /// gives at least `minSegment`. Nil when no other region has more than
+    /// `minSegment` left, or when the two would not both finish sooner than the
+    /// victim alone.
     mutating func stealFinishingTogether(
         for thief: Owner, rates: [Owner: Double], startsIn: [Owner: Double] = [:], latency: Double
     ) -> ByteRange? {
@@ -174,20 +173,13 @@ struct SegmentBook: Sendable, Equatable {
         func wait(_ owner: Owner) -> Double {
             owner == thief || regions[owner]?.remaining == 0 ? latency : max(0, startsIn[owner] ?? 0)
         }
-        let thiefRate = rate(thief) > 0 ? rate(thief) : mean
         // The victim: the region that would end last, ties to the lowest offset so the
         // outcome does not depend on dictionary order.
         var victim: (owner: Owner, region: Region, seconds: Double)?
         for (owner, region) in regions where owner != thief && region.remaining > 0 {
+            // A stalled region is taken whatever its size; a moving one only when worth a request.
+            guard rate(owner) == 0 || region.remaining > minSegment else { continue }
             let seconds = rate(owner) > 0 ? wait(owner) + Double(region.remaining) / rate(owner) : .infinity
-            // A stalled region is taken whatever its size; a moving one when worth a
-            // request: more than `minSegment` left, or an owner so slow that the thief
-            // would fetch all of the rest in half the time (a connection at a tenth of
-            // the others' rate would otherwise carry up to `minSegment` alone at the end).
-            guard
-                seconds.isInfinite || region.remaining > minSegment
-                    || latency + Double(region.remaining) / thiefRate < seconds / 2
-            else { continue }
             if let best = victim, seconds < best.seconds || (seconds == best.seconds && region.next > best.region.next) {
                 continue
             }
@@ -200,11 +192,10 @@ struct SegmentBook: Sendable, Equatable {
         let kept = min(Double(region.remaining), rate(victimOwner) * max(0, together - wait(victimOwner)))
         var cut = region.next + Int64(kept)
         let stalled = seconds.isInfinite
-        // A moving victim with more than `minSegment` left gives at least that much, even
-        // if that leaves it less than its share; a shorter one, taken for its slowness,
-        // is split so that both finish together.
-        if !stalled, region.remaining > minSegment, region.end - cut < minSegment { cut = region.end - minSegment }
+        // A moving victim gives at least `minSegment`, even if that leaves it less than its share.
+        if !stalled, region.end - cut < minSegment { cut = region.end - minSegment }
         cut = max(region.next, cut - cut % (64 * 1024))
+        let thiefRate = rate(thief) > 0 ? rate(thief) : mean
         let victimDone = stalled ? 0 : wait(victimOwner) + Double(cut - region.next) / rate(victimOwner)
         let thiefDone = latency + Double(region.end - cut) / thiefRate
         guard cut < region.end, max(victimDone, thiefDone) < seconds else { return nil }
