@@ -230,6 +230,25 @@ final class HashLog: Sendable {
         }
     }
 
+    /// Placed files are recorded in batches across placements, not in a transaction
+    /// per placement (which cost about as much as placing a small file), and every
+    /// one is recorded by the end of the run.
+    @Test func placedFilesAreRecordedInBatches() async throws {
+        let yaml = servedManifest(prefix: "/p")
+        try await withTestDirectory { dir in
+            var options = options()
+            options.learnedBatch = 5
+            let batches = Locked<[Int]>([])
+            options.savedLearned = { count in batches.withLock { $0.append(count) } }
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .downloaded } && report.items.count == 12)
+            #expect(batches.value == [5, 5, 2])
+            let records = try records(dir)
+            #expect(records.count == 12)
+            #expect(records.values.allSatisfy { $0.sha256 == sha(body) })
+        }
+    }
+
     @Test func changedFileBehindTheRecordIsHashedAndRefetched() async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in

@@ -283,14 +283,16 @@ public final class StateStore: Sendable {
 
     /// `2 × count` hex digits as `count` bytes; nil for anything else.
     static func digestBytes(_ hex: String, count: Int) -> Data? {
-        let digits = Array(hex.utf8)
-        guard digits.count == 2 * count else { return nil }
-        var bytes = Data(capacity: count)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
+        var hex = hex
+        return hex.withUTF8 { digits -> Data? in
+            guard digits.count == 2 * count else { return nil }
+            var bytes = [UInt8](repeating: 0, count: count)
+            for index in 0..<count {
+                guard let high = hexValue(digits[2 * index]), let low = hexValue(digits[2 * index + 1]) else { return nil }
+                bytes[index] = high << 4 | low
+            }
+            return Data(bytes)
         }
-        return bytes
     }
 
     private static func hexValue(_ digit: UInt8) -> UInt8? {

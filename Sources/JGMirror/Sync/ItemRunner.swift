@@ -15,10 +15,9 @@ final class ItemRunner: Sendable {
     /// The state database's records, by destination (empty without one); dropped once
     /// every item has its result, before the results are put together.
     private let records: Locked<RecordTable>
-    /// Records of present files learned this run and not written yet: written in
-    /// batches of `SyncOptions.learnedBatch` on `recording`, the rest at the end.
-    private let learned = Locked<[FileRecord]>([])
-    private let recording = DispatchQueue(label: "jgmirror.learned")
+    /// What this run learned about files (placed, hashed, `304`), written in batches
+    /// of `SyncOptions.learnedBatch`, the rest at the end.
+    private let learned: RecordBatcher
     /// One-line problems with the state database, for the report.
     let warnings = Locked<[String]>([])
     /// Assessments of present files waiting for a conditional request, by index.
@@ -68,9 +67,12 @@ final class ItemRunner: Sendable {
         self.store = store
         self.records = Locked(records)
         let warnings = self.warnings
+        learned = RecordBatcher(
+            store: store, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
+            saved: options.savedLearned)
         placement = Placement(
-            durable: options.durable, root: root, store: store, warn: { line in warnings.withLock { $0.append(line) } },
-            dataSync: options.dataSync, beforeRecording: options.beforeRecording)
+            durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
+            beforeRecording: options.beforeRecording)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)
@@ -88,10 +90,7 @@ final class ItemRunner: Sendable {
             // thread of its own (see `Blocking`).
             Thread { self.walk() }.start()
         }
-        await Blocking.run {
-            self.recording.sync {}
-            self.save(self.learned.value)
-        }
+        await Blocking.run { self.learned.flush() }
         return ReportItems(rows: rows, of: items)
     }
 
@@ -138,25 +137,11 @@ final class ItemRunner: Sendable {
             dest: item.dest, stat: stat, sha256: sha256, sha512: sha512, etag: validators?.etag ?? old?.etag,
             lastModified: validators?.lastModified ?? old?.lastModified, url: item.displayURL, verifiedAt: verifiedAt,
             checkedAt: FileRecord.now())
-        let batch = learned.withLock { learned -> [FileRecord]? in
-            learned.append(record)
-            guard learned.count >= options.learnedBatch else { return nil }
-            defer { learned = [] }
-            return learned
-        }
-        // Not on the caller's thread, which may be the transfer engine's.
-        if let batch { recording.async { self.save(batch) } }
+        learned.add([record])
     }
 
     /// The state database's record of `item`'s destination.
     private func stateRecord(of item: PlannedItem) -> FileRecord? { records.withLock { $0[item.dest] } }
-
-    /// Writes learned records in one transaction.
-    private func save(_ batch: [FileRecord]) {
-        guard let store, !batch.isEmpty else { return }
-        if let failure = store.save(batch) { warnings.withLock { $0.append(failure) } }
-        options.savedLearned?(batch.count)
-    }
 
     /// Stops starting items (cancel, fail-fast).
     func stop() { state.withLock { $0.stopped = true } }

@@ -8,10 +8,10 @@ import Synchronization
 /// Syncing small files one after another costs a journal commit (or, without a
 /// journal, a device flush) apiece, so commits that arrive while a batch is being
 /// written wait and go together: the batch is synced at once, then renamed, then
-/// each distinct directory is `fsync`ed once. Then the placed files are recorded in
-/// the state database, in one transaction for the batch: only after the rename, so a
-/// crash in between leaves an old record (or none), which never matches the new
-/// file's stat, and the next run hashes it.
+/// each distinct directory is `fsync`ed once. Then the placed files' records go to
+/// the run's `RecordBatcher`: only after the rename, so a crash in between leaves an
+/// old record (or none), which never matches the new file's stat, and the next run
+/// hashes it.
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
@@ -31,9 +31,7 @@ final class Placement: Sendable {
     private let durable: Bool
     /// Every path is opened and renamed relative to it, never through a symlink.
     private let root: RootDirectory
-    private let store: StateStore?
-    /// Told the one line about a failed database write.
-    private let warn: @Sendable (String) -> Void
+    private let records: RecordBatcher?
     /// `fdatasync`; tests count calls.
     private let dataSync: @Sendable (Int32) -> Int32
     /// Runs between the renames and the database write; false skips the write, as a
@@ -41,13 +39,12 @@ final class Placement: Sendable {
     private let beforeRecording: (@Sendable () -> Bool)?
 
     init(
-        durable: Bool, root: RootDirectory, store: StateStore? = nil, warn: @escaping @Sendable (String) -> Void = { _ in },
+        durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
         dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil
     ) {
         self.durable = durable
         self.root = root
-        self.store = store
-        self.warn = warn
+        self.records = records
         self.dataSync = dataSync
         self.beforeRecording = beforeRecording
     }
@@ -98,10 +95,10 @@ final class Placement: Sendable {
         if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
 
-    /// Records each placed file with the stat it has now, in one transaction.
+    /// Records each placed file with the stat it has now.
     private func record(_ batch: [Commit], failures: [TransferError?]) {
-        guard let store, beforeRecording?() ?? true else { return }
-        var records: [FileRecord] = []
+        guard let records, beforeRecording?() ?? true else { return }
+        var placed: [FileRecord] = []
         for (index, commit) in batch.enumerated() where failures[index] == nil {
             guard var record = commit.record, let info = root.status(commit.destination), (info.st_mode & S_IFMT) == S_IFREG else {
                 continue
@@ -111,9 +108,9 @@ final class Placement: Sendable {
             record.stat = stat
             record.verifiedAt = record.sha256 == nil && record.sha512 == nil ? nil : now
             record.checkedAt = now
-            records.append(record)
+            placed.append(record)
         }
-        if let failure = store.save(records) { warn(failure) }
+        records.add(placed)
     }
 
     /// Makes every part file of the batch durable that is not yet (`Commit.synced`).

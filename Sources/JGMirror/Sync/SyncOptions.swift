@@ -63,12 +63,12 @@ public struct SyncOptions: Sendable {
     var hashWindow: Int?
     /// Told each time the walk of the plan waits for room among the files being hashed (tests).
     var hashWindowFull: (@Sendable () -> Void)?
-    /// Records of present files (hashed, or answered `304`) written in one transaction
+    /// Records of files placed, hashed or answered `304`, written in one transaction
     /// while a run goes on: enough that a transaction costs little per record, few
     /// enough that a run that hashes 100,000 files does not hold a record (and its
     /// strings) for each until the end.
     var learnedBatch = 1024
-    /// Told the size of each transaction of learned records (tests).
+    /// Told the size of each transaction of records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
     var flushStep: Int64 = 64 << 20

@@ -26,7 +26,7 @@ enum Redirect {
     /// Whether the headers written for `sources` (an item's URL and mirrors) may be
     /// sent to `url`: it has the origin of one of them, or the item forwards them.
     static func sendsHeaders(to url: String, sources: [String], forward: Bool) -> Bool {
-        if forward { return true }
+        if forward || sources.contains(url) { return true }
         guard let target = origin(of: url) else { return false }
         return sources.contains { origin(of: $0) == target }
     }

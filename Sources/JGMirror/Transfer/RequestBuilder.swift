@@ -97,10 +97,13 @@ enum RequestBuilder {
             try easy.set(CURLOPT_CAINFO, caCert)
             if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
         }
-        var headers = Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders) ? request.headers : []
-        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) {
-            headers.append("User-Agent: jgmirror/\(JGMirrorVersion.string)")
-        }
+        guard !request.headers.isEmpty, Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders)
+        else { return [userAgent] }
+        var headers = request.headers
+        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) { headers.append(userAgent) }
         return headers
     }
+
+    /// Sent unless the manifest or `--header` names another.
+    private static let userAgent = "User-Agent: jgmirror/\(JGMirrorVersion.string)"
 }

@@ -57,11 +57,17 @@ final class RootDirectory: Sendable {
     /// Opens the file at `path` (below the root) with `flags`; `O_NOFOLLOW` and
     /// `O_CLOEXEC` are always added.
     func openFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(TransferError) -> Int32 {
-        let (folder, name) = try split(path)
-        defer { close(folder) }
-        let file = openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard file >= 0 else { throw failure(errno, in: folder, name: name, path: path, doing: "cannot open") }
-        return file
+        // One `openat2` of the whole path where the kernel has it; a failure is opened
+        // again name by name below, which tells a symlink from a missing file.
+        if resolution == .openat2, let relative = plainRelative(path), relative.contains(UInt8(ascii: "/")) {
+            let file = jg_openat2_beneath(fd, String(Substring(relative)), flags | O_NOFOLLOW | O_CLOEXEC, UInt32(mode))
+            if file >= 0 { return file }
+        }
+        return try withFolder(of: path) { (folder, name) throws(TransferError) in
+            let file = openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+            guard file >= 0 else { throw failure(errno, in: folder, name: name, path: path, doing: "cannot open") }
+            return file
+        }
     }
 
     /// Opens the folder at `path` (the root itself, or below it) for reading, so it
@@ -79,12 +85,12 @@ final class RootDirectory: Sendable {
     /// `renameat` from `source` to `destination`, both below the root. A symlink at
     /// `destination` is replaced, never written through.
     func rename(_ source: String, to destination: String) throws(TransferError) {
-        let (from, fromName) = try split(source)
-        defer { close(from) }
-        let (to, toName) = try split(destination)
-        defer { close(to) }
-        guard renameat(from, fromName, to, toName) == 0 else {
-            throw failure(errno, in: from, name: fromName, path: destination, doing: "cannot rename onto")
+        try withFolder(of: source) { (from, fromName) throws(TransferError) in
+            try withFolder(of: destination) { (to, toName) throws(TransferError) in
+                guard renameat(from, fromName, to, toName) == 0 else {
+                    throw failure(errno, in: from, name: fromName, path: destination, doing: "cannot rename onto")
+                }
+            }
         }
     }
 
@@ -121,27 +127,27 @@ final class RootDirectory: Sendable {
     /// Removes the file at `path`; true when it was there and is gone.
     @discardableResult
     func unlink(_ path: String) -> Bool {
-        guard let (folder, name) = try? split(path) else { return false }
-        defer { close(folder) }
-        return unlinkat(folder, name, 0) == 0
+        (try? withFolder(of: path) { folder, name in unlinkat(folder, name, 0) == 0 }) ?? false
     }
 
     /// What is at `path`, the entry itself (a symlink is not followed); nil when
     /// nothing is there or a folder on the way is missing or unsafe.
     func status(_ path: String) -> stat? {
-        guard let (folder, name) = try? split(path) else { return nil }
-        defer { close(folder) }
-        var info = stat()
-        return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
+        let found = try? withFolder(of: path) { folder, name -> stat? in
+            var info = stat()
+            return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
+        }
+        return found ?? nil
     }
 
     /// What is at `path`; throws `unsafe_path` when it, or a folder on the way, is a
     /// symlink, and the `local` error when nothing is there.
     func fileStatus(_ path: String) throws(TransferError) -> stat {
-        let (folder, name) = try split(path)
-        defer { close(folder) }
-        var info = stat()
-        guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .local(errno: errno, path: path, doing: "cannot read") }
+        let info = try withFolder(of: path) { (folder, name) throws(TransferError) in
+            var info = stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .local(errno: errno, path: path, doing: "cannot read") }
+            return info
+        }
         if (info.st_mode & S_IFMT) == S_IFLNK {
             throw Self.unsafe(path, "is a symbolic link below the root \(self.path); jgmirror never follows one there")
         }
@@ -170,11 +176,50 @@ final class RootDirectory: Sendable {
         }
     }
 
-    /// The `O_PATH` descriptor of `path`'s folder and its last name.
-    private func split(_ path: String) throws(TransferError) -> (Int32, String) {
+    /// Runs `body` with a descriptor of `path`'s folder and its last name: the root's
+    /// own descriptor for a file directly below it, otherwise an `O_PATH` descriptor
+    /// opened for the call and closed after it.
+    private func withFolder<T>(of path: String, _ body: (Int32, String) throws(TransferError) -> T) throws(TransferError) -> T {
+        if let relative = plainRelative(path) {
+            guard let slash = relative.lastIndex(of: UInt8(ascii: "/")) else { return try body(fd, String(Substring(relative))) }
+            if resolution == .openat2 {
+                let folder = jg_openat2_beneath(fd, String(Substring(relative[..<slash])), jg_o_path | O_DIRECTORY | O_CLOEXEC, 0)
+                if folder >= 0 {
+                    defer { close(folder) }
+                    return try body(folder, String(Substring(relative[relative.index(after: slash)...])))
+                }
+                // Failed: the walk below names the reason (a symlink, a missing folder).
+            }
+        }
         let names = try components(of: path)
         guard let name = names.last else { throw Self.unsafe(path, "is the root itself, not a file below it") }
-        return (try folder(names.dropLast(), flags: jg_o_path, create: false, path: path), name)
+        let folder = try folder(names.dropLast(), flags: jg_o_path, create: false, path: path)
+        defer { close(folder) }
+        return try body(folder, name)
+    }
+
+    /// `path` below the root when it needs no cleaning: names that are neither empty,
+    /// `.` nor `..`, and no NUL byte. Every destination the manifest makes is of this
+    /// kind; anything else (and any refusal) goes through `components(of:)`.
+    private func plainRelative(_ path: String) -> Substring.UTF8View? {
+        let bytes = path.utf8
+        guard bytes.count > prefix.utf8.count, bytes.starts(with: prefix.utf8) else { return nil }
+        let relative = Substring(path).utf8.dropFirst(prefix.utf8.count)
+        // The current name's length, and whether it is dots only (`.` and `..` are not plain).
+        var length = 0
+        var dotsOnly = true
+        for byte in relative {
+            if byte == 0 { return nil }
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (dotsOnly && length <= 2) { return nil }
+                length = 0
+                dotsOnly = true
+            } else {
+                length += 1
+                if byte != UInt8(ascii: ".") { dotsOnly = false }
+            }
+        }
+        return length == 0 || (dotsOnly && length <= 2) ? nil : relative
     }
 
     /// Opens the folder `names` lead to from the root, with `flags`, never through a
