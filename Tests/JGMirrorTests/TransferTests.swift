@@ -260,9 +260,10 @@ import TestServer
             #expect(item.status == .downloaded)
             // The link model needs the process to run: on a machine so busy that the
             // 0.5 s download took seconds, connections went a second without a byte and
-            // counted as stalled, and their regions were rightly taken over. The shape
-            // below is the engine's only when the run was not starved.
-            guard item.durationS < 3 else { return }
+            // counted as stalled, and their regions were rightly taken over (seen at
+            // 1.5 s, in a full parallel run). The shape below is the engine's only when
+            // the run was not starved.
+            guard item.durationS < 1.2 else { return }
             let ranges = server.requests("/large").compactMap { $0.headers["range"] }
             // Each connection asks once for its region. A loaded machine may let one region
             // run so far ahead of the other that a steal of the other's tail pays; that
@@ -515,11 +516,15 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/slow"), sha256: sha(large), extra: "connections: 4\nmin_segment: 256KiB"), in: dir)
-            #expect(report.items.first?.status == .downloaded)
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded)
             let starts = rangeStarts("/slow")
             try #require(starts.count > 3)
             let slow = starts[2]
-            #expect(starts.dropFirst(3).contains { $0 > slow && $0 < slow + (256 << 10) }, "\(starts)")
+            // What the slow connection fetches while the others finish: under 64 KiB in the
+            // second this takes, more when a loaded machine stretches it (seen: 12 s).
+            let kept = max(256 << 10, Int64(50_000 * item.durationS))
+            #expect(starts.dropFirst(3).contains { $0 > slow && $0 < slow + kept }, "\(starts) in \(item.durationS) s")
         }
     }
 
