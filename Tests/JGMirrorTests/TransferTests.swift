@@ -1098,6 +1098,9 @@ import TestServer
             #expect(report.items[0].status == .failed)
             #expect(report.items.dropFirst().allSatisfy { $0.status == .skipped })
             #expect(report.exitCode == .transferFailed)
+            // Items prepared ahead of their turn leave no part file behind.
+            let left = try FileManager.default.contentsOfDirectory(atPath: dir + "/mirror").filter { $0.hasSuffix(".jgpart") }
+            #expect(left.isEmpty, "\(left)")
         }
     }
 }

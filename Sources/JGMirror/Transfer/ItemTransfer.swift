@@ -5,9 +5,9 @@ import Foundation
 /// connection owns which bytes), the workers that fill them, `ResponseJudge`'s
 /// verdicts on response heads and `ItemDurability`'s flushes and checkpoints.
 ///
-/// Confined to the engine thread, except `prepare()`, which for an item that takes
-/// over an earlier run's files does that file work on another thread before the
-/// engine hands it to `start()` (the handoff goes through the engine's inbox lock).
+/// Confined to the engine thread, except `prepare()`, which opens the part file (and
+/// takes over an earlier run's files) on the engine's preparation queue before the
+/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded and carried out by `settle()`, which the
 /// engine calls outside callbacks.
@@ -78,9 +78,8 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Start
 
-    /// Opens the part file and adopts valid resume state. A new part file is created
-    /// on the engine thread; taking over an earlier run's files (stat, read, unlink)
-    /// runs off it.
+    /// Opens the part file and adopts valid resume state (preparation queue, before
+    /// the item's turn).
     func prepare() {
         if !request.knownFresh { takeOverEarlierRun() }
         do {
@@ -665,7 +664,11 @@ final class ItemTransfer: @unchecked Sendable {
 
     /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when
     /// a cancel stopped the run before its turn, so the run still counts as interrupted.
+    /// A part file prepared ahead of its turn goes, unless it holds an earlier run's
+    /// bytes with their resume state.
     func skip(cancelled: Bool = false) {
+        if part != nil, !stateful { request.root.unlink(request.partPath) }
+        part = nil
         finished = true
         completion(outcome(cancelled ? .cancelled : .skipped))
     }
