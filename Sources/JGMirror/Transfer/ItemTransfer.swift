@@ -171,14 +171,16 @@ final class ItemTransfer: @unchecked Sendable {
         worker.requestedEnd = shape.end
         tally.using(workers.count)
         do {
-            worker.easy = try RequestBuilder.makeHandle(for: worker, shape, request: request, configuration: engine.configuration)
+            let easy = try engine.takeHandle()
+            worker.easy = easy
+            try RequestBuilder.setUp(easy, for: worker, shape, request: request, configuration: engine.configuration)
             worker.host = host
             worker.url = url
             worker.state = .active
             try engine.attach(worker)
         } catch {
             engine.releaseHost(host)
-            worker.easy = nil
+            worker.easy = nil  // not reused: it may be half configured
             fail(error)
         }
     }

@@ -19,10 +19,10 @@ enum RequestBuilder {
         var conditions: [String] = []
     }
 
-    static func makeHandle(
-        for worker: Worker, _ shape: Shape, request: TransferRequest, configuration: TransferEngine.Configuration
-    ) throws(TransferError) -> CurlEasy {
-        let easy = try CurlEasy()
+    /// Sets `easy` (new, or reset) up for `worker`'s next request.
+    static func setUp(
+        _ easy: CurlEasy, for worker: Worker, _ shape: Shape, request: TransferRequest, configuration: TransferEngine.Configuration
+    ) throws(TransferError) {
         let url = shape.url
         // Only an item's first connection may speak HTTP/2: libcurl would multiplex the
         // others onto it, and `connections` counts TCP connections (SPEC §5).
@@ -53,21 +53,18 @@ enum RequestBuilder {
             worker.head.consume(line: UnsafeRawBufferPointer(start: data, count: length))
             return length
         }
-        return easy
     }
 
-    /// A `HEAD` that opens one more connection to `url`'s host while an item's first
+    /// Sets `easy` up as a `HEAD` that opens one more connection to `url`'s host while an item's first
     /// request is under way (`TransferEngine.warmUp`): configured as the item's later
     /// requests are, so libcurl hands them the connection once it is idle.
-    static func makeWarmUp(url: String, request: TransferRequest, configuration: TransferEngine.Configuration)
-        throws(TransferError) -> CurlEasy
+    static func setUpWarmUp(_ easy: CurlEasy, url: String, request: TransferRequest, configuration: TransferEngine.Configuration)
+        throws(TransferError)
     {
-        let easy = try CurlEasy()
         let headers = try configure(easy, url: url, http2: false, request: request, configuration: configuration)
         try easy.setHeaders(headers)
         try easy.set(CURLOPT_NOBODY, 1)
         _ = jg_easy_setopt_write_cb(easy.handle) { _, size, count, _ in size * count }
-        return easy
     }
 
     /// What every request of an item sets alike, so that they can share connections:

@@ -85,6 +85,10 @@ final class TransferEngine: @unchecked Sendable {
     private var waiting = FIFO<ItemTransfer>()
     private var running: [ItemTransfer] = []
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
+    /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
+    /// one per request in flight is kept.
+    private var spareHandles: [CurlEasy] = []
+    private static let spareHandleLimit = 64
     private var hostLoad: [String: Int] = [:]
     /// The most connections each host has been asked to carry at once, requests and
     /// warm-ups: libcurl keeps them open for later requests.
@@ -225,6 +229,7 @@ final class TransferEngine: @unchecked Sendable {
                     worker.item.requestFinished(worker, code: code)
                 } else if let warmUp = warmUps.removeValue(forKey: handle) {
                     multi.remove(warmUp.easy)
+                    recycle(warmUp.easy)
                     warming[warmUp.host]?.underWay -= 1
                     warming[warmUp.host]?.idle += 1
                     warmUpAnswered = true
@@ -349,7 +354,8 @@ final class TransferEngine: @unchecked Sendable {
             hostPeak[host] = wanted
             for _ in known..<wanted {
                 // A warm-up that cannot be made costs the item a round trip, nothing more.
-                guard let easy = try? RequestBuilder.makeWarmUp(url: url, request: request, configuration: configuration),
+                guard let easy = try? takeHandle(),
+                    (try? RequestBuilder.setUpWarmUp(easy, url: url, request: request, configuration: configuration)) != nil,
                     multi.add(easy)
                 else { break }
                 warmUps[easy.handle] = (easy, host)
@@ -370,13 +376,27 @@ final class TransferEngine: @unchecked Sendable {
         workersByHandle[easy.handle] = worker
     }
 
-    /// Removes a worker's request from the multi handle and frees its host slot.
+    /// Removes a worker's request from the multi handle, frees its host slot and keeps
+    /// its handle for a later request; the worker has none after this.
     func detach(_ worker: Worker) {
         guard let easy = worker.easy else { return }
+        worker.easy = nil
         multi.remove(easy)
         workersByHandle[easy.handle] = nil
         releaseHost(worker.host)
         ratePaused.removeAll { $0 === worker }
+        recycle(easy)
+    }
+
+    /// Keeps a handle no longer in the multi handle for a later request.
+    private func recycle(_ easy: CurlEasy) {
+        if spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil { spareHandles.append(easy) }
+    }
+
+    /// A handle for a request: a reset one kept from an earlier request, or a new one.
+    func takeHandle() throws(TransferError) -> CurlEasy {
+        if let easy = spareHandles.popLast() { return easy }
+        return try CurlEasy()
     }
 
     /// Unpauses a request paused by its write callback.
