@@ -368,4 +368,40 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
             #expect(throws: ManifestError.self) { try plan.checkDestinationsOnDisk() }
         }
     }
+
+    @Test func oneReadOfAFolderTellsWhichNamesNeedTheirOwnCheck() throws {
+        try withTestDirectorySync { dir in
+            let manager = FileManager.default
+            try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/file"))
+            try manager.createDirectory(atPath: dir + "/folder", withIntermediateDirectories: true)
+            try manager.createSymbolicLink(atPath: dir + "/link", withDestinationPath: "/")
+            let listing = RootConfinement.Listing(dir)
+            #expect(!listing.mayBeOtherThanAFile("file"))
+            #expect(!listing.mayBeOtherThanAFile("absent"))
+            #expect(listing.mayBeOtherThanAFile("folder"))
+            #expect(listing.mayBeOtherThanAFile("link"))
+            #expect(!RootConfinement.Listing(dir + "/absent").mayBeOtherThanAFile("file"))
+            #expect(!RootConfinement.Listing(dir + "/file").mayBeOtherThanAFile("x"))
+        }
+    }
+
+    @Test func aSymlinkOrFolderAmongManyFilesIsStillFound() throws {
+        try withTestDirectorySync { dir in
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: dir + "/out/d", withIntermediateDirectories: true)
+            for name in ["a", "b", "c"] { try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/out/d/\(name)")) }
+            try manager.createDirectory(atPath: dir + "/elsewhere", withIntermediateDirectories: true)
+            try manager.createSymbolicLink(atPath: dir + "/out/d/link", withDestinationPath: dir + "/elsewhere/x")
+            try manager.createDirectory(atPath: dir + "/out/d/sub", withIntermediateDirectories: true)
+            for (dest, problem) in [("d/link", "through a symlink"), ("d/sub", "existing folder")] {
+                let path = dir + "/m.yaml"
+                let items = ["a", "b", "c"].map { "  - {url: 'https://h/\($0)', dest: d/\($0)}\n" }.joined()
+                try "version: 1\nroot: out\nitems:\n\(items)  - {url: 'https://h/z', dest: \(dest)}\n"
+                    .write(toFile: path, atomically: true, encoding: .utf8)
+                let plan = Plan(manifest: try Manifest.load(path: path))
+                let error = #expect(throws: ManifestError.self) { try plan.checkDestinationsOnDisk() }
+                #expect(error?.message.contains(problem) == true, "\(String(describing: error))")
+            }
+        }
+    }
 }

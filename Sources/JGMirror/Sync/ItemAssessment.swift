@@ -187,19 +187,19 @@ enum RootConfinement {
     /// folder on the way to it, resolves outside the root.
     static func check(_ plan: Plan) throws(ManifestError) {
         let root = resolvingMissing(plan.root) ?? plan.root
-        var checkedFolders: [String: Bool] = [:]
+        var checkedFolders: [String: (inside: Bool, listing: Listing)] = [:]
         for item in plan.items {
             let folder = Paths.parent(of: item.path)
-            let inside: Bool
+            let checked: (inside: Bool, listing: Listing)
             if let known = checkedFolders[folder] {
-                inside = known
+                checked = known
             } else {
-                inside = existingAncestorInside(folder, root: root)
-                checkedFolders[folder] = inside
+                checked = (existingAncestorInside(folder, root: root), Listing(folder.isEmpty ? "." : folder))
+                checkedFolders[folder] = checked
             }
-            var escapes = !inside
+            var escapes = !checked.inside
             var info = stat()
-            if !escapes, lstat(item.path, &info) == 0 {
+            if !escapes, checked.listing.mayBeOtherThanAFile(Paths.lastComponent(of: item.path)), lstat(item.path, &info) == 0 {
                 switch info.st_mode & S_IFMT {
                 case S_IFLNK: escapes = !(canonical(item.path).map { isInside($0, root) } ?? false)
                 case S_IFDIR:
@@ -221,6 +221,43 @@ enum RootConfinement {
                 throw ManifestError(
                     file: plan.manifest.path, location: item.location,
                     message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
+            }
+        }
+    }
+
+    /// What one read of a folder says about the names in it, so that a file needs no
+    /// `lstat` of its own when the folder is missing or lists it as a regular file
+    /// (2000 `lstat`s cost 7–10 ms of a 2000-file sync's start).
+    enum Listing {
+        /// The folder does not exist (yet): nothing in it can be a symlink or a folder.
+        case missing
+        /// The names that are not known to be regular files (symlinks, folders, and
+        /// entries whose type the file system does not give).
+        case others(Set<String>)
+        /// The folder could not be read: every name is checked on its own.
+        case unread
+
+        init(_ folder: String) {
+            guard let directory = opendir(folder) else {
+                let failure = errno
+                self = failure == ENOENT || failure == ENOTDIR ? .missing : .unread
+                return
+            }
+            defer { closedir(directory) }
+            var others = Set<String>()
+            while let entry = readdir(directory) {
+                guard entry.pointee.d_type != UInt8(DT_REG) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name != "." && name != ".." { others.insert(name) }
+            }
+            self = .others(others)
+        }
+
+        func mayBeOtherThanAFile(_ name: String) -> Bool {
+            switch self {
+            case .missing: false
+            case .others(let names): names.contains(name)
+            case .unread: true
             }
         }
     }

@@ -171,16 +171,16 @@ final class ItemTransfer: @unchecked Sendable {
         worker.requestedEnd = shape.end
         tally.using(workers.count)
         do {
-            let easy = try engine.takeHandle()
-            worker.easy = easy
-            try RequestBuilder.setUp(easy, for: worker, shape, request: request, configuration: engine.configuration)
+            worker.easy = try engine.takeHandle { easy throws(TransferError) in
+                try RequestBuilder.setUp(easy, for: worker, shape, request: request, configuration: engine.configuration)
+            }
             worker.host = host
             worker.url = url
             worker.state = .active
             try engine.attach(worker)
         } catch {
             engine.releaseHost(host)
-            worker.easy = nil  // not reused: it may be half configured
+            worker.easy = nil
             fail(error)
         }
     }

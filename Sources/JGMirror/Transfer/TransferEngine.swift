@@ -354,8 +354,10 @@ final class TransferEngine: @unchecked Sendable {
             hostPeak[host] = wanted
             for _ in known..<wanted {
                 // A warm-up that cannot be made costs the item a round trip, nothing more.
-                guard let easy = try? takeHandle(),
-                    (try? RequestBuilder.setUpWarmUp(easy, url: url, request: request, configuration: configuration)) != nil,
+                guard
+                    let easy = try? takeHandle(setUp: { easy throws(TransferError) in
+                        try RequestBuilder.setUpWarmUp(easy, url: url, request: request, configuration: configuration)
+                    }),
                     multi.add(easy)
                 else { break }
                 warmUps[easy.handle] = (easy, host)
@@ -393,10 +395,17 @@ final class TransferEngine: @unchecked Sendable {
         if spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil { spareHandles.append(easy) }
     }
 
-    /// A handle for a request: a reset one kept from an earlier request, or a new one.
-    func takeHandle() throws(TransferError) -> CurlEasy {
-        if let easy = spareHandles.popLast() { return easy }
-        return try CurlEasy()
+    /// A handle set up for a request: a reset one kept from an earlier request, or a
+    /// new one. libcurl refuses some options on a reused handle (7.88 keeps an HTTP/2
+    /// stream's receive buffer past `curl_easy_reset`, and then refuses
+    /// `CURLOPT_BUFFERSIZE`); such a handle is dropped and a new one set up.
+    func takeHandle(setUp: (CurlEasy) throws(TransferError) -> Void) throws(TransferError) -> CurlEasy {
+        while let easy = spareHandles.popLast() {
+            if (try? setUp(easy)) != nil { return easy }
+        }
+        let easy = try CurlEasy()
+        try setUp(easy)
+        return easy
     }
 
     /// Unpauses a request paused by its write callback.
