@@ -867,6 +867,21 @@ final class HashLog: Sendable {
         }
     }
 
+    @Test func aPartFileAnotherProcessHoldsIsLeftToIt() async throws {
+        // Another process writes out.bin.jgpart (its lock held here on a descriptor of
+        // our own): this run fails the item as locked and leaves that file alone.
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
+            let root = try RootDirectory(path: dir + "/mirror")
+            let other = try PartFile(path: dir + "/mirror/out.bin.jgpart", fresh: true, root: root)
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir, options: options())
+            #expect(report.items.first?.error?.code == .locked)
+            #expect(exists(dir + "/mirror/out.bin.jgpart"))
+            withExtendedLifetime(other) {}
+        }
+    }
+
     // MARK: Helpers
 
     /// Replaces the stat on record for `dest`.

@@ -245,12 +245,14 @@ enum RootConfinement {
             }
             defer { closedir(directory) }
             var others = Set<String>()
+            errno = 0
             while let entry = readdir(directory) {
                 guard entry.pointee.d_type != UInt8(DT_REG) else { continue }
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
                 if name != "." && name != ".." { others.insert(name) }
             }
-            self = .others(others)
+            // A read that failed part-way (`errno` set at the end) lists nothing for sure.
+            self = errno == 0 ? .others(others) : .unread
         }
 
         func mayBeOtherThanAFile(_ name: String) -> Bool {

@@ -71,7 +71,7 @@ final class ItemRunner: Sendable {
             store: store, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
             saved: options.savedLearned)
         placement = Placement(
-            durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
+            durable: options.durable, root: root, records: store == nil ? nil : learned, dataSync: options.dataSync,
             beforeRecording: options.beforeRecording)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.

@@ -216,9 +216,14 @@ final class Crew {
     /// Each tick looks again: with a connection to spare, every region moving at a
     /// known rate and none unowned, a new worker steals when finishing together pays
     /// for its connect and request (two round trips).
-    func replaceLagging() -> Worker? {
+    /// `canConnect` says whether a source's host has a connection slot free now: a
+    /// thief that would wait for one would hold the region it cut, and the victim
+    /// would take it back when it reached the cut.
+    func replaceLagging(canConnect: (Int) -> Bool) -> Worker? {
         let now = engine.now()
-        guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !liveSources.isEmpty,
+        let live = liveSources
+        guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
+            canConnect(live[nextSlot % live.count]),
             workers.allSatisfy({ ($0.rate(now: now, stallAfter: stallAfter) ?? 0) > 0 })
         else { return nil }
         // Weighed on a copy first, so that a steal that does not pay hires no one.

@@ -572,7 +572,7 @@ final class ItemTransfer: @unchecked Sendable {
         if let worker = crew.replaceStalled(progress: bytesThisRun) {
             tally.attempts += 1
             launch(worker)
-        } else if let worker = crew.replaceLagging() {
+        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(sourceURL($0))) }) {
             launch(worker)
         }
         if finished { return }
@@ -659,7 +659,8 @@ final class ItemTransfer: @unchecked Sendable {
         } else {
             stateful = false
             durability.dropState()
-            request.root.unlink(request.partPath)
+            // A part file another process holds (`locked`) is that process's.
+            if prepareFailure?.code != .locked { request.root.unlink(request.partPath) }
         }
         finished = true
         part = nil

@@ -198,9 +198,12 @@ final class TransferEngine: @unchecked Sendable {
                 }
             }
             while running.count < configuration.jobs, let item = ready.popFirst() { admit(item) }
-            // Up to `jobs` items are prepared ahead of a free slot, so that a finished
-            // item's slot goes to one whose part file is already open.
-            while running.count + ready.count + preparing < 2 * configuration.jobs, let item = waiting.popFirst() {
+            // Up to `jobs` items (at most 16) are prepared ahead of a free slot, so that
+            // a finished item's slot goes to one whose part file is already open; the cap
+            // keeps a large `--jobs` from doubling the descriptors held open.
+            while running.count + ready.count + preparing < configuration.jobs + min(configuration.jobs, 16),
+                let item = waiting.popFirst()
+            {
                 preparing += 1
                 preparation.async { [self] in
                     item.prepare()
@@ -289,6 +292,9 @@ final class TransferEngine: @unchecked Sendable {
         guard let authority = URLAuthority(url) else { return url }
         return (url[..<authority.start] + url[authority.hostStart(in: url)..<authority.end]).lowercased()
     }
+
+    /// Whether `host` carries fewer requests than `--max-per-host` now.
+    func hasRoom(_ host: String) -> Bool { hostLoad[host, default: 0] < configuration.maxPerHost }
 
     /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
     /// Until `warmUntil`, a request waits for a warm-up under way to that host rather
