@@ -528,6 +528,30 @@ import TestServer
         }
     }
 
+    @Test func aConnectionThatSlowsDownAfterTheOthersFinishedStillLosesItsTail() async throws {
+        // 8 MiB over 4 connections at 8 MB/s; the third request sends all but the last
+        // 256 KiB of its quarter fast, then 40 kB/s. When the others finish, that one
+        // still looks fast with little left, so none of them steals and they retire;
+        // left alone it would crawl for 6.5 s. A new connection takes its tail once its
+        // rate shows the crawl.
+        let large = TestServer.bytes(count: 8 << 20, seed: 13)
+        var route = TestServer.Route(body: large, etag: "\"v1\"")
+        route.bytesPerSecond = 8_000_000
+        route.fault = { $0 == 2 ? .slowsDown(afterBytes: (2 << 20) - (256 << 10), bytesPerSecond: 40_000) : nil }
+        route.headDelay = 0.05
+        server.set("/degrades", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/degrades"), sha256: sha(large), extra: "connections: 4\nmin_segment: 64KiB"), in: dir)
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded)
+            let starts = rangeStarts("/degrades")
+            try #require(starts.count > 3)
+            let crawlFrom = starts[2] + (2 << 20) - (256 << 10)
+            #expect(starts.dropFirst(3).contains { $0 >= crawlFrom && $0 < starts[2] + (2 << 20) }, "\(starts) in \(item.durationS) s")
+        }
+    }
+
     @Test func aStalledConnectionsRegionIsTakenOverWithoutWaitingForItsTimeout() async throws {
         // 8 MiB over 4 connections; the third request sends 256 KiB, then nothing for
         // 30 s, well inside the item's 60 s timeout. About a second after its last

@@ -21,6 +21,9 @@ public final class TestServer: Sendable {
         case raw([UInt8])
         /// Send this response's body at this many bytes per second (one slow connection).
         case slow(bytesPerSecond: Int)
+        /// Send this many body bytes at the route's pace, the rest at `bytesPerSecond`
+        /// (a connection whose path degrades part-way).
+        case slowsDown(afterBytes: Int, bytesPerSecond: Int)
         /// Announce the asked range in `Content-Range` but send only this many bytes,
         /// with a `Content-Length` that matches them (a body shorter than its range).
         case short(bytes: Int)
@@ -321,7 +324,12 @@ public final class TestServer: Sendable {
         log(request.path, Int(status.prefix(3)) ?? 0, limit)
         var rate = route.bytesPerSecond
         if case .slow(let slow) = fault { rate = slow }
-        guard writeBody(fd, body[0..<limit], bytesPerSecond: rate) else { return false }
+        if case .slowsDown(let after, let slow) = fault, after < limit {
+            guard writeBody(fd, body[0..<after], bytesPerSecond: rate) else { return false }
+            guard writeBody(fd, body[after..<limit], bytesPerSecond: slow) else { return false }
+        } else {
+            guard writeBody(fd, body[0..<limit], bytesPerSecond: rate) else { return false }
+        }
         if let stallSeconds {
             Thread.sleep(forTimeInterval: stallSeconds)
             return false

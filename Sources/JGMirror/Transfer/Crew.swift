@@ -23,6 +23,8 @@ final class Crew {
     /// The item's progress (bytes of this run) when a worker last replaced another: a
     /// new replacement needs progress since, so an item whose every request fails ends.
     private var progressAtReplacement: Int64 = 0
+    /// The fastest rate a retired connection showed (`replaceLagging`).
+    private var fastestRetired = 0.0
 
     /// The connections were fanned out once the file was known; later, only a range
     /// given back or a stall brings a new one.
@@ -92,6 +94,7 @@ final class Crew {
 
     /// Removes a worker; what it still owned returns to the book's pool.
     func retire(_ worker: Worker) {
+        fastestRetired = max(fastestRetired, worker.shownRate ?? 0)
         workers.removeAll { $0 === worker }
         book?.giveBack(worker.slot)
     }
@@ -214,8 +217,9 @@ final class Crew {
     /// the others' mean, so a connection 160 times slower than the rest could keep its
     /// whole region (seen once in about 13 loaded test runs: 2 MiB at 50 kB/s, 44 s).
     /// Each tick looks again: with a connection to spare, every region moving at a
-    /// known rate and none unowned, a new worker steals when finishing together pays
-    /// for its connect and request (two round trips).
+    /// known rate, one of them at under a quarter of the fastest rate a retired
+    /// connection showed, and none unowned, a new worker steals when finishing together
+    /// pays for its connect and request (two round trips).
     /// `canConnect` says whether a source's host has a connection slot free now: a
     /// thief that would wait for one would hold the region it cut, and the victim
     /// would take it back when it reached the cut.
@@ -223,9 +227,10 @@ final class Crew {
         let now = engine.now()
         let live = liveSources
         guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
-            canConnect(live[nextSlot % live.count]),
-            workers.allSatisfy({ ($0.rate(now: now, stallAfter: stallAfter) ?? 0) > 0 })
+            canConnect(live[nextSlot % live.count])
         else { return nil }
+        let rates = workers.map { $0.rate(now: now, stallAfter: stallAfter) ?? 0 }
+        guard let slowest = rates.min(), slowest > 0, 4 * slowest < fastestRetired else { return nil }
         // Weighed on a copy first, so that a steal that does not pay hires no one.
         let weights = StealWeights(workers, now: now, stallAfter: stallAfter, roundTrip: roundTrip)
         var trial = book

@@ -89,6 +89,13 @@ final class Worker {
         return now - firstByteAt >= 0.05 ? Double(requestBytes) / (now - firstByteAt) : previousRate
     }
 
+    /// The rate the connection has shown: its current request's so far, else its
+    /// previous request's.
+    var shownRate: Double? {
+        if let firstByteAt, lastByteAt - firstByteAt >= 0.05 { return Double(requestBytes) / (lastByteAt - firstByteAt) }
+        return previousRate
+    }
+
     /// Notes `count` bytes arriving at `now`.
     func received(_ count: Int64, now: Double) {
         if firstByteAt == nil { firstByteAt = now }
