@@ -220,6 +220,7 @@ final class Crew {
     /// known rate, one of them at under a quarter of the fastest rate a retired
     /// connection showed, and none unowned, a new worker steals when finishing together
     /// pays for its connect and request (two round trips).
+    ///
     /// `canConnect` says whether a source's host has a connection slot free now: a
     /// thief that would wait for one would hold the region it cut, and the victim
     /// would take it back when it reached the cut.
