@@ -277,11 +277,17 @@ import TestServer
     }
 
     /// Serves 8 MiB of `seed` at `path` with a strong ETag, `headDelay` seconds before
-    /// each response; returns the bytes.
-    private func serveLarge(_ path: String, seed: UInt64, headDelay: Double) -> [UInt8] {
+    /// each response, at `bytesPerSecond` (nil: as fast as it goes), with `fault` on
+    /// the requests it names; returns the bytes.
+    private func serveLarge(
+        _ path: String, seed: UInt64, headDelay: Double, bytesPerSecond: Int? = nil,
+        fault: @escaping @Sendable (Int) -> TestServer.Fault? = { _ in nil }
+    ) -> [UInt8] {
         let large = TestServer.bytes(count: 8 << 20, seed: seed)
         var route = TestServer.Route(body: large, etag: "\"v1\"")
         route.headDelay = headDelay
+        route.bytesPerSecond = bytesPerSecond
+        route.fault = fault
         server.set(path, route)
         return large
     }
@@ -507,12 +513,10 @@ import TestServer
         // it only what it can fetch while the others finish (well under 64 KiB here).
         // Halving the largest region, however often, leaves a victim at least
         // min_segment, so no cut would come within 256 KiB of where it started.
-        let large = TestServer.bytes(count: 8 << 20, seed: 11)
-        var route = TestServer.Route(body: large, etag: "\"v1\"")
-        route.bytesPerSecond = 8_000_000
-        route.fault = { $0 == 2 ? .slow(bytesPerSecond: 50_000) : nil }
-        route.headDelay = 0.05  // a round trip, so that each connection asks once for a quarter
-        server.set("/slow", route)
+        // 50 ms: a round trip, so that each connection asks once for a quarter.
+        let large = serveLarge("/slow", seed: 11, headDelay: 0.05, bytesPerSecond: 8_000_000) {
+            $0 == 2 ? .slow(bytesPerSecond: 50_000) : nil
+        }
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/slow"), sha256: sha(large), extra: "connections: 4\nmin_segment: 256KiB"), in: dir)
@@ -534,12 +538,9 @@ import TestServer
         // still looks fast with little left, so none of them steals and they retire;
         // left alone it would crawl for 6.5 s. A new connection takes its tail once its
         // rate shows the crawl.
-        let large = TestServer.bytes(count: 8 << 20, seed: 13)
-        var route = TestServer.Route(body: large, etag: "\"v1\"")
-        route.bytesPerSecond = 8_000_000
-        route.fault = { $0 == 2 ? .slowsDown(afterBytes: (2 << 20) - (256 << 10), bytesPerSecond: 40_000) : nil }
-        route.headDelay = 0.05
-        server.set("/degrades", route)
+        let large = serveLarge("/degrades", seed: 13, headDelay: 0.05, bytesPerSecond: 8_000_000) {
+            $0 == 2 ? .slowsDown(afterBytes: (2 << 20) - (256 << 10), bytesPerSecond: 40_000) : nil
+        }
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/degrades"), sha256: sha(large), extra: "connections: 4\nmin_segment: 64KiB"), in: dir)

@@ -230,10 +230,10 @@ final class Crew {
         guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
             canConnect(live[nextSlot % live.count])
         else { return nil }
-        let rates = workers.map { $0.rate(now: now, stallAfter: stallAfter) ?? 0 }
-        guard let slowest = rates.min(), slowest > 0, 4 * slowest < fastestRetired else { return nil }
-        // Weighed on a copy first, so that a steal that does not pay hires no one.
         let weights = StealWeights(workers, now: now, stallAfter: stallAfter, roundTrip: roundTrip)
+        guard let slowest = workers.map({ weights.rates[$0.slot] ?? 0 }).min(), slowest > 0, 4 * slowest < fastestRetired
+        else { return nil }
+        // Weighed on a copy first, so that a steal that does not pay hires no one.
         var trial = book
         guard
             trial?.stealFinishingTogether(

@@ -104,9 +104,7 @@ final class Worker {
     }
 
     func resetRequest() {
-        if let firstByteAt, lastByteAt - firstByteAt >= 0.05 {
-            previousRate = Double(requestBytes) / (lastByteAt - firstByteAt)
-        }
+        previousRate = shownRate
         firstByteAt = nil
         requestBytes = 0
         easy = nil
