@@ -25,6 +25,8 @@ final class Crew {
     private var progressAtReplacement: Int64 = 0
     /// The fastest rate a retired connection showed (`replaceLagging`).
     private var fastestRetired = 0.0
+    /// When `replaceLagging` last looked, and where each connection stood then.
+    private var lastLook: (at: Double, positions: [Int: Int64]) = (0, [:])
 
     /// The connections were fanned out once the file was known; later, only a range
     /// given back or a stall brings a new one.
@@ -166,12 +168,9 @@ final class Crew {
     /// for its first byte, two when its request was cut short and closed its
     /// connection; a steal happens only when it still finishes sooner.
     func nextRange(for worker: Worker) -> ByteRange? {
-        nextRange(for: worker, latency: roundTrip * (worker.truncated ? 2 : 1))
-    }
-
-    private func nextRange(for worker: Worker, latency: Double) -> ByteRange? {
         if let range = book?.take(for: worker.slot) { return range }
         let weights = StealWeights(workers, now: engine.now(), stallAfter: stallAfter, roundTrip: roundTrip)
+        let latency = roundTrip * (worker.truncated ? 2 : 1)
         guard
             let range = book?.stealFinishingTogether(
                 for: worker.slot, rates: weights.rates, startsIn: weights.startsIn, latency: latency)
@@ -216,10 +215,14 @@ final class Crew {
     /// it sees then, and retires; a victim that has not shown its rate yet counts at
     /// the others' mean, so a connection 160 times slower than the rest could keep its
     /// whole region (seen once in about 13 loaded test runs: 2 MiB at 50 kB/s, 44 s).
-    /// Each tick looks again: with a connection to spare, every region moving at a
-    /// known rate, one of them at under a quarter of the fastest rate a retired
-    /// connection showed, and none unowned, a new worker steals when finishing together
-    /// pays for its connect and request (two round trips).
+    /// Each tick looks again: with a connection to spare, every region moving, one of
+    /// them at under a quarter of the fastest rate a retired connection showed, and
+    /// none unowned, a new worker steals when finishing together pays for its connect
+    /// and request (two round trips), at the rate the retired one showed. The regions
+    /// are weighed at the rate they moved since the last look (at least 0.1 s ago), not
+    /// their request's average: a connection that slowed down after a fast start kept
+    /// a high average long enough that, on a loaded machine (longer round trips), the
+    /// steal never paid and the tail crawled for 7 s.
     ///
     /// `canConnect` says whether a source's host has a connection slot free now: a
     /// thief that would wait for one would hold the region it cut, and the victim
@@ -230,16 +233,20 @@ final class Crew {
         guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
             canConnect(live[nextSlot % live.count])
         else { return nil }
-        let weights = StealWeights(workers, now: now, stallAfter: stallAfter, roundTrip: roundTrip)
-        guard let slowest = workers.map({ weights.rates[$0.slot] ?? 0 }).min(), slowest > 0, 4 * slowest < fastestRetired
-        else { return nil }
-        // Weighed on a copy first, so that a steal that does not pay hires no one.
-        var trial = book
-        guard
-            trial?.stealFinishingTogether(
-                for: nextSlot, rates: weights.rates, startsIn: weights.startsIn, latency: 2 * roundTrip) != nil
-        else { return nil }
-        return spawn { self.nextRange(for: $0, latency: 2 * self.roundTrip) }
+        let previous = lastLook
+        guard now - previous.at >= 0.1 else { return nil }
+        lastLook = (now, Dictionary(uniqueKeysWithValues: workers.map { ($0.slot, $0.pos) }))
+        var rates: [Int: Double] = [:]
+        for worker in workers {
+            guard let before = previous.positions[worker.slot], worker.pos >= before else { return nil }
+            rates[worker.slot] = Double(worker.pos - before) / (now - previous.at)
+        }
+        guard let slowest = rates.values.min(), slowest > 0, 4 * slowest < fastestRetired else { return nil }
+        // Cut for the worker `spawn` hires next (it takes slot `nextSlot`); a steal that
+        // does not pay hires no one.
+        rates[nextSlot] = fastestRetired
+        guard let range = book?.stealFinishingTogether(for: nextSlot, rates: rates, latency: 2 * roundTrip) else { return nil }
+        return spawn { _ in range }
     }
 
     /// `worker` holds bytes it is not fetching: its request brought nothing for
