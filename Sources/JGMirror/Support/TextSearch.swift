@@ -14,6 +14,17 @@ extension StringProtocol where Index == String.Index {
 
     func contains(ascii literal: StaticString) -> Bool { utf8Offset(ofASCII: literal) != nil }
 
+    /// Whether the text starts with the ASCII `literal`, ignoring ASCII case (a URL's
+    /// scheme, a header's name), without building a lower-cased copy.
+    func hasPrefix(asciiCaseInsensitive literal: StaticString) -> Bool {
+        let prefix = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        var bytes = utf8.makeIterator()
+        for expected in prefix {
+            guard let byte = bytes.next(), TextSearch.lowerASCII(byte) == TextSearch.lowerASCII(expected) else { return false }
+        }
+        return true
+    }
+
     private func utf8Offset(ofASCII literal: StaticString) -> Int? {
         let search = { (haystack: UnsafeBufferPointer<UInt8>) -> Int? in
             TextSearch.offset(of: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount), in: haystack)
@@ -24,6 +35,11 @@ extension StringProtocol where Index == String.Index {
 }
 
 enum TextSearch {
+    /// `byte` with ASCII `A`–`Z` lowered; every other byte as it is.
+    static func lowerASCII(_ byte: UInt8) -> UInt8 {
+        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+    }
+
     /// Byte offset of the first `needle` in `haystack`.
     static func offset(of needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let first = needle.first, let base = haystack.baseAddress, needle.count <= haystack.count else {

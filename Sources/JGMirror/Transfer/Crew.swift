@@ -149,6 +149,10 @@ final class Crew {
         }
     }
 
+    /// Whether `fanOut()` would hire anyone now: a file of one region (a small one)
+    /// gives no other connection work.
+    var wouldHire: Bool { rangesSupported && book != nil && !fannedOut && workers.count < connections && (book?.unowned ?? 0) > 0 }
+
     /// Workers for the missing bytes, up to `connections`, each to ask once for a
     /// region of the book (SPEC §5), spread over the sources still alive.
     func fanOut() -> [Worker] {
@@ -228,11 +232,13 @@ final class Crew {
     /// thief that would wait for one would hold the region it cut, and the victim
     /// would take it back when it reached the cut.
     func replaceLagging(canConnect: (Int) -> Bool) -> Worker? {
+        // The cheap conditions first: this runs on every tick of every item.
+        guard fastestRetired > 0, rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0 else {
+            return nil
+        }
         let now = engine.now()
         let live = liveSources
-        guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
-            canConnect(live[nextSlot % live.count])
-        else { return nil }
+        guard !live.isEmpty, canConnect(live[nextSlot % live.count]) else { return nil }
         let previous = lastLook
         guard now - previous.at >= 0.1 else { return nil }
         lastLook = (now, Dictionary(uniqueKeysWithValues: workers.map { ($0.slot, $0.pos) }))

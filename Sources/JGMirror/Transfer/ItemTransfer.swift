@@ -68,12 +68,13 @@ final class ItemTransfer: @unchecked Sendable {
         self.engine = engine
         self.request = request
         self.completion = completion
+        isFileSource = request.sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false
         durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: engine.configuration)
         let spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
         writer = BodyWriter(request: request, spaceGuard: spaceGuard)
     }
 
-    private var isFileSource: Bool { request.sources.first?.lowercased().hasPrefix("file:") ?? false }
+    private let isFileSource: Bool
     private var total: Int64? { book?.length }
 
     // MARK: Start
@@ -320,11 +321,17 @@ final class ItemTransfer: @unchecked Sendable {
         if !worker.headProcessed {
             if let stop = handleHead(worker) { return stop }
             if needsExpand, !crew.fannedOut {
-                // The other regions are cut before this connection writes a byte, however
-                // much a busy machine let pile up in its socket: `settle()` fans out, then
-                // lets it go on.
-                heldForExpand = worker
-                return jg_writefunc_pause()
+                if crew.wouldHire {
+                    // The other regions are cut before this connection writes a byte,
+                    // however much a busy machine let pile up in its socket: `settle()`
+                    // fans out, then lets it go on.
+                    heldForExpand = worker
+                    return jg_writefunc_pause()
+                }
+                // One region (a small file): the fan-out hires no one and makes no curl
+                // call, so it happens here and the body flows on unpaused.
+                needsExpand = false
+                _ = crew.fanOut()
             }
         }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }

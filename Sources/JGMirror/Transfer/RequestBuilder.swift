@@ -27,7 +27,7 @@ enum RequestBuilder {
         // Only an item's first connection may speak HTTP/2: libcurl would multiplex the
         // others onto it, and `connections` counts TCP connections (SPEC §5).
         var headers = try configure(easy, url: url, http2: worker.slot == 0, request: request, configuration: configuration)
-        if worker.slot == 0, url.lowercased().hasPrefix("https:") {
+        if worker.slot == 0, url.hasPrefix(asciiCaseInsensitive: "https:") {
             // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
             // rather than open another: a burst of small items then shares one.
             try easy.set(CURLOPT_PIPEWAIT, 1)
@@ -97,7 +97,7 @@ enum RequestBuilder {
         guard !request.headers.isEmpty, Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders)
         else { return [userAgent] }
         var headers = request.headers
-        if !headers.contains(where: { $0.lowercased().hasPrefix("user-agent:") }) { headers.append(userAgent) }
+        if !headers.contains(where: { $0.hasPrefix(asciiCaseInsensitive: "user-agent:") }) { headers.append(userAgent) }
         return headers
     }
 

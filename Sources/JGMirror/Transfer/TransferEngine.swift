@@ -289,6 +289,24 @@ final class TransferEngine: @unchecked Sendable {
 
     /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
     static func hostKey(_ url: String) -> String {
+        // Twice per request: on the bytes, lower-casing ASCII as it copies.
+        var bytes = url
+        let ascii = bytes.withUTF8 { utf8 -> String? in
+            guard let authority = URLAuthority.byteOffsets(in: utf8) else { return nil }
+            let parts = [utf8[..<authority.start], utf8[authority.host..<authority.end]]
+            guard parts.allSatisfy({ $0.allSatisfy { $0 < 0x80 } }) else { return nil }
+            return String(unsafeUninitializedCapacity: parts[0].count + parts[1].count) { key in
+                var count = 0
+                for part in parts {
+                    for byte in part {
+                        key[count] = TextSearch.lowerASCII(byte)
+                        count += 1
+                    }
+                }
+                return count
+            }
+        }
+        if let ascii { return ascii }
         guard let authority = URLAuthority(url) else { return url }
         return (url[..<authority.start] + url[authority.hostStart(in: url)..<authority.end]).lowercased()
     }
@@ -336,7 +354,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Whether an item may open more connections to `url`'s host before any has
     /// answered (warm-ups, regions cut from the manifest's size): plain HTTP only, for
     /// the reason `warmUp` gives.
-    static func mayOpenAhead(_ url: String) -> Bool { !url.lowercased().hasPrefix("https:") }
+    static func mayOpenAhead(_ url: String) -> Bool { !url.hasPrefix(asciiCaseInsensitive: "https:") }
 
     /// Whether an item may send every region's request to `url` before an answer
     /// (the manifest gives the size): it may open connections ahead, and its host
