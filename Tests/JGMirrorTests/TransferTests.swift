@@ -23,6 +23,16 @@ import TestServer
         let tail = text[text.index(text.startIndex, offsetBy: 8)...]
         #expect(tail.range(ofASCII: "${").map { String(tail[$0.lowerBound...]) } == "${B}")
     }
+
+    @Test func comparesASCIIPrefixesWithoutCase() {
+        #expect("HTTPS://h/x".hasPrefix(asciiCaseInsensitive: "https:"))
+        #expect("User-Agent: x".hasPrefix(asciiCaseInsensitive: "user-agent:"))
+        #expect(!"http://h".hasPrefix(asciiCaseInsensitive: "https:"))
+        #expect(!"file".hasPrefix(asciiCaseInsensitive: "file:"))
+        // Only A–Z fold: "[" is not "{" and "É" is not "é".
+        #expect(!"[".hasPrefix(asciiCaseInsensitive: "{"))
+        #expect(!"Éx".hasPrefix(asciiCaseInsensitive: "éx"))
+    }
 }
 
 @Suite struct HostKeyTests {
@@ -32,6 +42,9 @@ import TestServer
         ("https://h?q=1", "https://h"),
         ("https://a@b@h/x", "https://h"),
         ("not a url", "not a url"),
+        ("HTTP://H", "http://h"),
+        ("https://Bücher.Example/x", "https://bücher.example"),
+        ("https://ÜSER@Host/x", "https://host"),
     ])
     func hostKeyIsSchemeAndAuthorityWithoutCredentials(url: String, key: String) {
         #expect(TransferEngine.hostKey(url) == key)
@@ -116,6 +129,75 @@ import TestServer
             // Asking for more than the file holds is an error, not a digest.
             await #expect(throws: VerifyError.self) { try await PrefixHasher(path: path).finish(length: 130_000).get() }
         }
+    }
+
+    /// The first `heldLimit` bytes are kept and hashed when the file is finished; a
+    /// prefix that grows past the limit, or needs a read-back, hashes them first.
+    @Test func heldBytesAreHashedOnceInOrderWhateverComesNext() async throws {
+        try await withTestDirectory { directory async throws in
+            let path = directory + "/f.jgpart"
+            let bytes = TestServer.bytes(count: 3 * PrefixHasher.heldLimit, seed: 9)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            func written(_ hasher: PrefixHasher, _ ranges: [Range<Int>]) {
+                bytes.withUnsafeBytes { all in
+                    for range in ranges { hasher.written(UnsafeRawBufferPointer(rebasing: all[range]), at: Int64(range.lowerBound)) }
+                }
+            }
+            let limit = PrefixHasher.heldLimit
+            // A small file, in pieces: held whole.
+            let small = PrefixHasher(path: path)
+            written(small, [0..<1000, 1000..<5000])
+            #expect(try await small.finish(length: 5000).get() == sha(Array(bytes[0..<5000])))
+            // Past the limit: the held bytes first, then the rest as it comes.
+            let growing = PrefixHasher(path: path)
+            written(growing, [0..<limit / 2, limit / 2..<limit, limit..<2 * limit + 7])
+            #expect(try await growing.finish(length: Int64(2 * limit + 7)).get() == sha(Array(bytes[0..<2 * limit + 7])))
+            // Held bytes, then a stretch the writer did not see: read back after them.
+            let gap = PrefixHasher(path: path)
+            written(gap, [0..<100])
+            gap.prefixCompleted(upTo: 3000)
+            #expect(try await gap.finish(length: Int64(bytes.count)).get() == sha(bytes))
+            // A restart drops what was held.
+            let restarted = PrefixHasher(path: path)
+            written(restarted, [0..<100])
+            restarted.restarted()
+            written(restarted, [0..<50])
+            #expect(try await restarted.finish(length: 50).get() == sha(Array(bytes[0..<50])))
+        }
+    }
+}
+
+@Suite struct BatchedQueueTests {
+    /// Every value is handled once, in the order each producer added it, however
+    /// many threads hand values over at once.
+    @Test func handlesEveryValueOnceInOrder() async {
+        let handled = Locked<[Int]>([])
+        let batches = Locked(0)
+        let done = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let producers = 4
+        let each = 2000
+        let queue = BatchedQueue<Int>(label: "test.batches") { values in
+            batches.withLock { $0 += 1 }
+            let count = handled.withLock { list -> Int in
+                list += values
+                return list.count
+            }
+            if count == producers * each { done.withLock { $0?.resume() } }
+        }
+        await withCheckedContinuation { continuation in
+            done.withLock { $0 = continuation }
+            DispatchQueue.concurrentPerform(iterations: producers) { producer in
+                for value in 0..<each { queue.add(producer * each + value) }
+            }
+        }
+        let values = handled.value
+        #expect(values.count == producers * each)
+        #expect(Set(values).count == producers * each)
+        for producer in 0..<producers {
+            let mine = values.filter { $0 / each == producer }
+            #expect(mine == mine.sorted())
+        }
+        #expect(batches.value < producers * each, "values added while a batch ran wait for the next one")
     }
 }
 

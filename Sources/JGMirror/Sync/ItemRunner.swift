@@ -23,6 +23,10 @@ final class ItemRunner: Sendable {
     /// Assessments of present files waiting for a conditional request, by index.
     private let presentFiles = Locked<[Int: ItemAssessment]>([:])
     private let placement: Placement
+    /// Where a finished download is verified (a small file hashed) and handed to
+    /// placement: off the engine thread, whose time per item bounds how fast small
+    /// files go, and on placement's thread, so that handing over wakes no other.
+    private let finishing: BatchedQueue<@Sendable () -> Void>
     /// The root, opened once: every file below it is reached through this.
     private let root: RootDirectory
     /// Hashing of present files and second passes over part files, on all cores.
@@ -73,6 +77,7 @@ final class ItemRunner: Sendable {
         placement = Placement(
             durable: options.durable, root: root, records: store == nil ? nil : learned, dataSync: options.dataSync,
             beforeRecording: options.beforeRecording)
+        finishing = BatchedQueue(label: "jgmirror.finishing", target: placement.queue) { jobs in jobs.forEach { $0() } }
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)
@@ -222,10 +227,8 @@ final class ItemRunner: Sendable {
             resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize,
             conditions: present?.conditions ?? [])
         let started = Date()
-        // On the engine thread: a small file's digest is ready by now and placement
-        // queues the rest, so no other thread needs waking up for it.
         engine.submit(request) { outcome in
-            self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present)
+            self.finishing.add { self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present) }
         }
     }
 

@@ -5,24 +5,42 @@ import Synchronization
 /// Hashes a part file's contiguous prefix while the download continues, so that
 /// verifying a finished file costs only its last stretch.
 ///
-/// Large files are read back (from the page cache) on a hashing queue, which works
-/// the same for a single stream, for many ranges arriving out of order, and for
-/// bytes a resumed download already had on disk. A small file's bytes are hashed
-/// as they are written, on the writer's thread: 16 KiB hash in microseconds, less
-/// than handing them to another thread would cost.
+/// Bytes that continue the prefix are hashed as they are written, on the writer's
+/// thread. Others are read back (from the page cache) on a hashing queue, which
+/// works the same for a single stream, for many ranges arriving out of order, and
+/// for bytes a resumed download already had on disk. The first `heldLimit` bytes
+/// are only kept, and hashed by `finish`: a small file is then hashed wholly by
+/// whoever finishes it, off the writer's thread, whose time per file bounds how fast
+/// many small files go.
 public final class PrefixHasher: PartFileObserver, Sendable {
     private struct State {
         var fd: Int32 = -1
         var hasher: SHA256?
         var hashed: Int64 = 0
+        /// The prefix's next bytes after `hashed`, written but not hashed yet.
+        var held: [UInt8] = []
         var failure: VerifyError?
         /// A read-back is feeding `hasher` outside the lock; written bytes wait for it.
         var reading = false
         /// Bumped by a restart, so read-backs from before it change nothing.
         var generation = 0
+        /// This file's read-backs, one at a time; made when the first is needed.
+        var queue: DispatchQueue?
+
+        /// The end of the prefix seen so far: hashed, then held.
+        var covered: Int64 { hashed + Int64(held.count) }
+
+        mutating func hashHeld() {
+            guard !held.isEmpty, let hasher else { return }
+            held.withUnsafeBytes { hasher.update($0) }
+            hashed += Int64(held.count)
+            held = []
+        }
     }
 
-    private let queue: DispatchQueue
+    /// A file up to this size is hashed when it is finished, not as it is written.
+    static let heldLimit = 64 << 10
+
     private let path: String
     /// Opens `path` without following symlinks, when the part file is below a root.
     private let root: RootDirectory?
@@ -35,7 +53,6 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     init(path: String, root: RootDirectory?) {
         self.path = path
         self.root = root
-        queue = DispatchQueue(label: "jgmirror.prefix-hasher", target: PrefixHasher.pool)
         state = Mutex(State(hasher: SHA256()))
     }
 
@@ -47,18 +64,33 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     private static let pool = DispatchQueue(label: "jgmirror.hashing", attributes: .concurrent)
 
     public func prefixCompleted(upTo offset: Int64) {
-        guard let generation = state.withLock({ $0.hashed < offset ? $0.generation : nil }) else { return }
+        guard let (generation, queue) = state.withLock({ $0.covered < offset ? ($0.generation, readBacks(&$0)) : nil }) else {
+            return
+        }
         queue.async { self.advance(to: offset, generation: generation) }
     }
 
-    /// Hashes bytes that continue the prefix at once; others (or any while a
+    /// Keeps or hashes bytes that continue the prefix at once; others (or any while a
     /// read-back is running) are read back later, as they are on disk already.
     public func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         state.withLock { state in
-            guard !state.reading, state.failure == nil, let hasher = state.hasher, offset == state.hashed else { return }
+            guard !state.reading, state.failure == nil, let hasher = state.hasher, offset == state.covered else { return }
+            if state.hashed == 0, state.held.count + bytes.count <= Self.heldLimit {
+                state.held.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+                return
+            }
+            state.hashHeld()
             hasher.update(bytes)
             state.hashed += Int64(bytes.count)
         }
+    }
+
+    /// The file's read-back queue, made on first use (a small file never needs one).
+    private func readBacks(_ state: inout State) -> DispatchQueue {
+        if let queue = state.queue { return queue }
+        let queue = DispatchQueue(label: "jgmirror.prefix-hasher", target: PrefixHasher.pool)
+        state.queue = queue
+        return queue
     }
 
     /// Starts over with a new hasher: a read-back still feeding the old one finishes
@@ -67,6 +99,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         state.withLock {
             $0.hasher = SHA256()
             $0.hashed = 0
+            $0.held = []
             $0.failure = nil
             $0.reading = false
             $0.generation += 1
@@ -81,20 +114,22 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     }
 
     /// Calls `completion` with the digest of the first `length` bytes: at once when
-    /// they are all hashed, otherwise on the hashing queue after reading the rest.
+    /// they are all written (hashing what is held on the caller's thread), otherwise
+    /// on the hashing queue after reading the rest.
     func finish(length: Int64, completion: @escaping @Sendable (Result<String, VerifyError>) -> Void) {
-        let generation = state.withLock { $0.hashed == length && !$0.reading ? nil : $0.generation }
-        guard let generation else {
-            completion(state.withLock { digest($0, length: length) })
+        let readBack = state.withLock { $0.covered == length && !$0.reading ? nil : ($0.generation, readBacks(&$0)) }
+        guard let (generation, queue) = readBack else {
+            completion(state.withLock { digest(&$0, length: length) })
             return
         }
         queue.async {
             self.advance(to: length, generation: generation)
-            completion(self.state.withLock { self.digest($0, length: length) })
+            completion(self.state.withLock { self.digest(&$0, length: length) })
         }
     }
 
-    private func digest(_ state: State, length: Int64) -> Result<String, VerifyError> {
+    private func digest(_ state: inout State, length: Int64) -> Result<String, VerifyError> {
+        state.hashHeld()
         if let failure = state.failure { return .failure(failure) }
         guard let hasher = state.hasher else { return .failure(.noHasher) }
         guard state.hashed == length else {
@@ -108,8 +143,9 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     private func advance(to offset: Int64, generation: Int) {
         let work = state.withLock { state -> (fd: Int32, from: Int64, hasher: SHA256)? in
             guard state.generation == generation, state.failure == nil, let hasher = state.hasher,
-                offset > state.hashed
+                offset > state.covered
             else { return nil }
+            state.hashHeld()
             if state.fd < 0 {
                 if let root {
                     let opened = Result { () throws(TransferError) -> Int32 in try root.openFile(path, flags: O_RDONLY) }
