@@ -13,10 +13,10 @@ extension ManifestParser {
                 sources.append(ChecksumSource(url: url, location: urlLocation))
             }
         ) { parser, location throws(ManifestError) in
-            var seen = Set<String>()
+            var seen = SeenKeys(Self.checksumKeys)
             var source: ChecksumSource?
             var signature = SignatureKeys()
-            while let (key, _) = try parser.nextKey(in: "a checksums entry", allowed: Self.checksumKeys, seen: &seen) {
+            while let (key, _) = try parser.nextKey(in: "a checksums entry", seen: &seen) {
                 if try signature.parse(key, with: &parser) { continue }
                 let (url, urlLocation) = try parser.readString(key)
                 try parser.checkURL(url, at: urlLocation)
@@ -40,9 +40,9 @@ extension ManifestParser {
     /// One set, its mapping's start already read.
     private mutating func parseSet(at location: SourceLocation) throws(ManifestError) -> ManifestSet {
         var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
-        var seen = Set<String>()
+        var seen = SeenKeys(Self.setKeys)
         var signature = SignatureKeys()
-        while let (key, keyLocation) = try nextKey(in: "a set", allowed: Self.setKeys, seen: &seen) {
+        while let (key, keyLocation) = try nextKey(in: "a set", seen: &seen) {
             if try signature.parse(key, with: &self) { continue }
             switch key {
             case "sums":

@@ -35,8 +35,8 @@ struct ManifestParser {
         }
         var manifest = Manifest(
             path: reader.sourceName, version: 0, root: nil, defaults: ItemSettings(), checksums: [], items: [])
-        var seen = Set<String>()
-        while let (key, keyLocation) = try nextKey(in: "the manifest", allowed: Self.topKeys, seen: &seen) {
+        var seen = SeenKeys(Self.topKeys)
+        while let (key, keyLocation) = try nextKey(in: "the manifest", seen: &seen) {
             switch key {
             case "version":
                 let (value, location) = try readInt(key, range: 0...Int.max)
@@ -74,8 +74,8 @@ struct ManifestParser {
     private mutating func parseDefaults() throws(ManifestError) -> ItemSettings {
         let start = try expectMapping("defaults")
         var settings = ItemSettings()
-        var seen = Set<String>()
-        while let (key, keyLocation) = try nextKey(in: "defaults", allowed: Self.settingKeys, seen: &seen) {
+        var seen = SeenKeys(Self.settingKeys)
+        while let (key, keyLocation) = try nextKey(in: "defaults", seen: &seen) {
             guard try parseSetting(key, into: &settings) else {
                 throw error(keyLocation, "unknown key '\(key)' in defaults")
             }
@@ -92,8 +92,8 @@ struct ManifestParser {
 
     private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
         var item = ManifestItem(url: "", location: location, urlLocation: location, destLocation: location)
-        var seen = Set<String>()
-        while let (key, keyLocation) = try nextKey(in: "an item", allowed: Self.itemKeys, seen: &seen) {
+        var seen = SeenKeys(Self.itemKeys)
+        while let (key, keyLocation) = try nextKey(in: "an item", seen: &seen) {
             switch key {
             case "url":
                 let (url, urlLocation) = try readString(key)
@@ -111,12 +111,12 @@ struct ManifestParser {
                 item.destLocation = destLocation
             case "sha256":
                 let (text, shaLocation) = try readString(key)
-                guard Rules.isSHA256(text) else {
+                guard let hasUpperCase = Rules.sha256Case(text) else {
                     throw error(
                         shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
                 }
                 // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
-                item.packedSHA256 = PackedSHA256(text.utf8.contains { $0 >= 65 && $0 <= 70 } ? text.lowercased() : text)
+                item.packedSHA256 = PackedSHA256(hasUpperCase ? text.lowercased() : text)
                 item.sha256Location = shaLocation
             case "sha512":
                 let (text, shaLocation) = try readString(key)
@@ -192,7 +192,7 @@ struct ManifestParser {
                 throw error(item.destLocation, "destination '\(dest)' is a folder of another item's destination")
             }
             var parent = dest
-            while let slash = parent.lastIndex(of: "/") {
+            while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
                 parent = String(parent[..<slash])
                 if let clash = destinations[parent] {
                     throw error(item.destLocation, "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
@@ -237,7 +237,9 @@ struct ManifestParser {
         }
         var parent = Substring(dest)
         var foldedParent = Substring(folded)
-        while let slash = parent.lastIndex(of: "/"), let foldedSlash = foldedParent.lastIndex(of: "/") {
+        while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")),
+            let foldedSlash = foldedParent.utf8.lastIndex(of: UInt8(ascii: "/"))
+        {
             parent = parent[..<slash]
             foldedParent = foldedParent[..<foldedSlash]
             let key = String(foldedParent)
@@ -356,21 +358,21 @@ struct ManifestParser {
 
     /// The next key of the current mapping, or nil at its end; rejects unknown and repeated keys.
     mutating func nextKey(
-        in context: String, allowed: [String], seen: inout Set<String>
+        in context: String, seen: inout SeenKeys
     ) throws(ManifestError) -> (String, SourceLocation)? {
         let (event, location) = try next()
         if event == .mappingEnd { return nil }
         guard case .scalar(let key, _) = event else {
             throw error(location, "keys in \(context) must be strings, found \(event.noun)")
         }
-        guard allowed.contains(key) else {
+        guard let index = seen.allowed.firstIndex(of: key) else {
             var message = "unknown key '\(key)' in \(context)"
-            if let suggestion = Spelling.closest(to: key, among: allowed) {
+            if let suggestion = Spelling.closest(to: key, among: seen.allowed) {
                 message += " (did you mean '\(suggestion)'?)"
             }
             throw error(location, message)
         }
-        guard seen.insert(key).inserted else { throw error(location, "key '\(key)' appears twice in \(context)") }
+        guard seen.insert(at: index) else { throw error(location, "key '\(key)' appears twice in \(context)") }
         return (key, location)
     }
 
@@ -448,5 +450,25 @@ struct ManifestParser {
 
     func error(_ location: SourceLocation, _ message: String) -> ManifestError {
         ManifestError(file: reader.sourceName, location: location, message: message)
+    }
+}
+
+/// The keys of one mapping met so far, as bits over the keys it allows: items have
+/// three or four keys each, and a set of strings hashed every one of them.
+struct SeenKeys {
+    let allowed: [String]
+    private var bits: UInt64 = 0
+
+    init(_ allowed: [String]) {
+        precondition(allowed.count <= UInt64.bitWidth)
+        self.allowed = allowed
+    }
+
+    func contains(_ key: String) -> Bool { allowed.firstIndex(of: key).map { bits & 1 << $0 != 0 } ?? false }
+
+    /// Marks the key at `index` of `allowed`; false when it was already met.
+    mutating func insert(at index: Int) -> Bool {
+        defer { bits |= 1 << index }
+        return bits & 1 << index == 0
     }
 }

@@ -32,8 +32,24 @@ public enum Rules {
     }
 
     /// Whether `text` is 64 hexadecimal digits (either case).
-    public static func isSHA256(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }
+    public static func isSHA256(_ text: String) -> Bool { sha256Case(text) != nil }
+
+    /// Whether `text`, 64 hexadecimal digits, has an upper-case one; nil when it is
+    /// not 64 hexadecimal digits. One pass over the bytes (once per manifest item).
+    static func sha256Case(_ text: String) -> Bool? {
+        var text = text
+        return text.withUTF8 { digits -> Bool? in
+            guard digits.count == 64 else { return nil }
+            var upper = false
+            for digit in digits {
+                switch digit {
+                case 0x30...0x39, 0x61...0x66: continue
+                case 0x41...0x46: upper = true
+                default: return nil
+                }
+            }
+            return upper
+        }
     }
 
     /// What is wrong with a source URL: scheme, host, white space, length.
@@ -53,7 +69,8 @@ public enum Rules {
         default:
             return "unsupported URL scheme '\(scheme)'; use http or https"
         }
-        if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
+        var url = url
+        if url.withUTF8({ $0.contains { $0 <= 0x20 || $0 == 0x7f } }) {
             return "URL contains white space or a control character; percent-encode it (%20)"
         }
         return nil
