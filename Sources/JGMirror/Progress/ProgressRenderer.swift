@@ -34,11 +34,13 @@ public final class ProgressRenderer: @unchecked Sendable {
 
     /// Renders every event until the stream ends.
     public func consume(_ events: AsyncStream<SyncEvent>) async {
-        for await event in events { handle(event) }
-        if bars { clear() }
+        for await event in events { show(event) }
+        finish()
     }
 
-    func handle(_ event: SyncEvent) {
+    /// Renders one event; for a reader of the stream that hands each event to others
+    /// too. Call `finish()` once the stream has ended.
+    public func show(_ event: SyncEvent) {
         guard !silent else { return }
         switch event {
         case .itemStarted(let start):
@@ -61,6 +63,11 @@ public final class ProgressRenderer: @unchecked Sendable {
             report(result)
         }
         if bars, Date().timeIntervalSince(lastDraw) >= 0.1 { draw() }
+    }
+
+    /// Takes the live bars off the terminal once the last event was shown.
+    public func finish() {
+        if bars { clear() }
     }
 
     /// Under `--progress none` no event is shown (or even delivered), but a person
