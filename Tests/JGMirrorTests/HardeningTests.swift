@@ -385,6 +385,44 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
         }
     }
 
+    /// The same read says which names a folder surely lacks: the walk decides to
+    /// fetch those without a `stat`, and looks at the others as before.
+    @Test func oneReadOfAFolderTellsWhichNamesAreSurelyAbsent() throws {
+        try withTestDirectorySync { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/out/d", withIntermediateDirectories: true)
+            try Data("old".utf8).write(to: URL(fileURLWithPath: dir + "/out/d/present"))
+            let listing = RootConfinement.Listing(dir + "/out/d")
+            #expect(listing.mayHold("present") && !listing.mayHold("absent"))
+            #expect(!RootConfinement.Listing(dir + "/out/missing").mayHold("present"))
+
+            let path = dir + "/m.yaml"
+            let sum = String(repeating: "a", count: 64)
+            try "version: 1\nroot: out\nitems:\n  - {url: 'https://h/p', dest: d/present, sha256: \(sum)}\n  - {url: 'https://h/a', dest: d/absent, sha256: \(sum)}\n  - {url: 'https://h/n', dest: new/x, sha256: \(sum)}\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            let plan = Plan(manifest: try Manifest.load(path: path))
+            let listings = try RootConfinement.check(plan)
+            #expect(listings.mayHold(plan.items[0].path))
+            #expect(!listings.mayHold(plan.items[1].path) && !listings.mayHold(plan.items[1].statePath))
+            #expect(!listings.mayHold(plan.items[2].path), "a folder not made yet holds nothing")
+            let root = try RootDirectory(path: dir + "/out")
+            // A file made after the read: the listing still says absent, a stat would not.
+            try Data("late".utf8).write(to: URL(fileURLWithPath: dir + "/out/d/absent"))
+            guard case .decided(let fresh) = plan.items[1].inspect(resume: true, root: root, listings: listings) else {
+                Issue.record("an absent item is decided without hashing")
+                return
+            }
+            #expect(fresh.action == .fetch && fresh.noResumeState)
+            guard case .needsHashing = plan.items[1].inspect(resume: true, root: root) else {
+                Issue.record("without a listing the file made since is looked at")
+                return
+            }
+            guard case .needsHashing = plan.items[0].inspect(resume: true, root: root, listings: listings) else {
+                Issue.record("a present file is still looked at")
+                return
+            }
+        }
+    }
+
     @Test func aSymlinkOrFolderAmongManyFilesIsStillFound() throws {
         try withTestDirectorySync { dir in
             let manager = FileManager.default

@@ -76,12 +76,18 @@ extension PlannedItem {
 
     /// Looks at the destination and its resume files through `root`, following no
     /// symlink, and at the state database's `record` of it.
-    func inspect(resume: Bool, root: RootDirectory, record: FileRecord? = nil, quickCheck: QuickCheck = QuickCheck()) -> Inspection {
+    /// `listings` tells which names the folder surely lacks, so that a first run
+    /// stats nothing.
+    func inspect(
+        resume: Bool, root: RootDirectory, record: FileRecord? = nil, quickCheck: QuickCheck = QuickCheck(),
+        listings: FolderListings = FolderListings()
+    ) -> Inspection {
         var noState = false
         if resume {
-            noState = root.status(statePath) == nil
+            noState = !listings.mayHold(statePath) || root.status(statePath) == nil
             if !noState, root.status(partPath) != nil { return .decided(ItemAssessment(action: .resume)) }
         }
+        guard listings.mayHold(path) else { return .decided(ItemAssessment(action: .fetch, noResumeState: noState)) }
         let info: stat
         do { info = try root.fileStatus(path) } catch {
             return error.code == .unsafePath ? .unsafe(error) : .decided(ItemAssessment(action: .fetch, noResumeState: noState))
@@ -177,15 +183,16 @@ extension Plan {
     /// The checks `sync` and `verify` make on disk before anything else (a destination
     /// that is an existing folder, resolves outside the root through a symlink, or makes
     /// too long a path), for `plan` to refuse what they would refuse.
-    public func checkDestinationsOnDisk() throws(ManifestError) { try RootConfinement.check(self) }
+    public func checkDestinationsOnDisk() throws(ManifestError) { _ = try RootConfinement.check(self) }
 }
 
 /// Confinement to the root through what is already on disk (SPEC §10): the
 /// manifest's paths are checked lexically when parsed; here symlinks are followed.
 enum RootConfinement {
     /// Throws a located manifest error for the first item whose destination, or a
-    /// folder on the way to it, resolves outside the root.
-    static func check(_ plan: Plan) throws(ManifestError) {
+    /// folder on the way to it, resolves outside the root. Returns what each folder
+    /// held, for the run's first look at its items.
+    static func check(_ plan: Plan) throws(ManifestError) -> FolderListings {
         let root = resolvingMissing(plan.root) ?? plan.root
         var checkedFolders: [String: (inside: Bool, listing: Listing)] = [:]
         for item in plan.items {
@@ -223,17 +230,21 @@ enum RootConfinement {
                     message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
             }
         }
+        return FolderListings(checkedFolders.mapValues(\.listing))
     }
 
     /// What one read of a folder says about the names in it, so that a file needs no
     /// `lstat` of its own when the folder is missing or lists it as a regular file
-    /// (2000 `lstat`s cost 7–10 ms of a 2000-file sync's start).
+    /// (2000 `lstat`s cost 7–10 ms of a 2000-file sync's start), and the run's first
+    /// look at an item no `stat` when the folder lacks its names.
     enum Listing {
         /// The folder does not exist (yet): nothing in it can be a symlink or a folder.
         case missing
-        /// The names that are not known to be regular files (symlinks, folders, and
-        /// entries whose type the file system does not give).
-        case others(Set<String>)
+        /// `others`: the names that are not known to be regular files (symlinks,
+        /// folders, and entries whose type the file system does not give); `names`:
+        /// every name's hash (a folder of 100,000 files costs about a megabyte, and a
+        /// collision only costs a `stat`).
+        case read(others: Set<String>, names: Set<Int>)
         /// The folder could not be read: every name is checked on its own.
         case unread
 
@@ -245,20 +256,31 @@ enum RootConfinement {
             }
             defer { closedir(directory) }
             var others = Set<String>()
+            var names = Set<Int>()
             errno = 0
             while let entry = readdir(directory) {
-                guard entry.pointee.d_type != UInt8(DT_REG) else { continue }
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                if name != "." && name != ".." { others.insert(name) }
+                guard name != "." && name != ".." else { continue }
+                names.insert(name.hashValue)
+                if entry.pointee.d_type != UInt8(DT_REG) { others.insert(name) }
             }
             // A read that failed part-way (`errno` set at the end) lists nothing for sure.
-            self = errno == 0 ? .others(others) : .unread
+            self = errno == 0 ? .read(others: others, names: names) : .unread
         }
 
         func mayBeOtherThanAFile(_ name: String) -> Bool {
             switch self {
             case .missing: false
-            case .others(let names): names.contains(name)
+            case .read(let others, _): others.contains(name)
+            case .unread: true
+            }
+        }
+
+        /// False only when the folder surely lacked `name` when it was read.
+        func mayHold(_ name: String) -> Bool {
+            switch self {
+            case .missing: false
+            case .read(_, let names): names.contains(name.hashValue)
             case .unread: true
             }
         }
@@ -305,5 +327,23 @@ enum RootConfinement {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+}
+
+/// What each folder of a plan held when `RootConfinement.check` read it. A name it
+/// lacked then is taken as absent when the run first looks at its item, instead of
+/// a `stat` each: a file made in between by another process is a race the `stat`
+/// had too (it could come just after), and the rename onto it is the same.
+struct FolderListings: Sendable {
+    private let listings: [String: RootConfinement.Listing]
+
+    /// No listing: every name may be there.
+    init() { listings = [:] }
+
+    init(_ listings: [String: RootConfinement.Listing]) { self.listings = listings }
+
+    /// False only when `path`'s folder surely lacked it.
+    func mayHold(_ path: String) -> Bool {
+        listings[Paths.parent(of: path)]?.mayHold(Paths.lastComponent(of: path)) ?? true
     }
 }

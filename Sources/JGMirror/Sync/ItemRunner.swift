@@ -37,6 +37,8 @@ final class ItemRunner: Sendable {
     /// Resumed items fetched again from zero after their checksum failed, so each is
     /// retried once.
     private let refetched = Locked(Set<Int>())
+    /// What each folder held before the run, for the walk's first look at an item.
+    private let listings: FolderListings
 
     private struct State {
         /// Compact until the end: a full `ItemResult` per item held for the whole run
@@ -61,9 +63,10 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, store: StateStore?, records: RecordTable
+        root: RootDirectory, store: StateStore?, records: RecordTable, listings: FolderListings = FolderListings()
     ) {
         self.items = items
+        self.listings = listings
         self.root = root
         self.options = options
         self.engine = engine
@@ -111,7 +114,9 @@ final class ItemRunner: Sendable {
                 record(index, result)
                 continue
             }
-            switch item.inspect(resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck) {
+            switch item.inspect(
+                resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck, listings: listings)
+            {
             case .decided(let assessment):
                 decide(index, assessment)
             case .needsHashing(let size, let stat):

@@ -78,7 +78,8 @@ public final class SyncSession: Sendable {
         }
         let folder = usesState ? try StateFolder(root: plan.root, shard: plan.shard) : nil
         defer { withExtendedLifetime(folder) {} }
-        do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
+        let listings: FolderListings
+        do { listings = try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let root: RootDirectory
         do { root = try RootDirectory(path: plan.root) } catch { throw .local(error.message) }
         var warnings: [String] = []
@@ -138,7 +139,7 @@ public final class SyncSession: Sendable {
         }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, store: store,
-            records: records)
+            records: records, listings: listings)
         // The runner holds the only copy, and drops it before the results are put together.
         records = RecordTable()
         var results = await run.run()

@@ -8,7 +8,7 @@ public enum Verification {
     /// sync's quick check trusts what was just verified.
     public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
         let started = Date()
-        do { try RootConfinement.check(plan) } catch { throw .manifest(error) }
+        do { _ = try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let items = plan.items
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
