@@ -394,6 +394,14 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
             let listing = RootConfinement.Listing(dir + "/out/d")
             #expect(listing.mayHold("present") && !listing.mayHold("absent"))
             #expect(!RootConfinement.Listing(dir + "/out/missing").mayHold("present"))
+            // A case-insensitive file system would give "PRESENT" the file "present";
+            // a name past ASCII may be folded its own way, so then nothing is ruled out.
+            #expect(listing.mayHold("PRESENT") && listing.mayHold("Present"))
+            try FileManager.default.createDirectory(atPath: dir + "/out/e", withIntermediateDirectories: true)
+            try Data().write(to: URL(fileURLWithPath: dir + "/out/e/Straße"))
+            #expect(RootConfinement.Listing(dir + "/out/e").mayHold("strasse"))
+            #expect(RootConfinement.Listing(dir + "/out/e").mayHold("absent"))
+            #expect(!RootConfinement.Listing(dir + "/out").mayHold("absent"))
 
             let path = dir + "/m.yaml"
             let sum = String(repeating: "a", count: 64)

@@ -1190,6 +1190,33 @@ import TestServer
 
     /// Items still waiting outside the engine when `--fail-fast` stops the run are
     /// reported as skipped, like the ones queued inside it.
+    /// Downloads go on while placement is held up (a long sync, a slow disk): the
+    /// finished files are verified, and the next items submitted, off placement's
+    /// thread. Here the first batch's records wait until 80 of 120 files were fetched.
+    @Test func downloadsGoOnWhilePlacementIsHeldUp() async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 4 << 10, seed: 5)
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            var yaml = "version: 1\nitems:\n"
+            for index in 0..<120 { yaml += "  - url: \(server.url("/f"))\n    dest: f\(index).bin\n    sha256: \(sha(body))\n" }
+            var options = testOptions()
+            options.jobs = 2
+            let reached = Locked<Bool?>(nil)
+            options.beforeRecording = {
+                if reached.value == nil {
+                    let deadline = Date().addingTimeInterval(10)
+                    while server.gets("/f").count < 80, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                    reached.withLock { $0 = server.gets("/f").count >= 80 }
+                }
+                return true
+            }
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .downloaded })
+            #expect(reached.value == true, "downloads stopped while placement was held up")
+        }
+    }
+
     @Test func failFastSkipsItemsWaitingOutsideTheEngine() async throws {
         let server = try TestServer()
         let body = TestServer.bytes(count: 4 << 10, seed: 8)

@@ -35,10 +35,8 @@ final class BatchedQueue<Element: Sendable>: Sendable {
     private let pending = Locked<[Element]>([])
     private let handle: @Sendable ([Element]) -> Void
 
-    /// `target`: a serial queue whose thread this one shares (no wake-up between the
-    /// two when one hands work to the other).
-    init(label: String, target: DispatchQueue? = nil, handle: @escaping @Sendable ([Element]) -> Void) {
-        queue = DispatchQueue(label: label, target: target)
+    init(label: String, handle: @escaping @Sendable ([Element]) -> Void) {
+        queue = DispatchQueue(label: label)
         self.handle = handle
     }
 

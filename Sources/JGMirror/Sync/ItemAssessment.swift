@@ -242,9 +242,9 @@ enum RootConfinement {
         case missing
         /// `others`: the names that are not known to be regular files (symlinks,
         /// folders, and entries whose type the file system does not give); `names`:
-        /// every name's hash (a folder of 100,000 files costs about a megabyte, and a
-        /// collision only costs a `stat`).
-        case read(others: Set<String>, names: Set<Int>)
+        /// every name's `nameHash` (a folder of 100,000 files costs about a megabyte,
+        /// and a collision only costs a `stat`), nil when a name is not ASCII.
+        case read(others: Set<String>, names: Set<Int>?)
         /// The folder could not be read: every name is checked on its own.
         case unread
 
@@ -256,16 +256,34 @@ enum RootConfinement {
             }
             defer { closedir(directory) }
             var others = Set<String>()
-            var names = Set<Int>()
+            var names: Set<Int>? = []
             errno = 0
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                guard name != "." && name != ".." else { continue }
-                names.insert(name.hashValue)
-                if entry.pointee.d_type != UInt8(DT_REG) { others.insert(name) }
+                withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    let name = UnsafeBufferPointer(rebasing: bytes[..<strnlen(raw.baseAddress!, raw.count)])
+                    guard !name.elementsEqual(".".utf8), !name.elementsEqual("..".utf8) else { return }
+                    if names != nil {
+                        if let hash = Self.nameHash(name) { names?.insert(hash) } else { names = nil }
+                    }
+                    if entry.pointee.d_type != UInt8(DT_REG) { others.insert(String(decoding: name, as: UTF8.self)) }
+                }
             }
             // A read that failed part-way (`errno` set at the end) lists nothing for sure.
             self = errno == 0 ? .read(others: others, names: names) : .unread
+        }
+
+        /// A hash of a name's bytes with ASCII letters folded to lower case, so that a
+        /// folder on a case-insensitive file system (APFS, vfat, a casefold ext4
+        /// folder) holding `README` is not taken to lack `Readme`; nil for a name with
+        /// a byte past ASCII, which such a file system may fold its own way.
+        static func nameHash(_ bytes: some Sequence<UInt8>) -> Int? {
+            var hasher = Hasher()
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                hasher.combine(TextSearch.lowerASCII(byte))
+            }
+            return hasher.finalize()
         }
 
         func mayBeOtherThanAFile(_ name: String) -> Bool {
@@ -280,7 +298,7 @@ enum RootConfinement {
         func mayHold(_ name: String) -> Bool {
             switch self {
             case .missing: false
-            case .read(_, let names): names.contains(name.hashValue)
+            case .read(_, let names): names.map { names in Self.nameHash(name.utf8).map(names.contains) ?? true } ?? true
             case .unread: true
             }
         }

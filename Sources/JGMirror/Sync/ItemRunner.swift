@@ -25,8 +25,10 @@ final class ItemRunner: Sendable {
     private let placement: Placement
     /// Where a finished download is verified (a small file hashed) and handed to
     /// placement: off the engine thread, whose time per item bounds how fast small
-    /// files go, and on placement's thread, so that handing over wakes no other.
-    private let finishing: BatchedQueue<@Sendable () -> Void>
+    /// files go, and not behind placement's syncs, which the next downloads do not
+    /// wait for. It submits the next item, so at most `window` finished files (each
+    /// holding up to `PrefixHasher.heldLimit` bytes) wait for it.
+    private let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in jobs.forEach { $0() } }
     /// The root, opened once: every file below it is reached through this.
     private let root: RootDirectory
     /// Hashing of present files and second passes over part files, on all cores.
@@ -37,8 +39,9 @@ final class ItemRunner: Sendable {
     /// Resumed items fetched again from zero after their checksum failed, so each is
     /// retried once.
     private let refetched = Locked(Set<Int>())
-    /// What each folder held before the run, for the walk's first look at an item.
-    private let listings: FolderListings
+    /// What each folder held before the run, for the walk's first look at an item;
+    /// the walk takes it, and it is gone when the walk ends.
+    private let listings: Locked<FolderListings>
 
     private struct State {
         /// Compact until the end: a full `ItemResult` per item held for the whole run
@@ -66,7 +69,7 @@ final class ItemRunner: Sendable {
         root: RootDirectory, store: StateStore?, records: RecordTable, listings: FolderListings = FolderListings()
     ) {
         self.items = items
-        self.listings = listings
+        self.listings = Locked(listings)
         self.root = root
         self.options = options
         self.engine = engine
@@ -80,7 +83,6 @@ final class ItemRunner: Sendable {
         placement = Placement(
             durable: options.durable, root: root, records: store == nil ? nil : learned, dataSync: options.dataSync,
             beforeRecording: options.beforeRecording)
-        finishing = BatchedQueue(label: "jgmirror.finishing", target: placement.queue) { jobs in jobs.forEach { $0() } }
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)
@@ -106,6 +108,10 @@ final class ItemRunner: Sendable {
     /// present, or hands it to the engine.
     private func walk() {
         let quickCheck = options.quickCheck
+        let listings = self.listings.withLock { held in
+            defer { held = FolderListings() }
+            return held
+        }
         for index in items.indices {
             let item = items[index]
             if let failure = item.failure {

@@ -25,8 +25,7 @@ final class Placement: Sendable {
         var done: @Sendable (TransferError?) -> Void
     }
 
-    /// Where batches are placed; whoever hands commits over often can share its thread.
-    let queue = DispatchQueue(label: "jgmirror.placement")
+    private let queue = DispatchQueue(label: "jgmirror.placement")
     private let pending = Locked<[Commit]>([])
     /// Sync files and folders; off only under `--no-fsync`.
     private let durable: Bool

@@ -232,13 +232,11 @@ final class Crew {
     /// thief that would wait for one would hold the region it cut, and the victim
     /// would take it back when it reached the cut.
     func replaceLagging(canConnect: (Int) -> Bool) -> Worker? {
-        // The cheap conditions first: this runs on every tick of every item.
-        guard fastestRetired > 0, rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0 else {
-            return nil
-        }
         let now = engine.now()
         let live = liveSources
-        guard !live.isEmpty, canConnect(live[nextSlot % live.count]) else { return nil }
+        guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
+            canConnect(live[nextSlot % live.count])
+        else { return nil }
         let previous = lastLook
         guard now - previous.at >= 0.1 else { return nil }
         lastLook = (now, Dictionary(uniqueKeysWithValues: workers.map { ($0.slot, $0.pos) }))
