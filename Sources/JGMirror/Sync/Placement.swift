@@ -25,38 +25,19 @@ final class Placement: Sendable {
         var done: @Sendable (TransferError?) -> Void
     }
 
-    private let queue = DispatchQueue(label: "jgmirror.placement")
-    private let pending = Locked<[Commit]>([])
-    /// Sync files and folders; off only under `--no-fsync`.
-    private let durable: Bool
-    /// Every path is opened and renamed relative to it, never through a symlink.
-    private let root: RootDirectory
-    private let records: RecordBatcher?
-    /// `fdatasync`; tests count calls.
-    private let dataSync: @Sendable (Int32) -> Int32
-    /// Runs between the renames and the database write; false skips the write, as a
-    /// process killed there would (tests).
-    private let beforeRecording: (@Sendable () -> Bool)?
+    /// Commits that arrive while a batch is placed wait, and go together.
+    private let batches: BatchedQueue<Commit>
 
     init(
         durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
         dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil
     ) {
-        self.durable = durable
-        self.root = root
-        self.records = records
-        self.dataSync = dataSync
-        self.beforeRecording = beforeRecording
+        let placer = Placer(durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording)
+        batches = BatchedQueue(label: "jgmirror.placement") { placer.place($0) }
     }
 
     /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
-    func commit(_ commit: Commit) {
-        let first = pending.withLock { list -> Bool in
-            list.append(commit)
-            return list.count == 1
-        }
-        if first { queue.async { self.drain() } }
-    }
+    func commit(_ commit: Commit) { batches.add(commit) }
 
     /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched.
     static func quarantine(part: String, destination: String, state: String, root: RootDirectory) -> String {
@@ -66,106 +47,115 @@ final class Placement: Sendable {
         return bad
     }
 
-    private func drain() {
-        let batch = pending.withLock { list -> [Commit] in
-            defer { list.removeAll() }
-            return list
-        }
-        guard !batch.isEmpty else { return }
-        // Each folder is opened once per batch, for `syncfs` and for its own `fsync`
-        // (a part file and its destination share the folder).
-        var folders: [String: Folder?] = [:]
-        if durable {
-            for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
-        }
-        var failures = Array<TransferError?>(repeating: nil, count: batch.count)
-        if durable { syncAll(batch, folders: folders, into: &failures) }
-        var renamedInto = Set<String>()
-        for (index, commit) in batch.enumerated() where failures[index] == nil {
-            do { try root.rename(commit.part, to: commit.destination) } catch {
-                failures[index] = error
-                continue
+    /// What placing a batch needs, apart from the queue that feeds it batches.
+    private struct Placer: Sendable {
+        /// Sync files and folders; off only under `--no-fsync`.
+        let durable: Bool
+        /// Every path is opened and renamed relative to it, never through a symlink.
+        let root: RootDirectory
+        let records: RecordBatcher?
+        /// `fdatasync`; tests count calls.
+        let dataSync: @Sendable (Int32) -> Int32
+        /// Runs between the renames and the database write; false skips the write, as a
+        /// process killed there would (tests).
+        let beforeRecording: (@Sendable () -> Bool)?
+
+        /// One batch on placement's queue.
+        func place(_ batch: [Commit]) {
+            // Each folder is opened once per batch, for `syncfs` and for its own `fsync`
+            // (a part file and its destination share the folder).
+            var folders: [String: Folder?] = [:]
+            if durable {
+                for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
             }
-            if let state = commit.state { root.unlink(state) }
-            renamedInto.insert(Paths.parent(of: commit.destination))
-        }
-        for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
-        record(batch, failures: failures)
-        for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
-        if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
-    }
-
-    /// Records each placed file with the stat it has now.
-    private func record(_ batch: [Commit], failures: [TransferError?]) {
-        guard let records, beforeRecording?() ?? true else { return }
-        var placed: [FileRecord] = []
-        for (index, commit) in batch.enumerated() where failures[index] == nil {
-            guard var record = commit.record, let info = root.status(commit.destination), (info.st_mode & S_IFMT) == S_IFREG else {
-                continue
+            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
+            if durable { syncAll(batch, folders: folders, into: &failures) }
+            var renamedInto = Set<String>()
+            for (index, commit) in batch.enumerated() where failures[index] == nil {
+                do { try root.rename(commit.part, to: commit.destination) } catch {
+                    failures[index] = error
+                    continue
+                }
+                if let state = commit.state { root.unlink(state) }
+                renamedInto.insert(Paths.parent(of: commit.destination))
             }
-            let stat = FileStat(info)
-            let now = FileRecord.now()
-            record.stat = stat
-            record.verifiedAt = record.sha256 == nil && record.sha512 == nil ? nil : now
-            record.checkedAt = now
-            placed.append(record)
+            for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
+            record(batch, failures: failures)
+            for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
         }
-        records.add(placed)
-    }
 
-    /// Makes every part file of the batch durable that is not yet (`Commit.synced`).
-    /// One file: its own `fdatasync`.
-    /// Several: one `syncfs` per filesystem they are on, which writes them all and
-    /// flushes the device once (2000 × 16 KiB: 0.30 s instead of 0.48 s with
-    /// concurrent `fdatasync`s, on an ext4 without a journal to fold those into one
-    /// commit). It also writes whatever else is dirty there, such as a large download
-    /// in progress, whose checkpoints would sync it within a second anyway. Where a
-    /// `syncfs` fails, its files are synced one by one, so the error lands on the
-    /// right item. (No part file is held open while it waits for its batch: a slow
-    /// batch would otherwise pile up descriptors up to the process limit.)
-    private func syncAll(_ batch: [Commit], folders: [String: Folder?], into failures: inout [TransferError?]) {
-        let unsynced = batch.indices.filter { !batch[$0].synced }
-        guard unsynced.count > 1 else {
-            for index in unsynced { failures[index] = sync(batch[index].part) }
-            return
-        }
-        // A new file is on its folder's filesystem; `syncfs` goes through the folder.
-        var byFilesystem: [UInt64: (folder: Folder, members: [Int])] = [:]
-        for index in unsynced {
-            guard let folder = folders[Paths.parent(of: batch[index].destination)] ?? nil else {
-                failures[index] = sync(batch[index].part)
-                continue
+        /// Records each placed file with the stat it has now.
+        private func record(_ batch: [Commit], failures: [TransferError?]) {
+            guard let records, beforeRecording?() ?? true else { return }
+            var placed: [FileRecord] = []
+            for (index, commit) in batch.enumerated() where failures[index] == nil {
+                guard var record = commit.record, let info = root.status(commit.destination), (info.st_mode & S_IFMT) == S_IFREG else {
+                    continue
+                }
+                let stat = FileStat(info)
+                let now = FileRecord.now()
+                record.stat = stat
+                record.verifiedAt = record.sha256 == nil && record.sha512 == nil ? nil : now
+                record.checkedAt = now
+                placed.append(record)
             }
-            byFilesystem[folder.device, default: (folder, [])].members.append(index)
+            records.add(placed)
         }
-        for (folder, members) in byFilesystem.values where jg_syncfs(folder.fd) != 0 {
-            for index in members { failures[index] = sync(batch[index].part) }
-        }
-    }
 
-    private func sync(_ part: String) -> TransferError? {
-        let fd: Int32
-        do { fd = try root.openFile(part, flags: O_RDONLY) } catch { return error }
-        defer { close(fd) }
-        return dataSync(fd) == 0 ? nil : .local(errno: errno, path: part, doing: "cannot sync")
-    }
-
-    /// An open folder and the filesystem it is on, closed when released.
-    private final class Folder {
-        let fd: Int32
-        let device: UInt64
-
-        init?(_ path: String, root: RootDirectory) {
-            guard let fd = try? root.openFolder(path) else { return nil }
-            self.fd = fd
-            var info = stat()
-            guard fstat(fd, &info) == 0 else {
-                close(fd)
-                return nil
+        /// Makes every part file of the batch durable that is not yet (`Commit.synced`).
+        /// One file: its own `fdatasync`.
+        /// Several: one `syncfs` per filesystem they are on, which writes them all and
+        /// flushes the device once (2000 × 16 KiB: 0.30 s instead of 0.48 s with
+        /// concurrent `fdatasync`s, on an ext4 without a journal to fold those into one
+        /// commit). It also writes whatever else is dirty there, such as a large download
+        /// in progress, whose checkpoints would sync it within a second anyway. Where a
+        /// `syncfs` fails, its files are synced one by one, so the error lands on the
+        /// right item. (No part file is held open while it waits for its batch: a slow
+        /// batch would otherwise pile up descriptors up to the process limit.)
+        private func syncAll(_ batch: [Commit], folders: [String: Folder?], into failures: inout [TransferError?]) {
+            let unsynced = batch.indices.filter { !batch[$0].synced }
+            guard unsynced.count > 1 else {
+                for index in unsynced { failures[index] = sync(batch[index].part) }
+                return
             }
-            device = UInt64(info.st_dev)
+            // A new file is on its folder's filesystem; `syncfs` goes through the folder.
+            var byFilesystem: [UInt64: (folder: Folder, members: [Int])] = [:]
+            for index in unsynced {
+                guard let folder = folders[Paths.parent(of: batch[index].destination)] ?? nil else {
+                    failures[index] = sync(batch[index].part)
+                    continue
+                }
+                byFilesystem[folder.device, default: (folder, [])].members.append(index)
+            }
+            for (folder, members) in byFilesystem.values where jg_syncfs(folder.fd) != 0 {
+                for index in members { failures[index] = sync(batch[index].part) }
+            }
         }
 
-        deinit { close(fd) }
+        private func sync(_ part: String) -> TransferError? {
+            let fd: Int32
+            do { fd = try root.openFile(part, flags: O_RDONLY) } catch { return error }
+            defer { close(fd) }
+            return dataSync(fd) == 0 ? nil : .local(errno: errno, path: part, doing: "cannot sync")
+        }
+
+        /// An open folder and the filesystem it is on, closed when released.
+        private final class Folder {
+            let fd: Int32
+            let device: UInt64
+
+            init?(_ path: String, root: RootDirectory) {
+                guard let fd = try? root.openFolder(path) else { return nil }
+                self.fd = fd
+                var info = stat()
+                guard fstat(fd, &info) == 0 else {
+                    close(fd)
+                    return nil
+                }
+                device = UInt64(info.st_dev)
+            }
+
+            deinit { close(fd) }
+        }
     }
 }
