@@ -120,12 +120,6 @@ final class CurlEasy {
         try check(jg_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
     }
 
-    /// The last request went over HTTP/2.
-    var spokeHTTP2: Bool {
-        var version = 0
-        return jg_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version) == CURLE_OK && version == CURL_HTTP_VERSION_2_0
-    }
-
     /// libcurl's own explanation of the last failure, when it wrote one.
     var errorText: String { String(cString: errorBuffer) }
 

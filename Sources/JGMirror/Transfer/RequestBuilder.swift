@@ -82,7 +82,10 @@ enum RequestBuilder {
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
-        try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        // A request that may speak HTTP/2 keeps libcurl's own buffer size: 7.88 refuses
+        // the option on a handle reused from an HTTP/2 request, and its HTTP/2 layer
+        // reads the connection through a fixed buffer anyway.
+        if !(http2 && url.hasPrefix(asciiCaseInsensitive: "https:")) { try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024) }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
         try easy.set(CURLOPT_HTTP_VERSION, http2 ? jg_http_version_2tls() : jg_http_version_1_1())

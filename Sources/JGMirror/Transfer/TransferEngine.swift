@@ -414,11 +414,13 @@ final class TransferEngine: @unchecked Sendable {
         recycle(easy)
     }
 
-    /// Keeps a handle no longer in the multi handle for a later request; not one that
-    /// spoke HTTP/2, which libcurl would refuse to set up again (`takeHandle`: 1886 of
-    /// 2000 such reuses failed).
+    /// Keeps a handle no longer in the multi handle for a later request. One that
+    /// spoke HTTP/2 is kept too: requests that may speak HTTP/2 leave
+    /// `CURLOPT_BUFFERSIZE` alone (`RequestBuilder`), the option libcurl refuses on it
+    /// (1886 of 2000 such reuses failed while they set it); another request that gets
+    /// it falls back to a new handle (`takeHandle`).
     private func recycle(_ easy: CurlEasy) {
-        guard spareHandles.count < Self.spareHandleLimit, !easy.spokeHTTP2, (try? easy.reset()) != nil else { return }
+        guard spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil else { return }
         spareHandles.append(easy)
     }
 
