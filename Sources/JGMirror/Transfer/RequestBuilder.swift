@@ -24,10 +24,11 @@ enum RequestBuilder {
         _ easy: CurlEasy, for worker: Worker, _ shape: Shape, request: TransferRequest, configuration: TransferEngine.Configuration
     ) throws(TransferError) {
         let url = shape.url
-        // Only an item's first connection may speak HTTP/2: libcurl would multiplex the
-        // others onto it, and `connections` counts TCP connections (SPEC §5).
-        var headers = try configure(easy, url: url, http2: worker.slot == 0, request: request, configuration: configuration)
-        if worker.slot == 0, url.hasPrefix(asciiCaseInsensitive: "https:") {
+        // Only an item's first connection may speak HTTP/2 (over TLS): libcurl would
+        // multiplex the others onto it, and `connections` counts TCP connections (SPEC §5).
+        let http2 = worker.slot == 0 && url.hasPrefix(asciiCaseInsensitive: "https:")
+        var headers = try configure(easy, url: url, http2: http2, request: request, configuration: configuration)
+        if http2 {
             // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
             // rather than open another: a burst of small items then shares one.
             try easy.set(CURLOPT_PIPEWAIT, 1)
@@ -85,7 +86,7 @@ enum RequestBuilder {
         // A request that may speak HTTP/2 keeps libcurl's own buffer size: 7.88 refuses
         // the option on a handle reused from an HTTP/2 request, and its HTTP/2 layer
         // reads the connection through a fixed buffer anyway.
-        if !(http2 && url.hasPrefix(asciiCaseInsensitive: "https:")) { try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024) }
+        if !http2 { try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024) }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
         try easy.set(CURLOPT_HTTP_VERSION, http2 ? jg_http_version_2tls() : jg_http_version_1_1())

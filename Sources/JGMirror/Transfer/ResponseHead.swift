@@ -125,8 +125,7 @@ struct HeaderBytes {
     private func matches(_ literal: StaticString, ignoringCase: Bool) -> Bool {
         literal.withUTF8Buffer { expected in
             for index in 0..<expected.count {
-                var byte = bytes[index]
-                if ignoringCase, byte >= 0x41, byte <= 0x5A { byte |= 0x20 }
+                let byte = ignoringCase ? TextSearch.lowerASCII(bytes[index]) : bytes[index]
                 if byte != expected[index] { return false }
             }
             return true

@@ -291,10 +291,12 @@ final class TransferEngine: @unchecked Sendable {
     static func hostKey(_ url: String) -> String {
         // Twice per request: on the bytes, lower-casing ASCII as it copies.
         var bytes = url
-        let ascii = bytes.withUTF8 { utf8 -> String? in
-            guard let authority = URLAuthority.byteOffsets(in: utf8) else { return nil }
+        return bytes.withUTF8 { utf8 in
+            guard let authority = URLAuthority.byteOffsets(in: utf8) else { return url }
             let parts = [utf8[..<authority.start], utf8[authority.host..<authority.end]]
-            guard parts.allSatisfy({ $0.allSatisfy { $0 < 0x80 } }) else { return nil }
+            guard parts.allSatisfy({ $0.allSatisfy { $0 < 0x80 } }) else {
+                return parts.map { String(decoding: $0, as: UTF8.self) }.joined().lowercased()
+            }
             return String(unsafeUninitializedCapacity: parts[0].count + parts[1].count) { key in
                 var count = 0
                 for part in parts {
@@ -306,9 +308,6 @@ final class TransferEngine: @unchecked Sendable {
                 return count
             }
         }
-        if let ascii { return ascii }
-        guard let authority = URLAuthority(url) else { return url }
-        return (url[..<authority.start] + url[authority.hostStart(in: url)..<authority.end]).lowercased()
     }
 
     /// Whether `host` carries fewer requests than `--max-per-host` now.
