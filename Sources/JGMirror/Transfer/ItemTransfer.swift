@@ -1,117 +1,93 @@
 import CCurl
 import Foundation
 
-/// One file being fetched: coordinates its part file, its `SegmentBook` (which
-/// connection owns which bytes), the workers that fill them, `ResponseJudge`'s
-/// verdicts on response heads and `ItemDurability`'s flushes and checkpoints.
+/// One file being fetched: coordinates its `Crew` of connections (and the
+/// `SegmentBook` they share), what it learns of the `RemoteFile`, its `ItemStorage`,
+/// `ResponseJudge`'s verdicts on response heads, `RequestEnd`'s on finished requests
+/// and `RetryPolicy`'s on failures.
 ///
 /// Confined to the engine thread, except `prepare()`, which opens the part file (and
 /// takes over an earlier run's files) on the engine's preparation queue before the
 /// engine hands the item to `start()` (the handoff goes through the engine's inbox lock).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
-/// fail, spawn more workers) are recorded and carried out by `settle()`, which the
-/// engine calls outside callbacks.
+/// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
+/// which the engine calls outside callbacks.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
     private let completion: @Sendable (TransferOutcome) -> Void
-    private let durability: ItemDurability
+    private let storage: ItemStorage
+    private var remote: RemoteFile
+    private let isFileSource: Bool
 
     private(set) var finished = false
-    private var part: PartFile?
     /// The connections, the byte ranges they share and who fetches what next.
     private lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
     private var book: SegmentBook? {
         get { crew.book }
         set { crew.book = newValue }
     }
-    private var rangesSupported: Bool {
-        get { crew.rangesSupported }
-        set { crew.rangesSupported = newValue }
-    }
-    private var validators = Validators()
-    /// Which source the validators came from; `If-Range` goes only there.
-    private var validatorSource = 0
-    /// Redirect-resolved URLs per source, so later ranges skip the redirects.
-    private var effectiveURLs: [Int: String] = [:]
     private var workers: [Worker] { crew.workers }
-    /// The regions were cut from the manifest's size before any response: the first
-    /// `206` confirms the length and gives the validators, a `200` takes the file as
-    /// one stream, a redirect starts over with one request.
-    private var presumed = false
+    private var total: Int64? { book?.length }
+    /// The item's start event went out (at the first response that revealed the file).
     private var announced = false
-
-    /// Writes the body buffers; counts the bytes of this run.
-    private var writer: BodyWriter
     /// What the report says about the run.
     private var tally = ItemTally()
-    private var bytesThisRun: Int64 { writer.bytesThisRun }
-    /// Keeps resume state (`.jgd`): ranges supported and large enough to be worth it.
-    private var stateful = false
-    private var prepareFailure: TransferError?
-    private var startedAt = 0.0
-    private var lastCheckpoint = 0.0
     private var lastProgress = 0.0
-
-    private var pendingFailure: TransferError?
     /// `304` to the request's conditions: the item ends with nothing fetched.
     private var notModified = false
-    /// A start over decided in a callback; no `reason` when nothing is worth a note
-    /// (`presumed` regions met a server that refuses ranges, or a redirect).
-    private var pendingRestart: (reason: String?, stream: Worker?, counts: Bool)?
-    private var needsExpand = false
-    /// The connection whose first response revealed the file, paused until `settle()`
-    /// has fanned out.
-    private var heldForExpand: Worker?
+
+    /// What callbacks decided for `settle()` to carry out.
+    private struct Pending {
+        var failure: TransferError?
+        /// A start over; no `reason` when nothing is worth a note (`presumed` regions
+        /// met a server that refuses ranges, or a redirect).
+        var restart: (reason: String?, stream: Worker?, counts: Bool)?
+        /// The file is known: fan out.
+        var expand = false
+        /// The connection whose first response revealed the file, paused until
+        /// `settle()` has fanned out.
+        var held: Worker?
+    }
+    private var pending = Pending()
 
     init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         self.engine = engine
         self.request = request
         self.completion = completion
         isFileSource = request.sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false
-        durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: engine.configuration)
-        let spaceGuard = SpaceGuard(minFree: engine.configuration.minFree, probe: engine.configuration.freeSpace)
-        writer = BodyWriter(request: request, spaceGuard: spaceGuard)
+        storage = ItemStorage(request: request, configuration: engine.configuration)
+        remote = RemoteFile(sources: request.sources)
     }
-
-    private let isFileSource: Bool
-    private var total: Int64? { book?.length }
 
     // MARK: Start
 
     /// Opens the part file and adopts valid resume state (preparation queue, before
-    /// the item's turn).
+    /// the item's turn); `EarlierRun` removes what cannot be trusted.
     func prepare() {
-        if !request.knownFresh { takeOverEarlierRun() }
-        do {
-            part = try PartFile(path: request.partPath, fresh: book == nil, root: request.root)
-        } catch {
-            prepareFailure = error
-            return
+        if !request.knownFresh {
+            let earlier = EarlierRun.takeOver(request) { crew.makeBook(length: $0, missing: $1) }
+            tally.note = earlier.note
+            if let saved = earlier.book {
+                book = saved
+                remote.adopt(earlier.validators)
+                crew.rangesSupported = true
+                storage.adoptEarlierRun()
+                tally.resumedFrom = earlier.resumedFrom
+            }
         }
-        if let book, tally.resumedFrom > 0 { request.observer?.prefixCompleted(upTo: book.contiguousPrefix) }
-    }
-
-    /// Adopts valid resume state; `EarlierRun` removes what cannot be trusted.
-    private func takeOverEarlierRun() {
-        let earlier = EarlierRun.takeOver(request) { crew.makeBook(length: $0, missing: $1) }
-        tally.note = earlier.note
-        guard let saved = earlier.book else { return }
-        book = saved
-        validators = earlier.validators
-        rangesSupported = true
-        stateful = true
-        durability.adoptExistingState()
-        tally.resumedFrom = earlier.resumedFrom
+        storage.open()
+        if let book, storage.openFailure == nil, tally.resumedFrom > 0 {
+            request.observer?.prefixCompleted(upTo: book.contiguousPrefix)
+        }
     }
 
     /// Sends the first request (engine thread, after `prepare()`).
     func start() {
         let now = engine.now()
-        startedAt = now
-        lastCheckpoint = now
+        storage.startClock(now: now)
         lastProgress = now
-        if let failure = prepareFailure {
+        if let failure = storage.openFailure {
             fail(failure)
             return
         }
@@ -127,8 +103,8 @@ final class ItemTransfer: @unchecked Sendable {
         } else if let size = presumableSize {
             // The manifest gives the size: every region asks at once, a round trip sooner.
             book = crew.makeBook(length: size)
-            rangesSupported = true
-            presumed = true
+            crew.rangesSupported = true
+            remote.presumed = true
             _ = book?.take(for: first.slot)
             launch(first)
             for worker in crew.fanOut() where !finished { launch(worker) }
@@ -151,14 +127,12 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Requests
 
-    private func sourceURL(_ index: Int) -> String { effectiveURLs[index] ?? request.sources[index] }
-
     /// Starts the worker's next request, for the rest of its region (or, before the
     /// length is known, the whole file), if its host has a free slot; otherwise it waits.
     private func launch(_ worker: Worker) {
         worker.resetRequest()
         worker.sentAt = engine.now()
-        let url = worker.redirectURL ?? sourceURL(worker.sourceIndex)
+        let url = worker.redirectURL ?? remote.url(of: worker.sourceIndex)
         let host = TransferEngine.hostKey(url)
         guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
             worker.state = .ready
@@ -166,7 +140,7 @@ final class ItemTransfer: @unchecked Sendable {
         }
         let shape = RequestBuilder.Shape.next(
             url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
-            rangesSupported: rangesSupported, ifRange: worker.sourceIndex == validatorSource ? validators.ifRange : nil,
+            rangesSupported: crew.rangesSupported, ifRange: remote.ifRange(for: worker.sourceIndex),
             connections: request.connections, isFileSource: isFileSource, conditions: request.conditions)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
@@ -192,70 +166,63 @@ final class ItemTransfer: @unchecked Sendable {
     /// what the write callback must return when the body is not to be written.
     private func handleHead(_ worker: Worker) -> Int? {
         worker.headProcessed = true
+        let presumed = remote.presumed
         var known = ResponseJudge.Known(
             isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange,
-            length: presumed ? nil : total, validators: validators, fromValidatorSource: worker.sourceIndex == validatorSource,
-            hasData: tally.resumedFrom > 0 || bytesThisRun > 0 || (total != nil && !presumed),
+            length: presumed ? nil : total, validators: remote.validators,
+            fromValidatorSource: remote.gaveValidators(worker.sourceIndex),
+            hasData: tally.resumedFrom > 0 || storage.bytesThisRun > 0 || (total != nil && !presumed),
             conditional: !request.conditions.isEmpty && book == nil)
         if let easy = worker.easy {
             if isFileSource { known.fileLength = easy.contentLength }
             crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
         }
-        let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL)
-        switch decision {
+        let head = worker.head
+        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL) {
         case .partial(let length, let rangeEnd):
-            rememberEffectiveURL(worker)
+            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
             if book == nil || presumed {
                 let fresh = book == nil
-                if let failure = learn(length: length, ranges: true, validators: worker.head.validators, source: worker.sourceIndex) {
-                    pendingFailure = failure
-                    return 0
-                }
+                guard learn(length: length, ranges: true, from: worker) else { return 0 }
                 if fresh { _ = book?.take(for: worker.slot) }
             }
             // A server may send less than asked; the rest of the region stays missing.
             worker.requestedEnd = min(worker.requestedEnd ?? length, rangeEnd ?? length)
-            needsExpand = true
+            pending.expand = true
             return nil
         case .whole where presumed:
             // Ranges refused: this response is the file, one stream; the other regions' requests go.
             engine.mustAskFirst(request.sources[worker.sourceIndex])
-            rememberEffectiveURL(worker)
-            pendingRestart = (nil, worker, false)
+            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
+            pending.restart = (nil, worker, false)
             return jg_writefunc_pause()
         case .follow where presumed:
             // Each region would follow its own redirect, perhaps to another mirror (or to
             // HTTPS): one request learns where the file is first, as without the size.
             engine.mustAskFirst(request.sources[worker.sourceIndex])
-            pendingRestart = (nil, nil, false)
+            pending.restart = (nil, nil, false)
             return 0
         case .whole(let length, let ranges):
-            rememberEffectiveURL(worker)
-            if let failure = learn(length: length, ranges: ranges, validators: worker.head.validators, source: worker.sourceIndex) {
-                pendingFailure = failure
-                return 0
-            }
+            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
+            guard learn(length: length, ranges: ranges, from: worker) else { return 0 }
             worker.requestedEnd = length
             crew.adoptStream(worker)
-            needsExpand = ranges
+            pending.expand = ranges
             return nil
         case .empty:
-            if let failure = learn(length: 0, ranges: false, validators: worker.head.validators, source: worker.sourceIndex) {
-                pendingFailure = failure
-                return 0
-            }
+            guard learn(length: 0, ranges: false, from: worker) else { return 0 }
             worker.requestedEnd = 0
             return nil
         case .singleStream(let reason):
-            rememberEffectiveURL(worker)
-            pendingRestart = (reason, worker, false)
+            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
+            pending.restart = (reason, worker, false)
             return jg_writefunc_pause()
         case .restartStream(let reason):
-            rememberEffectiveURL(worker)
-            pendingRestart = (reason, worker, true)
+            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
+            pending.restart = (reason, worker, true)
             return jg_writefunc_pause()
         case .restartFresh(let reason):
-            pendingRestart = (reason, nil, true)
+            pending.restart = (reason, nil, true)
             return 0
         case .follow(let target):
             worker.redirectTarget = target
@@ -264,79 +231,66 @@ final class ItemTransfer: @unchecked Sendable {
             worker.error = error
             return 0
         case .notModified:
-            if worker.head.validators != Validators() { validators = worker.head.validators }
+            remote.adopt(head.validators)
             notModified = true
             return 0
         }
     }
 
-    /// Records what the first good response says about the file; returns a failure
-    /// when it contradicts the manifest or the disk refuses the space.
-    private func learn(length: Int64?, ranges: Bool, validators: Validators, source: Int) -> TransferError? {
-        rangesSupported = ranges && length != nil
-        if presumed, rangesSupported, length == book?.length {
+    /// Records what the first good response from `worker` says about the file; false
+    /// (with the failure pending) when it contradicts the manifest or the disk refuses
+    /// the space.
+    private func learn(length: Int64?, ranges: Bool, from worker: Worker) -> Bool {
+        crew.rangesSupported = ranges && length != nil
+        if remote.presumed, crew.rangesSupported, length == book?.length {
             crew.recap()  // the regions stand, cut now for the round trip this response showed
         } else {
             book = length.map { crew.makeBook(length: $0) }
         }
-        presumed = false
-        self.validators = validators
-        validatorSource = source
-        if let expected = request.expectedSize, let length, length != expected {
-            return .sizeMismatch("server announced \(length) bytes, the manifest says \(expected)")
-        }
-        if let limit = request.sizeLimit, let length, length > limit {
-            return .tooLarge("server announced \(length) bytes, more than max_size (\(limit))")
-        }
-        stateful = rangesSupported && (length ?? 0) > request.minSegment && request.resume
-        // A small single-request file is written in one go; reserving it costs more
-        // than it saves. Resumable files get their full length at once.
-        if let length, let part, stateful || length > 1 << 20 {
-            do { try part.reserve(length) } catch { return error }
+        remote.revealed(by: worker.head.validators, from: worker.sourceIndex)
+        if let failure = request.refusal(ofLength: length)
+            ?? storage.learned(length: length, rangesSupported: crew.rangesSupported)
+        {
+            pending.failure = failure
+            return false
         }
         announce()
-        return nil
+        return true
     }
 
     private func announce() {
         guard !announced else { return }
         announced = true
-        let planned = rangesSupported ? request.connections : 1
+        let planned = crew.rangesSupported ? request.connections : 1
         engine.emit(.started(id: request.id, length: total, connections: planned, resumedFrom: tally.resumedFrom))
-    }
-
-    private func rememberEffectiveURL(_ worker: Worker) {
-        if effectiveURLs[worker.sourceIndex] == nil, let url = worker.easy?.effectiveURL {
-            effectiveURLs[worker.sourceIndex] = url
-        }
     }
 
     // MARK: Body
 
     /// The write callback: judges the head first, honours `--limit-rate`, then hands
-    /// the buffer to `BodyWriter`; a short count ends the request (its region is
+    /// the buffer to `ItemStorage`; a short count ends the request (its region is
     /// done, or it must stop).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
         if finished || worker.error != nil { return 0 }
         if !worker.headProcessed {
             if let stop = handleHead(worker) { return stop }
-            if needsExpand, !crew.fannedOut {
+            if pending.expand, !crew.fannedOut {
                 if crew.wouldHire {
                     // The other regions are cut before this connection writes a byte,
                     // however much a busy machine let pile up in its socket: `settle()`
                     // fans out, then lets it go on.
-                    heldForExpand = worker
+                    pending.held = worker
                     return jg_writefunc_pause()
                 }
                 // One region (a small file): the fan-out hires no one and makes no curl
                 // call, so it happens here and the body flows on unpaused.
-                needsExpand = false
+                pending.expand = false
                 _ = crew.fanOut()
             }
         }
         if engine.rateLimited, engine.takeRatePause(worker) { return jg_writefunc_pause() }
-        let (written, failure) = writer.write(bytes, for: worker, book: &book, part: part, durability: durability)
-        if let failure { pendingFailure = failure }
+        let (written, failure) = storage.write(bytes, for: worker, book: &book)
+        if let failure { pending.failure = failure }
         if written > 0 {
             worker.received(Int64(written), now: engine.now())
             engine.consumeRate(written)
@@ -344,16 +298,14 @@ final class ItemTransfer: @unchecked Sendable {
         return written
     }
 
-    private var bytesPresent: Int64 { book?.present ?? workers.first?.pos ?? 0 }
-
     // MARK: Request end
 
     /// A request finished (libcurl's DONE message); decides what the worker does next.
     func requestFinished(_ worker: Worker, code: CURLcode) {
         let errorText = worker.easy?.errorText ?? ""
         if !worker.headProcessed, !finished, worker.error == nil, worker.head.status != 0 || isFileSource, code == CURLE_OK {
-            if handleHead(worker) != nil, let restart = pendingRestart, restart.stream === worker {
-                pendingRestart?.stream = nil  // nothing left of this response to keep
+            if handleHead(worker) != nil, pending.restart?.stream === worker {
+                pending.restart?.stream = nil  // nothing left of this response to keep
             }
         }
         engine.detach(worker)
@@ -363,26 +315,36 @@ final class ItemTransfer: @unchecked Sendable {
             stop(keepingState: false, as: .notModified)
             return
         }
-        if pendingFailure != nil || pendingRestart != nil {
-            if pendingRestart?.stream === worker { pendingRestart?.stream = nil }
+        if pending.failure != nil || pending.restart != nil {
+            if pending.restart?.stream === worker { pending.restart?.stream = nil }
             settle()
             return
         }
         if let target = worker.redirectTarget {
-            switch Redirect.nextHop(target, from: worker.url, hops: worker.redirects) {
-            case .success(let next):
-                worker.redirects += 1
-                worker.redirectURL = next
-                launch(worker)
-            case .failure(let error):
-                worker.redirectURL = nil
-                worker.redirects = 0
-                handleFailure(worker, error)
-            }
-            settle()
-            checkCompletion()
-            return
+            follow(target, worker)
+        } else {
+            judgeEnd(of: worker, code: code, errorText: errorText)
         }
+        settle()
+        checkCompletion()
+    }
+
+    /// The response was a redirect: the worker's next request goes where it leads.
+    private func follow(_ target: String, _ worker: Worker) {
+        switch Redirect.nextHop(target, from: worker.url, hops: worker.redirects) {
+        case .success(let next):
+            worker.redirects += 1
+            worker.redirectURL = next
+            launch(worker)
+        case .failure(let error):
+            worker.redirectURL = nil
+            worker.redirects = 0
+            handleFailure(worker, error)
+        }
+    }
+
+    /// Carries out `RequestEnd`'s verdict on a request that was not a redirect.
+    private func judgeEnd(of worker: Worker, code: CURLcode, errorText: String) {
         worker.redirectURL = nil
         worker.redirects = 0
         // After redirects `worker.url` is the hop that failed; the message names the source too.
@@ -401,7 +363,6 @@ final class ItemTransfer: @unchecked Sendable {
             handleFailure(worker, failure)
         case .failItem(let failure):
             fail(failure)
-            return
         case .ended(let length):
             book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
             fallthrough
@@ -410,15 +371,13 @@ final class ItemTransfer: @unchecked Sendable {
             worker.consecutiveFailures = 0
             if let region = book?.region(of: worker.slot), region.next < region.end {
                 launch(worker)  // the server sent less than asked: ask for the rest
-            } else if rangesSupported, let range = crew.nextRange(for: worker) {
+            } else if crew.rangesSupported, let range = crew.nextRange(for: worker) {
                 worker.pos = range.lower
                 launch(worker)
             } else {
                 crew.retire(worker)
             }
         }
-        settle()
-        checkCompletion()
     }
 
     /// A request failed: carries out `RetryPolicy`'s decision for the worker.
@@ -447,7 +406,12 @@ final class ItemTransfer: @unchecked Sendable {
         case .retire(let sourceDead):
             if sourceDead { crew.markDead(worker.sourceIndex) }
             crew.retire(worker)
-            replaceIfStranded()
+            // A range given back is taken again before the item can fail (SPEC §5): by a
+            // live worker when its own region ends, or now by a new one.
+            if let replacement = crew.replaceStranded(progress: storage.bytesThisRun) {
+                tally.attempts += 1
+                launch(replacement)
+            }
         }
     }
 
@@ -463,14 +427,6 @@ final class ItemTransfer: @unchecked Sendable {
             }
             worker.pos = range.lower
         }
-        launch(worker)
-    }
-
-    /// A range given back is taken again before the item can fail (SPEC §5): by a
-    /// live worker when its own region ends, or now by a new one (`Crew.replaceStranded`).
-    private func replaceIfStranded() {
-        guard let worker = crew.replaceStranded(progress: bytesThisRun) else { return }
-        tally.attempts += 1
         launch(worker)
     }
 
@@ -494,23 +450,23 @@ final class ItemTransfer: @unchecked Sendable {
     /// Carries out what callbacks decided, and fans out once the file is known.
     func settle() {
         guard !finished else { return }
-        if let failure = pendingFailure {
-            pendingFailure = nil
+        if let failure = pending.failure {
+            pending.failure = nil
             fail(failure)
             return
         }
-        if let restart = pendingRestart {
-            pendingRestart = nil
+        if let restart = pending.restart {
+            pending.restart = nil
             self.restart(reason: restart.reason, keeping: restart.stream, counts: restart.counts)
             return
         }
-        if needsExpand {
-            needsExpand = false
+        if pending.expand {
+            pending.expand = false
             // Up to `connections` workers, each asking once for a region (SPEC §5).
             for worker in crew.fanOut() where !finished { launch(worker) }
         }
-        if let held = heldForExpand {
-            heldForExpand = nil
+        if let held = pending.held {
+            pending.held = nil
             engine.resume(held)
         }
     }
@@ -531,36 +487,30 @@ final class ItemTransfer: @unchecked Sendable {
             if worker.easy != nil { engine.detach(worker) }
         }
         crew.startOver(keeping: stream)
-        presumed = false
+        remote.forget()
         tally.resumedFrom = 0
-        writer.restarted()
-        validators = Validators()
-        effectiveURLs = [:]
-        stateful = false
-        durability.dropState()
-        do { try part?.truncate() } catch {
+        do { try storage.startOver() } catch {
             fail(error)
             return
         }
         request.observer?.restarted()
-        if let stream {
-            let head = stream.head
-            stream.pos = 0
-            stream.requestStart = 0
-            // Ranges were refused just now: this run takes the file as one stream.
-            let ranges = counts && head.acceptsRanges
-            if let failure = learn(length: head.contentLength, ranges: ranges, validators: head.validators, source: stream.sourceIndex) {
-                fail(failure)
-                return
-            }
-            stream.requestedEnd = head.contentLength
-            crew.adoptStream(stream)
-            needsExpand = rangesSupported
-            engine.resume(stream)
-            settle()
-        } else {
+        guard let stream else {
             launch(crew.hire())
+            return
         }
+        stream.pos = 0
+        stream.requestStart = 0
+        // Ranges were refused just now: this run takes the file as one stream.
+        let head = stream.head
+        guard learn(length: head.contentLength, ranges: counts && head.acceptsRanges, from: stream) else {
+            settle()
+            return
+        }
+        stream.requestedEnd = head.contentLength
+        crew.adoptStream(stream)
+        pending.expand = crew.rangesSupported
+        engine.resume(stream)
+        settle()
     }
 
     // MARK: Timers
@@ -576,23 +526,23 @@ final class ItemTransfer: @unchecked Sendable {
             }
             if finished { return }
         }
-        if let worker = crew.replaceStalled(progress: bytesThisRun) {
+        if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
             tally.attempts += 1
             launch(worker)
-        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(sourceURL($0))) }) {
+        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(remote.url(of: $0))) }) {
             launch(worker)
         }
         if finished { return }
-        if stateful, now - lastCheckpoint >= engine.configuration.checkpointInterval {
-            lastCheckpoint = now
-            checkpoint(wait: false)
-        }
+        storage.checkpointIfDue(now: now, book: book, validators: remote.validators)
         // Progress follows the item's start event, which waits for the first head.
         if announced, now - lastProgress >= engine.configuration.progressInterval {
             lastProgress = now
             let active = workers.filter { if case .active = $0.state { true } else { false } }.count
+            let present = book?.present ?? workers.first?.pos ?? 0
             engine.emit(
-                .progress(id: request.id, bytesThisRun: bytesThisRun, bytesPresent: bytesPresent, length: total, connections: active))
+                .progress(
+                    id: request.id, bytesThisRun: storage.bytesThisRun, bytesPresent: present, length: total,
+                    connections: active))
         }
     }
 
@@ -608,30 +558,27 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: End
 
-    private func checkpoint(wait: Bool) {
-        guard stateful, let book, let part else { return }
-        let state = ResumeState(url: request.sources[0], validators: validators, length: book.length, missing: book.missing)
-        durability.checkpoint(state, part: part, wait: wait)
-    }
-
     private func outcome(_ status: TransferOutcome.Status) -> TransferOutcome {
         tally.outcome(
-            status, length: total, bytesDownloaded: bytesThisRun, hasState: durability.checkpointed, validators: validators)
+            status, length: total, bytesDownloaded: storage.bytesThisRun, hasState: storage.hasState,
+            validators: remote.validators)
     }
 
     /// The last byte is written: the hasher reads the rest of the file while the item's
     /// queue syncs it (`ItemDurability.finish`); whoever places the file waits for that.
     private func complete() {
         guard !finished else { return }
-        if let failure = part?.failedSync {
+        let end: (synced: Bool, afterSyncs: TransferOutcome.AfterSyncs)?
+        switch storage.finish() {
+        case .failure(let failure):
             fail(failure)
             return
+        case .success(let finish):
+            end = finish
         }
-        let end = part.map { durability.finish($0) }
         finished = true
         announce()
         request.observer?.prefixCompleted(upTo: total ?? 0)
-        part = nil
         var outcome = outcome(.completed)
         if let end {
             outcome.dataSynced = end.synced
@@ -661,26 +608,15 @@ final class ItemTransfer: @unchecked Sendable {
             worker.easy = nil
         }
         // The regions stay in the book so the final checkpoint still sees them.
-        if keepingState && stateful {
-            checkpoint(wait: true)
-        } else {
-            stateful = false
-            durability.dropState()
-            // A part file another process holds (`locked`) is that process's.
-            if prepareFailure?.code != .locked { request.root.unlink(request.partPath) }
-        }
+        storage.close(keepingState: keepingState, book: book, validators: remote.validators)
         finished = true
-        part = nil
         completion(outcome(status))
     }
 
     /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when
     /// a cancel stopped the run before its turn, so the run still counts as interrupted.
-    /// A part file prepared ahead of its turn goes, unless it holds an earlier run's
-    /// bytes with their resume state.
     func skip(cancelled: Bool = false) {
-        if part != nil, !stateful { request.root.unlink(request.partPath) }
-        part = nil
+        storage.abandon()
         finished = true
         completion(outcome(cancelled ? .cancelled : .skipped))
     }

@@ -1,0 +1,120 @@
+import Foundation
+
+/// Where one item's bytes go (SPEC §5, §6): its part file, the `BodyWriter` that
+/// fills it, the `ItemDurability` that syncs it, and the resume state (`.jgd`) kept
+/// for the next run while the item is resumable.
+///
+/// Confined like the `ItemTransfer` that owns it: `open` runs on the engine's
+/// preparation queue before the item's turn, everything else on the engine thread.
+final class ItemStorage {
+    private let request: TransferRequest
+    private let durability: ItemDurability
+    private let checkpointInterval: Double
+    /// Writes the body buffers; counts the bytes of this run.
+    private var writer: BodyWriter
+    private var part: PartFile?
+    /// Keeps resume state: ranges supported, and large enough to be worth it.
+    private(set) var resumable = false
+    /// Why the part file could not be opened; the item fails with it when it starts.
+    private(set) var openFailure: TransferError?
+    private var lastCheckpoint = 0.0
+
+    init(request: TransferRequest, configuration: TransferEngine.Configuration) {
+        self.request = request
+        durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: configuration)
+        checkpointInterval = configuration.checkpointInterval
+        let spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace)
+        writer = BodyWriter(request: request, spaceGuard: spaceGuard)
+    }
+
+    /// Bytes written in this run.
+    var bytesThisRun: Int64 { writer.bytesThisRun }
+    /// Resume state is on disk, or a checkpoint of it is queued.
+    var hasState: Bool { durability.checkpointed }
+
+    /// Takes over an earlier run's part file and resume state (`EarlierRun`).
+    func adoptEarlierRun() {
+        resumable = true
+        durability.adoptExistingState()
+    }
+
+    /// Opens the part file, new unless an earlier run's bytes were adopted.
+    func open() {
+        do {
+            part = try PartFile(path: request.partPath, fresh: !resumable, root: request.root)
+        } catch {
+            openFailure = error
+        }
+    }
+
+    /// The length of the file is known now: resumable files, and any larger than
+    /// 1 MiB, get their whole length reserved at once (a small single-request file is
+    /// written in one go; reserving it costs more than it saves).
+    func learned(length: Int64?, rangesSupported: Bool) -> TransferError? {
+        resumable = rangesSupported && (length ?? 0) > request.minSegment && request.resume
+        if let length, let part, resumable || length > 1 << 20 {
+            do { try part.reserve(length) } catch { return error }
+        }
+        return nil
+    }
+
+    /// Writes a body buffer for `worker` (`BodyWriter.write`).
+    func write(_ bytes: UnsafeRawBufferPointer, for worker: Worker, book: inout SegmentBook?) -> (
+        written: Int, failure: TransferError?
+    ) {
+        writer.write(bytes, for: worker, book: &book, part: part, durability: durability)
+    }
+
+    /// Saves resume state when a checkpoint is due.
+    func checkpointIfDue(now: Double, book: SegmentBook?, validators: Validators) {
+        guard resumable, now - lastCheckpoint >= checkpointInterval else { return }
+        lastCheckpoint = now
+        checkpoint(book, validators: validators, wait: false)
+    }
+
+    /// Counts checkpoint intervals from `now` (the item's start).
+    func startClock(now: Double) { lastCheckpoint = now }
+
+    private func checkpoint(_ book: SegmentBook?, validators: Validators, wait: Bool) {
+        guard resumable, let book, let part else { return }
+        let state = ResumeState(url: request.sources[0], validators: validators, length: book.length, missing: book.missing)
+        durability.checkpoint(state, part: part, wait: wait)
+    }
+
+    /// The download starts over from zero: the resume state goes and the part file is emptied.
+    func startOver() throws(TransferError) {
+        writer.restarted()
+        resumable = false
+        durability.dropState()
+        try part?.truncate()
+    }
+
+    /// The last byte is written: hands the part file to `ItemDurability.finish`, or
+    /// returns the flush that failed on the way.
+    func finish() -> Result<(synced: Bool, afterSyncs: TransferOutcome.AfterSyncs)?, TransferError> {
+        if let failure = part?.failedSync { return .failure(failure) }
+        defer { part = nil }
+        return .success(part.map { durability.finish($0) })
+    }
+
+    /// Ends the item early: writes the last checkpoint when state is kept (and there
+    /// is any), otherwise removes the part file and its state. A part file another
+    /// process holds (`locked`) is that process's.
+    func close(keepingState: Bool, book: SegmentBook?, validators: Validators) {
+        if keepingState && resumable {
+            checkpoint(book, validators: validators, wait: true)
+        } else {
+            resumable = false
+            durability.dropState()
+            if openFailure?.code != .locked { request.root.unlink(request.partPath) }
+        }
+        part = nil
+    }
+
+    /// The item never started: a part file opened ahead of its turn goes, unless it
+    /// holds an earlier run's bytes with their resume state.
+    func abandon() {
+        if part != nil, !resumable { request.root.unlink(request.partPath) }
+        part = nil
+    }
+}
