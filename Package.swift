@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "jgmirror",
             dependencies: [
-                "JGMirror",
+                "JGMirror", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -34,3 +34,5 @@ int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode
 }
 
 int jg_release_free_memory(void) { return malloc_trim(0); }
+
+int jg_use_one_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }

@@ -57,6 +57,45 @@ import Testing
         #expect(!plan.items[1].hasChecksum)
     }
 
+    @Test func itemsPlannedTogetherShareOneTextArenaAndChangeAlone() throws {
+        let manifest = try Manifest.parse(
+            """
+            version: 1
+            items:
+              - url: http://127.0.0.1:9/releases/first-file-with-a-long-name.tar.gz
+                mirrors: [http://127.0.0.1:8/first.tar.gz]
+                tag: 7
+              - url: http://127.0.0.1:9/releases/second-file-with-a-long-name.tar.gz
+                dest: sub/folder/second-file-with-a-long-name.tar.gz
+              - url: http://127.0.0.1:9/é/third
+                size: 12
+            """, name: "m.yaml")
+        var plan = Plan(manifest: manifest)
+        let dests = ["first-file-with-a-long-name.tar.gz", "sub/folder/second-file-with-a-long-name.tar.gz", "third"]
+        #expect(plan.items.map(\.dest) == dests)
+        #expect(plan.items[2].url == "http://127.0.0.1:9/é/third" && plan.items[2].size == 12 && plan.items[1].size == nil)
+        #expect(plan.items[0].mirrors == ["http://127.0.0.1:8/first.tar.gz"] && plan.items[0].tag == 7)
+        #expect(plan.items[1].mirrors.isEmpty && plan.items[1].tag == nil && plan.items[1].sha512 == nil)
+        let copy = plan.items[1]
+        plan.items[1].url = "http://127.0.0.1:9/moved"
+        plan.items[0].dest = "renamed"
+        plan.items[0].mirrors = []
+        plan.items[1].tag = 3
+        plan.items[2].size = nil
+        #expect(plan.items.map(\.dest) == ["renamed", dests[1], dests[2]])
+        #expect(plan.items.map(\.url) == [
+            "http://127.0.0.1:9/releases/first-file-with-a-long-name.tar.gz", "http://127.0.0.1:9/moved", "http://127.0.0.1:9/é/third",
+        ])
+        #expect(copy.url == "http://127.0.0.1:9/releases/second-file-with-a-long-name.tar.gz" && copy.dest == dests[1])
+        #expect(plan.items[0].mirrors.isEmpty && plan.items[0].tag == 7 && plan.items[1].tag == 3 && plan.items[2].size == nil)
+        // One item costs its 120 bytes plus its text; the text of a long URL lands in an
+        // arena of its own.
+        #expect(MemoryLayout<PlannedItem>.stride <= 120)
+        let long = "http://127.0.0.1:9/" + String(repeating: "x", count: TextArena.planCapacity)
+        plan.items[2].url = long
+        #expect(plan.items[2].url == long && plan.items[2].dest == "third")
+    }
+
     /// A sync's report keeps its results as rows and builds them when read: what it
     /// reads back, counts, exits with and writes is what a report of the same results,
     /// built whole, does.

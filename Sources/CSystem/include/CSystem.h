@@ -23,4 +23,8 @@ int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode
  * system, wherever they are in the heap. Returns 1 when some were. */
 int jg_release_free_memory(void);
 
+/* mallopt(M_ARENA_MAX, 1): every thread allocates from one arena, so memory one
+ * thread frees can serve another. Call before threads start; returns 1 on success. */
+int jg_use_one_malloc_arena(void);
+
 #endif

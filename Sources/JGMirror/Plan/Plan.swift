@@ -38,6 +38,8 @@ public struct Plan: Sendable {
         let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
         var tagSelected = 0
         var knownTags = Set<String>()
+        // Items' URLs and destinations, a megabyte of text per arena.
+        var arena = TextArena(capacity: TextArena.planCapacity)
         var index = -1
         while let chunk = source.removeFirstChunk() {
             for item in chunk {
@@ -52,6 +54,7 @@ public struct Plan: Sendable {
                 if let shard = options.shard, !shard.contains(dest: dest) { continue }
                 let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? 6
                 let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? max(1, connections / 2)
+                if !arena.hasRoom(for: item.url, dest) { arena = TextArena(capacity: TextArena.planCapacity) }
                 selected.append(
                     PlannedItem(
                         id: index,
@@ -77,7 +80,8 @@ public struct Plan: Sendable {
                         location: item.location,
                         sha256Location: item.sha256Location,
                         failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
-                        sharing: selected.last
+                        sharing: selected.last,
+                        arena: arena
                     ))
             }
         }

@@ -1,14 +1,46 @@
 /// One item of the queue with every option resolved: what the engine fetches and
 /// where the verified bytes land.
 public struct PlannedItem: Sendable, Identifiable {
+    // Stored fields are ordered to pack the struct (120 bytes): a 100,000-item plan
+    // holds one per item for the whole run.
+
+    /// `url` and `dest`, as spans of a text arena shared by the items planned with it.
+    private var texts: TextArena
+    private var urlSpan: TextArena.Span
+    private var destSpan: TextArena.Span
+    /// The resolved options, shared by every item that resolves to the same ones
+    /// (most items of a large manifest take all of theirs from `defaults`): inline,
+    /// they were 90 bytes of every item, and each item's merged header list its own
+    /// allocation.
+    private var shared: PlannedItemOptions
+    /// Mirrors, SHA-512 and tag, which most items lack; nil when all are absent.
+    private var extras: PlannedItemExtras?
+    /// `size`; `Int64.min` when none.
+    private var storedSize: Int64
     /// Position in the manifest (0-based), stable across filters.
     public var id: Int
+    /// Where the item is in the manifest, for errors found after planning.
+    public var location: SourceLocation
+    /// Where its `sha256` is, when inline.
+    public var sha256Location: SourceLocation?
+    /// `sha256`, kept as 32 raw bytes.
+    var expectedSHA256: PackedSHA256?
+
     /// Primary URL.
-    public var url: String
+    public var url: String {
+        get { texts[urlSpan] }
+        set { (texts, urlSpan, destSpan) = PlannedItem.arena(url: newValue, dest: dest) }
+    }
     /// Other URLs with the same bytes, tried in turn.
-    public var mirrors: [String]
+    public var mirrors: [String] {
+        get { extras?.values.mirrors ?? [] }
+        set { changeExtras { $0.mirrors = newValue } }
+    }
     /// Destination relative to the root, normalised.
-    public var dest: String
+    public var dest: String {
+        get { texts[destSpan] }
+        set { (texts, urlSpan, destSpan) = PlannedItem.arena(url: url, dest: newValue) }
+    }
     /// Absolute destination path (computed: storing it cost 100 bytes per item).
     public var path: String { root + "/" + dest }
     /// Expected SHA-256 (lower-case hex), when known.
@@ -16,23 +48,21 @@ public struct PlannedItem: Sendable, Identifiable {
         get { expectedSHA256?.text }
         set { expectedSHA256 = newValue.map(PackedSHA256.init) }
     }
-    /// `sha256`, kept as 32 raw bytes.
-    var expectedSHA256: PackedSHA256?
     /// Expected SHA-512 (lower-case hex), when the manifest or a SHA512SUMS list gives one.
-    public var sha512: String? = nil
+    public var sha512: String? {
+        get { extras?.values.sha512 }
+        set { changeExtras { $0.sha512 = newValue } }
+    }
     /// Expected length; a server that disagrees fails the item.
-    public var size: Int64?
+    public var size: Int64? {
+        get { storedSize == .min ? nil : storedSize }
+        set { storedSize = newValue ?? .min }
+    }
     /// Numeric tag echoed in reports.
-    public var tag: Int?
-    /// Where the item is in the manifest, for errors found after planning.
-    public var location: SourceLocation
-    /// Where its `sha256` is, when inline.
-    public var sha256Location: SourceLocation?
-    /// The resolved options, shared by every item that resolves to the same ones
-    /// (most items of a large manifest take all of theirs from `defaults`): inline,
-    /// they were 90 bytes of every item, and each item's merged header list its own
-    /// allocation.
-    private var shared: PlannedItemOptions
+    public var tag: Int? {
+        get { extras?.values.tag }
+        set { changeExtras { $0.tag = newValue } }
+    }
 
     /// Absolute destination root.
     public var root: String {
@@ -100,18 +130,9 @@ public struct PlannedItem: Sendable, Identifiable {
         size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
         redact: [String], tags: [String], tag: Int?, insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
         refresh: RefreshPolicy = .conditional, location: SourceLocation,
-        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
+        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil,
+        arena: TextArena? = nil
     ) {
-        self.id = id
-        self.url = url
-        self.mirrors = mirrors
-        self.dest = dest
-        self.expectedSHA256 = sha256
-        self.sha512 = sha512
-        self.size = size
-        self.tag = tag
-        self.location = location
-        self.sha256Location = sha256Location
         let values = PlannedItemOptions.Values(
             root: root, connections: connections, retries: retries, minSegment: minSegment, timeout: timeout,
             headers: headers, redact: redact, tags: tags, insecure: insecure, forwardHeaders: forwardHeaders,
@@ -121,10 +142,33 @@ public struct PlannedItem: Sendable, Identifiable {
         } else {
             shared = PlannedItemOptions(values)
         }
+        (texts, urlSpan, destSpan) = PlannedItem.arena(url: url, dest: dest, appendingTo: arena)
+        let extras = PlannedItemExtras.Values(mirrors: mirrors, sha512: sha512, tag: tag)
+        self.extras = extras.isEmpty ? nil : PlannedItemExtras(extras)
+        storedSize = size ?? .min
+        self.id = id
+        self.location = location
+        self.sha256Location = sha256Location
+        expectedSHA256 = sha256
     }
 
     /// Whether this item and `other` hold one shared set of options.
     func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
+
+    /// `url` and `dest` in `arena` when they fit there, else in an arena of their own.
+    private static func arena(
+        url: String, dest: String, appendingTo arena: TextArena? = nil
+    ) -> (TextArena, TextArena.Span, TextArena.Span) {
+        if let arena, let (urlSpan, destSpan) = arena.append(url, dest) { return (arena, urlSpan, destSpan) }
+        let (own, spans) = TextArena.holding(url, dest)
+        return (own, spans[0], spans[1])
+    }
+
+    private mutating func changeExtras(_ update: (inout PlannedItemExtras.Values) -> Void) {
+        var values = extras?.values ?? PlannedItemExtras.Values()
+        update(&values)
+        extras = values.isEmpty ? nil : PlannedItemExtras(values)
+    }
 
     private mutating func change(_ update: (inout PlannedItemOptions.Values) -> Void) {
         var values = shared.values

@@ -54,9 +54,10 @@ final class ItemRunner: Sendable {
         /// Items handed to the engine whose outcome has not come back.
         var submitted = 0
         /// Items to fetch that wait for room in the engine's queue, as
-        /// `index << 1 | knownFresh`: a queued item costs eight bytes here instead of
-        /// a request, a hasher and a transfer object in the engine.
-        var queued = FIFO<Int>()
+        /// `index << 1 | knownFresh`: a queued item costs eight bytes here (a 32-bit
+        /// entry and its optional's padding) instead of a request, a hasher and a
+        /// transfer object in the engine.
+        var queued = FIFO<UInt32>()
     }
 
     /// Items handed to the engine at once: enough that a finished item's slot never
@@ -202,7 +203,7 @@ final class ItemRunner: Sendable {
             let knownFresh = assessment.noResumeState
             let now = state.withLock { state -> Bool in
                 guard state.submitted < window else {
-                    state.queued.append(index << 1 | (knownFresh ? 1 : 0))
+                    state.queued.append(UInt32(index) << 1 | (knownFresh ? 1 : 0))
                     return false
                 }
                 state.submitted += 1
@@ -214,14 +215,14 @@ final class ItemRunner: Sendable {
 
     /// An item's outcome came back from the engine: the next queued item takes its place.
     private func submitNext() {
-        let next = state.withLock { state -> Int? in
+        let next = state.withLock { state -> UInt32? in
             guard let next = state.queued.popFirst() else {
                 state.submitted -= 1
                 return nil
             }
             return next
         }
-        if let next { fetch(next >> 1, knownFresh: next & 1 == 1) }
+        if let next { fetch(Int(next >> 1), knownFresh: next & 1 == 1) }
     }
 
     /// Sends the item to the engine; `note` explains why the item is fetched again,
