@@ -91,7 +91,7 @@ import Testing
         // One item costs its 120 bytes plus its text; the text of a long URL lands in an
         // arena of its own.
         #expect(MemoryLayout<PlannedItem>.stride <= 120)
-        let long = "http://127.0.0.1:9/" + String(repeating: "x", count: TextArena.planCapacity)
+        let long = "http://127.0.0.1:9/" + String(repeating: "x", count: TextArena.Builder.capacity)
         plan.items[2].url = long
         #expect(plan.items[2].url == long && plan.items[2].dest == "third")
     }

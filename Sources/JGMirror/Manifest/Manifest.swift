@@ -121,28 +121,16 @@ public struct ManifestSet: Sendable {
 
 /// One entry of `items:` as written, before defaults are applied.
 public struct ManifestItem: Sendable {
-    public var url: String
-    public var mirrors: [String] = []
-    /// The destination as written, relative to the root; nil means the URL's file name.
-    public var dest: String?
-    /// Lower-case hex SHA-256, when given inline.
-    public var sha256: String? {
-        get { packedSHA256?.text }
-        set { packedSHA256 = newValue.map(PackedSHA256.init) }
-    }
-    /// `sha256`, kept as 32 raw bytes.
-    var packedSHA256: PackedSHA256?
-    /// Lower-case hex SHA-512, when given inline or by a SHA512SUMS list.
-    public var sha512: String?
-    /// The expected length in bytes, when given.
-    public var size: Int64?
-    /// The numeric tag echoed in reports (JGDownloadOperation.tag).
-    public var tag: Int?
-    /// Options set on the item itself.
-    public var settings: ItemSettings {
-        get { overrides?.settings ?? ItemSettings() }
-        set { overrides = newValue == ItemSettings() ? nil : SettingsBox(newValue) }
-    }
+    // Stored fields are ordered to pack the struct (128 bytes), and the URL and
+    // destination share a text arena with the items parsed with them: a 100,000-item
+    // manifest is whole in memory until its plan is built.
+
+    /// `url` and `dest` (empty when nil).
+    private(set) var texts: ItemTexts
+    /// Mirrors, SHA-512 and tag, which most items lack; nil when all are absent.
+    private(set) var extras: ItemExtras?
+    /// `size`; `Int64.min` when none.
+    private var storedSize: Int64
     /// Most items set nothing of their own: a nil box keeps a 100,000-item manifest
     /// about 9 MB smaller than an inline `ItemSettings` each.
     var overrides: SettingsBox? = nil
@@ -154,6 +142,110 @@ public struct ManifestItem: Sendable {
     public var destLocation: SourceLocation
     /// Where `sha256` is, for conflicts with a checksums file.
     public var sha256Location: SourceLocation?
+    private var hasDest: Bool
+    /// `sha256`, kept as 32 raw bytes.
+    var packedSHA256: PackedSHA256?
+
+    public var url: String {
+        get { texts.url }
+        set { texts = ItemTexts(url: newValue, dest: texts.dest) }
+    }
+    public var mirrors: [String] {
+        get { extras?.values.mirrors ?? [] }
+        set { changeExtras { $0.mirrors = newValue } }
+    }
+    /// The destination relative to the root. A parsed item's is normalised, and is the
+    /// URL's file name when the manifest gives none; nil only for an item made without
+    /// one.
+    public var dest: String? {
+        get { hasDest ? texts.dest : nil }
+        set {
+            texts = ItemTexts(url: texts.url, dest: newValue ?? "")
+            hasDest = newValue != nil
+        }
+    }
+    /// Lower-case hex SHA-256, when given inline.
+    public var sha256: String? {
+        get { packedSHA256?.text }
+        set { packedSHA256 = newValue.map(PackedSHA256.init) }
+    }
+    /// Lower-case hex SHA-512, when given inline or by a SHA512SUMS list.
+    public var sha512: String? {
+        get { extras?.values.sha512 }
+        set { changeExtras { $0.sha512 = newValue } }
+    }
+    /// The expected length in bytes, when given.
+    public var size: Int64? {
+        get { storedSize == .min ? nil : storedSize }
+        set { storedSize = newValue ?? .min }
+    }
+    /// The numeric tag echoed in reports (JGDownloadOperation.tag).
+    public var tag: Int? {
+        get { extras?.values.tag }
+        set { changeExtras { $0.tag = newValue } }
+    }
+    /// Options set on the item itself.
+    public var settings: ItemSettings {
+        get { overrides?.settings ?? ItemSettings() }
+        set { overrides = newValue == ItemSettings() ? nil : SettingsBox(newValue) }
+    }
+
+    init(
+        url: String, dest: String? = nil, location: SourceLocation, urlLocation: SourceLocation, destLocation: SourceLocation
+    ) {
+        self.init(texts: ItemTexts(url: url, dest: dest ?? ""), hasDest: dest != nil, location: location)
+        self.urlLocation = urlLocation
+        self.destLocation = destLocation
+    }
+
+    /// An item whose URL and destination are `texts` (`hasDest`: the destination is
+    /// given); everything else is absent and every location is `location`.
+    init(texts: ItemTexts, hasDest: Bool, location: SourceLocation) {
+        self.texts = texts
+        self.hasDest = hasDest
+        storedSize = .min
+        self.location = location
+        urlLocation = location
+        destLocation = location
+    }
+
+    /// Sets the URL and destination at once, as `texts`.
+    mutating func setTexts(_ texts: ItemTexts, hasDest: Bool) {
+        self.texts = texts
+        self.hasDest = hasDest
+    }
+
+    private mutating func changeExtras(_ update: (inout ItemExtras.Values) -> Void) {
+        extras = ItemExtras.changing(extras, update)
+    }
+}
+
+/// What few items have: mirrors, a SHA-512, a numeric tag. Kept out of line and
+/// immutable (`ManifestItem` and `PlannedItem` copy on write), so that the many
+/// items without them carry one empty reference instead of 40 empty bytes; an item's
+/// plan shares its manifest item's.
+final class ItemExtras: Sendable {
+    struct Values: Sendable {
+        var mirrors: [String] = []
+        var sha512: String?
+        var tag: Int?
+
+        var isEmpty: Bool { mirrors.isEmpty && sha512 == nil && tag == nil }
+    }
+
+    let values: Values
+
+    private init(_ values: Values) { self.values = values }
+
+    /// The box for `values`; nil when they are all absent.
+    static func holding(_ values: Values) -> ItemExtras? { values.isEmpty ? nil : ItemExtras(values) }
+
+    /// The box for `extras`' values as `update` changes them.
+    static func changing(_ extras: ItemExtras?, _ update: (inout Values) -> Void) -> ItemExtras? {
+        var values = extras?.values ?? Values()
+        update(&values)
+        return holding(values)
+    }
 }
 
 /// Immutable storage for an item's own settings.

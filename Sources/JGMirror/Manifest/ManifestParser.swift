@@ -8,6 +8,8 @@ struct ManifestParser {
     let reader: YAMLEventReader
     private let options: ManifestOptions
     private var peeked: (YAMLEvent, SourceLocation)?
+    /// Where the items' URLs and destinations are kept.
+    private var texts = TextArena.Builder()
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
     static let settingKeys = [
@@ -91,14 +93,16 @@ struct ManifestParser {
     }
 
     private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
-        var item = ManifestItem(url: "", location: location, urlLocation: location, destLocation: location)
+        var item = ManifestItem(texts: ItemTexts(url: "", dest: ""), hasDest: false, location: location)
+        var url = ""
+        var dest: String?
         var seen = SeenKeys(Self.itemKeys)
         while let (key, keyLocation) = try nextKey(in: "an item", seen: &seen) {
             switch key {
             case "url":
-                let (url, urlLocation) = try readString(key)
+                let urlLocation: SourceLocation
+                (url, urlLocation) = try readString(key)
                 try checkURL(url, at: urlLocation)
-                item.url = url
                 item.urlLocation = urlLocation
             case "mirrors":
                 for (mirror, mirrorLocation) in try readStringList(key) {
@@ -106,8 +110,8 @@ struct ManifestParser {
                     item.mirrors.append(mirror)
                 }
             case "dest":
-                let (dest, destLocation) = try readString(key)
-                item.dest = dest
+                let destLocation: SourceLocation
+                (dest, destLocation) = try readString(key)
                 item.destLocation = destLocation
             case "sha256":
                 let (text, shaLocation) = try readString(key)
@@ -137,6 +141,8 @@ struct ManifestParser {
             }
         }
         guard seen.contains("url") else { throw error(location, "item has no 'url'") }
+        let normalized = try DestinationPath.normalize(dest, url: url).get(file: reader.sourceName, at: item.destLocation)
+        item.setTexts(texts.texts(url: url, dest: normalized), hasDest: true)
         return item
     }
 
@@ -176,16 +182,16 @@ struct ManifestParser {
     // MARK: Validation across items
 
     private func validateItems(_ manifest: inout Manifest) throws(ManifestError) {
-        var destinations: [String: SourceLocation] = [:]
-        destinations.reserveCapacity(manifest.itemChunks.count)
+        let items = manifest.itemChunks
+        var destinations = DestinationIndex(capacity: items.count)
         var directories = Set<String>()
         // The same, case-folded: names that collide on a case-insensitive file system.
         var foldedDestinations: [String: (dest: String, line: Int)] = [:]
         var foldedDirectories: [String: String] = [:]
-        for index in manifest.itemChunks.indices {
-            let item = manifest.itemChunks[index]
-            let dest = try DestinationPath.normalize(item.dest, url: item.url).get(file: reader.sourceName, at: item.destLocation)
-            if let first = destinations[dest] {
+        for index in items.indices {
+            let item = items[index]
+            let dest = item.dest ?? ""  // normalised by `parseItem`
+            if let first = destinations.location(of: dest, in: items) {
                 throw error(item.destLocation, "destination '\(dest)' is already used by the item at line \(first.line)")
             }
             if directories.contains(dest) {
@@ -194,21 +200,20 @@ struct ManifestParser {
             var parent = dest
             while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
                 parent = String(parent[..<slash])
-                if let clash = destinations[parent] {
+                if let clash = destinations.location(of: parent, in: items) {
                     throw error(item.destLocation, "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
                 }
                 if !directories.insert(parent).inserted { break }
             }
-            destinations[dest] = item.destLocation
+            destinations.insert(dest, at: index, of: items)
             if let clash = caseClash(
-                dest, line: item.destLocation.line, exact: destinations, exactFolders: directories, &foldedDestinations,
-                &foldedDirectories)
+                dest, line: item.destLocation.line, exact: { destinations.location(of: $0, in: items) }, exactFolders: directories,
+                &foldedDestinations, &foldedDirectories)
             {
                 let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")
                 if options.portableNames { throw problem }
                 manifest.warnings.append(problem)
             }
-            manifest.itemChunks[index].dest = dest
             if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
@@ -221,7 +226,7 @@ struct ManifestParser {
     /// `files`/`folders`: an all-lower-case one is its own folded form and already in
     /// `exact`/`exactFolders`, so a typical manifest pays lookups and no copies.
     private func caseClash(
-        _ dest: String, line: Int, exact: [String: SourceLocation], exactFolders: Set<String>,
+        _ dest: String, line: Int, exact: (String) -> SourceLocation?, exactFolders: Set<String>,
         _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
     ) -> String? {
         let folds = dest.utf8.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }
@@ -229,7 +234,7 @@ struct ManifestParser {
         if let other = files[folded] {
             return "destination '\(dest)' and '\(other.dest)' (line \(other.line)) are the same file"
         }
-        if folds, let other = exact[folded] {
+        if folds, let other = exact(folded) {
             return "destination '\(dest)' and '\(folded)' (line \(other.line)) are the same file"
         }
         if let other = folders[folded] ?? (folds && exactFolders.contains(folded) ? folded : nil) {
@@ -246,7 +251,7 @@ struct ManifestParser {
             if let other = files[key] {
                 return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(other.dest)' (line \(other.line))"
             }
-            if folds, let other = exact[key] {
+            if folds, let other = exact(key) {
                 return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(key)' (line \(other.line))"
             }
             if folds { folders[key] = folders[key] ?? String(parent) }

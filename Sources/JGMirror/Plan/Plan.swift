@@ -38,8 +38,6 @@ public struct Plan: Sendable {
         let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
         var tagSelected = 0
         var knownTags = Set<String>()
-        // Items' URLs and destinations, a megabyte of text per arena.
-        var arena = TextArena(capacity: TextArena.planCapacity)
         var index = -1
         while let chunk = source.removeFirstChunk() {
             for item in chunk {
@@ -54,16 +52,13 @@ public struct Plan: Sendable {
                 if let shard = options.shard, !shard.contains(dest: dest) { continue }
                 let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? 6
                 let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? max(1, connections / 2)
-                if !arena.hasRoom(for: item.url, dest) { arena = TextArena(capacity: TextArena.planCapacity) }
                 selected.append(
                     PlannedItem(
                         id: index,
-                        url: item.url,
-                        mirrors: item.mirrors,
-                        dest: dest,
+                        texts: item.texts,
+                        extras: item.extras,
                         root: root,
                         sha256: item.packedSHA256,
-                        sha512: item.sha512,
                         size: item.size,
                         connections: connections,
                         retries: retries,
@@ -72,7 +67,6 @@ public struct Plan: Sendable {
                         headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
                         redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
                         tags: tags,
-                        tag: item.tag,
                         insecure: item.settings.insecure ?? defaults.insecure ?? false,
                         forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
                         maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
@@ -80,8 +74,7 @@ public struct Plan: Sendable {
                         location: item.location,
                         sha256Location: item.sha256Location,
                         failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
-                        sharing: selected.last,
-                        arena: arena
+                        sharing: selected.last
                     ))
             }
         }

@@ -1,20 +1,18 @@
 /// One item of the queue with every option resolved: what the engine fetches and
 /// where the verified bytes land.
 public struct PlannedItem: Sendable, Identifiable {
-    // Stored fields are ordered to pack the struct (120 bytes): a 100,000-item plan
-    // holds one per item for the whole run.
+    // Stored fields are ordered to pack the struct (120 bytes): a plan holds one per
+    // item for the whole run.
 
-    /// `url` and `dest`, as spans of a text arena shared by the items planned with it.
-    private var texts: TextArena
-    private var urlSpan: TextArena.Span
-    private var destSpan: TextArena.Span
+    /// `url` and `dest`, in a text arena shared with the items parsed with it.
+    private var texts: ItemTexts
     /// The resolved options, shared by every item that resolves to the same ones
     /// (most items of a large manifest take all of theirs from `defaults`): inline,
     /// they were 90 bytes of every item, and each item's merged header list its own
     /// allocation.
     private var shared: PlannedItemOptions
     /// Mirrors, SHA-512 and tag, which most items lack; nil when all are absent.
-    private var extras: PlannedItemExtras?
+    private var extras: ItemExtras?
     /// `size`; `Int64.min` when none.
     private var storedSize: Int64
     /// Position in the manifest (0-based), stable across filters.
@@ -28,8 +26,8 @@ public struct PlannedItem: Sendable, Identifiable {
 
     /// Primary URL.
     public var url: String {
-        get { texts[urlSpan] }
-        set { (texts, urlSpan, destSpan) = PlannedItem.arena(url: newValue, dest: dest) }
+        get { texts.url }
+        set { texts = ItemTexts(url: newValue, dest: dest) }
     }
     /// Other URLs with the same bytes, tried in turn.
     public var mirrors: [String] {
@@ -38,8 +36,8 @@ public struct PlannedItem: Sendable, Identifiable {
     }
     /// Destination relative to the root, normalised.
     public var dest: String {
-        get { texts[destSpan] }
-        set { (texts, urlSpan, destSpan) = PlannedItem.arena(url: url, dest: newValue) }
+        get { texts.dest }
+        set { texts = ItemTexts(url: url, dest: newValue) }
     }
     /// Absolute destination path (computed: storing it cost 100 bytes per item).
     public var path: String { root + "/" + dest }
@@ -126,12 +124,11 @@ public struct PlannedItem: Sendable, Identifiable {
     }
 
     init(
-        id: Int, url: String, mirrors: [String], dest: String, root: String, sha256: PackedSHA256?, sha512: String? = nil,
+        id: Int, texts: ItemTexts, extras: ItemExtras?, root: String, sha256: PackedSHA256?,
         size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
-        redact: [String], tags: [String], tag: Int?, insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
+        redact: [String], tags: [String], insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
         refresh: RefreshPolicy = .conditional, location: SourceLocation,
-        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil,
-        arena: TextArena? = nil
+        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
     ) {
         let values = PlannedItemOptions.Values(
             root: root, connections: connections, retries: retries, minSegment: minSegment, timeout: timeout,
@@ -142,9 +139,8 @@ public struct PlannedItem: Sendable, Identifiable {
         } else {
             shared = PlannedItemOptions(values)
         }
-        (texts, urlSpan, destSpan) = PlannedItem.arena(url: url, dest: dest, appendingTo: arena)
-        let extras = PlannedItemExtras.Values(mirrors: mirrors, sha512: sha512, tag: tag)
-        self.extras = extras.isEmpty ? nil : PlannedItemExtras(extras)
+        self.texts = texts
+        self.extras = extras
         storedSize = size ?? .min
         self.id = id
         self.location = location
@@ -155,19 +151,8 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Whether this item and `other` hold one shared set of options.
     func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
 
-    /// `url` and `dest` in `arena` when they fit there, else in an arena of their own.
-    private static func arena(
-        url: String, dest: String, appendingTo arena: TextArena? = nil
-    ) -> (TextArena, TextArena.Span, TextArena.Span) {
-        if let arena, let (urlSpan, destSpan) = arena.append(url, dest) { return (arena, urlSpan, destSpan) }
-        let (own, spans) = TextArena.holding(url, dest)
-        return (own, spans[0], spans[1])
-    }
-
-    private mutating func changeExtras(_ update: (inout PlannedItemExtras.Values) -> Void) {
-        var values = extras?.values ?? PlannedItemExtras.Values()
-        update(&values)
-        extras = values.isEmpty ? nil : PlannedItemExtras(values)
+    private mutating func changeExtras(_ update: (inout ItemExtras.Values) -> Void) {
+        extras = ItemExtras.changing(extras, update)
     }
 
     private mutating func change(_ update: (inout PlannedItemOptions.Values) -> Void) {

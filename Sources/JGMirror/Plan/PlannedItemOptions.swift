@@ -21,20 +21,3 @@ final class PlannedItemOptions: Sendable {
 
     init(_ values: Values) { self.values = values }
 }
-
-/// What few planned items have: mirrors, a SHA-512, a numeric tag. Kept out of line
-/// and immutable (`PlannedItem` copies on write), so that the many items without
-/// them carry one empty reference instead of 40 empty bytes.
-final class PlannedItemExtras: Sendable {
-    struct Values: Sendable {
-        var mirrors: [String] = []
-        var sha512: String?
-        var tag: Int?
-
-        var isEmpty: Bool { mirrors.isEmpty && sha512 == nil && tag == nil }
-    }
-
-    let values: Values
-
-    init(_ values: Values) { self.values = values }
-}

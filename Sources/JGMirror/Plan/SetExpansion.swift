@@ -8,6 +8,8 @@ struct SetExpansion {
     let file: String
     /// Destinations taken so far, each with who took it, for conflict errors.
     private(set) var taken: [String: String] = [:]
+    /// Where the items' URLs and destinations are kept.
+    private var texts = TextArena.Builder()
 
     /// Starts from the manifest's own items, whose destinations are already normal.
     init(file: String, items: ManifestItemChunks) {
@@ -42,11 +44,11 @@ struct SetExpansion {
                 throw failure(entry.line, "destination '\(dest)' is also \(owner)")
             }
             taken[dest] = "listed by \(source) line \(entry.line)"
-            var item = ManifestItem(
-                url: SetExpansion.resolve(name: entry.name, against: set.sums), location: set.location,
-                urlLocation: set.sumsLocation, destLocation: set.sumsLocation)
+            let url = SetExpansion.resolve(name: entry.name, against: set.sums)
+            var item = ManifestItem(texts: texts.texts(url: url, dest: dest), hasDest: true, location: set.location)
+            item.urlLocation = set.sumsLocation
+            item.destLocation = set.sumsLocation
             item.mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
-            item.dest = dest
             if entry.isSHA512 { item.sha512 = entry.hash } else { item.sha256 = entry.hash }
             item.tag = set.tag
             item.settings = set.settings

@@ -45,9 +45,10 @@ public struct Download: Sendable {
         if let maxSize, maxSize <= 0 { throw UsageError("--max-size must be more than 0 bytes") }
         let (root, name) = try Download.split(destination, url: url)
         let item = PlannedItem(
-            id: 0, url: url, mirrors: mirrors, dest: name, root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) }, size: nil,
+            id: 0, texts: ItemTexts(url: url, dest: name),
+            extras: ItemExtras.holding(ItemExtras.Values(mirrors: mirrors, tag: tag)), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) }, size: nil,
             connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
-            headers: headers, redact: headers.map(\.name), tags: [], tag: tag, insecure: insecure, maxSize: maxSize, refresh: .always,
+            headers: headers, redact: headers.map(\.name), tags: [], insecure: insecure, maxSize: maxSize, refresh: .always,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])
         var plan = Plan(manifest: manifest, options: PlanOptions())
