@@ -96,6 +96,21 @@ import Testing
         #expect(plan.items[2].url == long && plan.items[2].dest == "third")
     }
 
+    @Test func destinationsWhoseHashesCollideAreStillToldApart() {
+        let dests = ["a", "b", "c/d"]
+        let items = ManifestItemChunks(dests.enumerated().map { index, dest in
+            let line = SourceLocation(line: index + 1, column: 1)
+            return ManifestItem(url: "http://127.0.0.1:9/\(dest)", dest: dest, location: line, urlLocation: line, destLocation: line)
+        })
+        var index = DestinationIndex(capacity: 3) { _ in 42 }  // every destination collides
+        for (position, dest) in dests.enumerated() {
+            #expect(index.location(of: dest, in: items) == nil)
+            index.insert(dest, at: position, of: items)
+        }
+        #expect(dests.map { index.location(of: $0, in: items)?.line } == [1, 2, 3])
+        #expect(index.location(of: "c", in: items) == nil && index.location(of: "e", in: items) == nil)
+    }
+
     /// A sync's report keeps its results as rows and builds them when read: what it
     /// reads back, counts, exits with and writes is what a report of the same results,
     /// built whole, does.
