@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,4 +36,8 @@ int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode
 
 int jg_release_free_memory(void) { return malloc_trim(0); }
 
-int jg_use_one_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }
+int jg_use_one_malloc_arena(void) {
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (getenv("MALLOC_ARENA_MAX") || (tunables && strstr(tunables, "arena_max"))) return 0;
+    return mallopt(M_ARENA_MAX, 1);
+}

@@ -70,10 +70,10 @@ enum Entry {
         // Past a file-size limit (`ulimit -f`) a write must fail the item with the
         // path named (exit 4), not kill the run before its report is written.
         signal(SIGXFSZ, SIG_IGN)
-        // One malloc arena for every thread: with one per thread (glibc's default,
-        // up to eight per core) memory one thread freed stayed out of another's
-        // reach, and a 100,000-item sync peaked 11 MiB higher. No slower, measured:
-        // bench/RESULTS.md.
+        // One malloc arena for every thread (unless the environment sets a limit):
+        // with one per thread (glibc's default, up to eight per core) memory one
+        // thread freed stayed out of another's reach, and a 100,000-item sync peaked
+        // 11 MiB higher. No slower, measured: bench/RESULTS.md.
         _ = jg_use_one_malloc_arena()
         do {
             var command = try JGMirrorCommand.parseAsRoot()

@@ -90,10 +90,18 @@ import Testing
         #expect(plan.items[0].mirrors.isEmpty && plan.items[0].tag == 7 && plan.items[1].tag == 3 && plan.items[2].size == nil)
         // One item costs its 120 bytes plus its text; the text of a long URL lands in an
         // arena of its own.
-        #expect(MemoryLayout<PlannedItem>.stride <= 120)
+        #expect(MemoryLayout<PlannedItem>.stride <= 120 && MemoryLayout<ManifestItem>.stride <= 128)
         let long = "http://127.0.0.1:9/" + String(repeating: "x", count: TextArena.Builder.capacity)
         plan.items[2].url = long
         #expect(plan.items[2].url == long && plan.items[2].dest == "third")
+        var builder = TextArena.Builder()
+        let texts = builder.texts(url: long, dest: "d")
+        #expect(texts.url == long && texts.dest == "d" && builder.texts(url: "u", dest: "").url == "u")
+        // A filtered plan keeps what it selected, in arenas of its own.
+        var options = PlanOptions()
+        options.shard = try Shard(index: 0, count: 1)
+        let filtered = Plan(manifest: manifest, options: options)
+        #expect(filtered.items.map(\.dest) == dests && filtered.items.map(\.url) == Plan(manifest: manifest).items.map(\.url))
     }
 
     @Test func destinationsWhoseHashesCollideAreStillToldApart() {

@@ -117,7 +117,7 @@ import Testing
         #expect(remote.url(of: 1) == "http://b2/f" && remote.url(of: 0) == "http://a/f")
         remote.adopt(Validators())  // a 304 without validators changes nothing
         #expect(remote.validators == Validators(etag: "\"v\""))
-        remote.presumed = true
+        remote.presume()
         remote.forget()
         #expect(remote.url(of: 1) == "http://b/f" && remote.validators == Validators() && !remote.presumed)
     }

@@ -77,6 +77,26 @@ import Testing
         }
     }
 
+    /// A destination that cannot be normalised is found while its item is parsed, yet
+    /// reported where the checks across items stand: after any error in the rest of
+    /// the document, and after an earlier item's clash.
+    @Test(arguments: [
+        ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\nroot: \"\"\n", "m.yaml:5:7: 'root' must not be empty"),
+        ("items:\n  - url: http://h/a\n    dest: /x\n", "m.yaml:1:1: missing required key 'version'"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: ../x\n",
+         "m.yaml:6:11: destination 'd' is already used by the item at line 4"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: d\n",
+         "m.yaml:4:11: destination '../x' leaves the root"),
+    ])
+    func destinationErrorsKeepTheirPlaceAmongOthers(yaml: String, expected: String) {
+        do {
+            _ = try Manifest.parse(yaml, name: "m.yaml")
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.errorDescription?.hasPrefix(expected) == true, "got: \(error.errorDescription ?? "")")
+        }
+    }
+
     /// The lists `checksums:`, `sets:` and `items:` refuse an element of the wrong
     /// shape where it stands.
     @Test(arguments: [

@@ -24,7 +24,9 @@ int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode
 int jg_release_free_memory(void);
 
 /* mallopt(M_ARENA_MAX, 1): every thread allocates from one arena, so memory one
- * thread frees can serve another. Call before threads start; returns 1 on success. */
+ * thread frees can serve another. Call before threads start. Leaves a limit the
+ * environment sets (MALLOC_ARENA_MAX, or arena_max in GLIBC_TUNABLES) alone and
+ * returns 0 then; 1 when set. */
 int jg_use_one_malloc_arena(void);
 
 #endif

@@ -174,7 +174,7 @@ public struct ManifestItem: Sendable {
         get { extras?.values.sha512 }
         set { changeExtras { $0.sha512 = newValue } }
     }
-    /// The expected length in bytes, when given.
+    /// The expected length in bytes, when given (`Int64.min` reads back as nil).
     public var size: Int64? {
         get { storedSize == .min ? nil : storedSize }
         set { storedSize = newValue ?? .min }
@@ -214,6 +214,9 @@ public struct ManifestItem: Sendable {
         self.texts = texts
         self.hasDest = hasDest
     }
+
+    /// Sets mirrors, SHA-512 and tag at once (one box instead of one per field).
+    mutating func setExtras(_ values: ItemExtras.Values) { extras = ItemExtras.holding(values) }
 
     private mutating func changeExtras(_ update: (inout ItemExtras.Values) -> Void) {
         extras = ItemExtras.changing(extras, update)

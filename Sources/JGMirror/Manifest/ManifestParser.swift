@@ -10,6 +10,9 @@ struct ManifestParser {
     private var peeked: (YAMLEvent, SourceLocation)?
     /// Where the items' URLs and destinations are kept.
     private var texts = TextArena.Builder()
+    /// Destinations that cannot be normalised, by item index: found while each item is
+    /// parsed, reported by `validateItems` in item order, as the checks across items are.
+    private var destinationFailures: [Int: ManifestError] = [:]
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
     static let settingKeys = [
@@ -88,12 +91,12 @@ struct ManifestParser {
 
     private mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {
         try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") { parser, location throws(ManifestError) in
-            items.append(try parser.parseItem(at: location))
+            items.append(try parser.parseItem(at: location, index: items.count))
         }
     }
 
-    private mutating func parseItem(at location: SourceLocation) throws(ManifestError) -> ManifestItem {
-        var item = ManifestItem(texts: ItemTexts(url: "", dest: ""), hasDest: false, location: location)
+    private mutating func parseItem(at location: SourceLocation, index: Int) throws(ManifestError) -> ManifestItem {
+        var item = ManifestItem(texts: .empty, hasDest: false, location: location)
         var url = ""
         var dest: String?
         var seen = SeenKeys(Self.itemKeys)
@@ -141,8 +144,14 @@ struct ManifestParser {
             }
         }
         guard seen.contains("url") else { throw error(location, "item has no 'url'") }
-        let normalized = try DestinationPath.normalize(dest, url: url).get(file: reader.sourceName, at: item.destLocation)
-        item.setTexts(texts.texts(url: url, dest: normalized), hasDest: true)
+        // Normalised now, so that the item's texts are stored once.
+        switch DestinationPath.normalize(dest, url: url) {
+        case .success(let normalized):
+            item.setTexts(texts.texts(url: url, dest: normalized), hasDest: true)
+        case .failure(let problem):
+            destinationFailures[index] = error(item.destLocation, problem.message)
+            item.setTexts(texts.texts(url: url, dest: dest ?? ""), hasDest: dest != nil)
+        }
         return item
     }
 
@@ -189,6 +198,7 @@ struct ManifestParser {
         var foldedDestinations: [String: (dest: String, line: Int)] = [:]
         var foldedDirectories: [String: String] = [:]
         for index in items.indices {
+            if let failure = destinationFailures[index] { throw failure }
             let item = items[index]
             let dest = item.dest ?? ""  // normalised by `parseItem`
             if let first = destinations.location(of: dest, in: items) {

@@ -38,6 +38,9 @@ public struct Plan: Sendable {
         let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
         var tagSelected = 0
         var knownTags = Set<String>()
+        // A filtered plan copies its items' texts, so that the manifest's arenas, with
+        // the text of every item left out, can go.
+        var texts = TextArena.Builder()
         var index = -1
         while let chunk = source.removeFirstChunk() {
             for item in chunk {
@@ -55,7 +58,7 @@ public struct Plan: Sendable {
                 selected.append(
                     PlannedItem(
                         id: index,
-                        texts: item.texts,
+                        texts: isFiltered ? texts.texts(url: item.url, dest: dest) : item.texts,
                         extras: item.extras,
                         root: root,
                         sha256: item.packedSHA256,

@@ -51,7 +51,8 @@ public struct PlannedItem: Sendable, Identifiable {
         get { extras?.values.sha512 }
         set { changeExtras { $0.sha512 = newValue } }
     }
-    /// Expected length; a server that disagrees fails the item.
+    /// Expected length; a server that disagrees fails the item (`Int64.min` reads back
+    /// as nil).
     public var size: Int64? {
         get { storedSize == .min ? nil : storedSize }
         set { storedSize = newValue ?? .min }

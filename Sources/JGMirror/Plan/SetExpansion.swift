@@ -8,8 +8,6 @@ struct SetExpansion {
     let file: String
     /// Destinations taken so far, each with who took it, for conflict errors.
     private(set) var taken: [String: String] = [:]
-    /// Where the items' URLs and destinations are kept.
-    private var texts = TextArena.Builder()
 
     /// Starts from the manifest's own items, whose destinations are already normal.
     init(file: String, items: ManifestItemChunks) {
@@ -27,6 +25,8 @@ struct SetExpansion {
             ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(line): \(message)")
         }
         var items: [ManifestItem] = []
+        // Arenas of this set's items only: nothing appends to them once they are returned.
+        var texts = TextArena.Builder()
         for entry in list.entries {
             if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
             if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
@@ -48,9 +48,9 @@ struct SetExpansion {
             var item = ManifestItem(texts: texts.texts(url: url, dest: dest), hasDest: true, location: set.location)
             item.urlLocation = set.sumsLocation
             item.destLocation = set.sumsLocation
-            item.mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
-            if entry.isSHA512 { item.sha512 = entry.hash } else { item.sha256 = entry.hash }
-            item.tag = set.tag
+            let mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
+            item.setExtras(ItemExtras.Values(mirrors: mirrors, sha512: entry.isSHA512 ? entry.hash : nil, tag: set.tag))
+            if !entry.isSHA512 { item.sha256 = entry.hash }
             item.settings = set.settings
             items.append(item)
         }

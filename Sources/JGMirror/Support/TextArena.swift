@@ -1,9 +1,11 @@
 /// The UTF-8 text of many items' URLs and destinations, one after another in one
-/// buffer. As heap strings, each cost 48–80 bytes on top of its text (a header, and
-/// the allocator's rounding): most of what a 100,000-item manifest and its plan held.
+/// fixed allocation. As heap strings, each cost 48–80 bytes on top of its text (a
+/// header, and the allocator's rounding): most of what a 100,000-item manifest and
+/// its plan held.
 ///
-/// Appended to only while a manifest is parsed or its sets expanded, on one thread
-/// (`Builder`), and read-only once the items are shared; a URL or destination
+/// Only a `Builder` appends, and only to bytes no span covers yet: the storage is
+/// allocated once at its full capacity and never moves, so a span handed out stays
+/// valid, and reading it touches no byte an append writes. A URL or destination
 /// changed later goes into an arena of its own (`ItemTexts.init(url:dest:)`).
 final class TextArena: @unchecked Sendable {
     /// Where one text lies in its arena.
@@ -12,38 +14,42 @@ final class TextArena: @unchecked Sendable {
         fileprivate var count: UInt32
     }
 
-    private var bytes: [UInt8] = []
-    private let capacity: Int
+    private let storage: UnsafeMutableRawBufferPointer
+    /// Bytes used; changed by the one `Builder` that appends, read by no one else.
+    private var used = 0
 
-    /// An arena that holds `capacity` bytes at most; its offsets fit in 32 bits.
+    /// An arena of `capacity` bytes; its offsets fit in 32 bits.
     fileprivate init(capacity: Int) {
         precondition(capacity <= UInt32.max)
-        self.capacity = capacity
-        bytes.reserveCapacity(capacity)
+        storage = .allocate(byteCount: max(capacity, 1), alignment: 1)
     }
+
+    deinit { storage.deallocate() }
 
     /// Appends `url` and `dest`; nil, and nothing appended, when they do not both fit.
     fileprivate func append(_ url: String, _ dest: String) -> (Span, Span)? {
-        guard bytes.count + url.utf8.count + dest.utf8.count <= capacity else { return nil }
+        guard used + url.utf8.count + dest.utf8.count <= storage.count else { return nil }
         return (append(url), append(dest))
     }
 
     private func append(_ text: String) -> Span {
-        let span = Span(offset: UInt32(bytes.count), count: UInt32(text.utf8.count))
-        bytes.append(contentsOf: text.utf8)
+        let count = text.utf8.count
+        let span = Span(offset: UInt32(used), count: UInt32(count))
+        UnsafeMutableRawBufferPointer(rebasing: storage[used..<used + count]).copyBytes(from: text.utf8)
+        used += count
         return span
     }
 
     /// The text at `span`.
     fileprivate subscript(span: Span) -> String {
-        bytes.withUnsafeBufferPointer { buffer in
-            let start = Int(span.offset)
-            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<start + Int(span.count)]), as: UTF8.self)
-        }
+        let start = Int(span.offset)
+        let bytes = UnsafeRawBufferPointer(rebasing: storage[start..<start + Int(span.count)])
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Hands out room for items' texts in a run of arenas of `capacity` bytes,
-    /// starting the next when one is full. Owned by one thread while it builds items.
+    /// starting the next when one is full. Used by one task, while it makes items;
+    /// a builder appends only to arenas it made itself.
     struct Builder {
         /// A megabyte: a span's offset fits in 32 bits, and a half-used last arena
         /// (its pages untouched) wastes little.
@@ -72,6 +78,9 @@ struct ItemTexts: Sendable {
     private let arena: TextArena
     private let urlSpan: TextArena.Span
     private let destSpan: TextArena.Span
+
+    /// An empty URL and destination, for an item being parsed.
+    static let empty = ItemTexts(url: "", dest: "")
 
     fileprivate init(arena: TextArena, urlSpan: TextArena.Span, destSpan: TextArena.Span) {
         self.arena = arena

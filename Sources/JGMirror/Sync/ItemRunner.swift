@@ -203,6 +203,7 @@ final class ItemRunner: Sendable {
             let knownFresh = assessment.noResumeState
             let now = state.withLock { state -> Bool in
                 guard state.submitted < window else {
+                    precondition(index < 1 << 31, "a plan holds fewer than 2^31 items")
                     state.queued.append(UInt32(index) << 1 | (knownFresh ? 1 : 0))
                     return false
                 }

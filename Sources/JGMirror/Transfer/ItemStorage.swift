@@ -4,8 +4,9 @@ import Foundation
 /// fills it, the `ItemDurability` that syncs it, and the resume state (`.jgd`) kept
 /// for the next run while the item is resumable.
 ///
-/// Confined like the `ItemTransfer` that owns it: `open` runs on the engine's
-/// preparation queue before the item's turn, everything else on the engine thread.
+/// Confined like the `ItemTransfer` that owns it: `adoptEarlierRun` and `open` run
+/// on the engine's preparation queue before the item's turn, everything else on the
+/// engine thread.
 final class ItemStorage {
     private let request: TransferRequest
     private let durability: ItemDurability

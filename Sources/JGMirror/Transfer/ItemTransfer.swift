@@ -104,7 +104,7 @@ final class ItemTransfer: @unchecked Sendable {
             // The manifest gives the size: every region asks at once, a round trip sooner.
             book = crew.makeBook(length: size)
             crew.rangesSupported = true
-            remote.presumed = true
+            remote.presume()
             _ = book?.take(for: first.slot)
             launch(first)
             for worker in crew.fanOut() where !finished { launch(worker) }

@@ -11,9 +11,12 @@ struct RemoteFile {
     /// The regions were cut from the manifest's size: the first `206` confirms the
     /// length and gives the validators, a `200` takes the file as one stream, a
     /// redirect starts over with one request.
-    var presumed = false
+    private(set) var presumed = false
 
     init(sources: [String]) { self.sources = sources }
+
+    /// The regions are cut from the manifest's size, before any response.
+    mutating func presume() { presumed = true }
 
     /// Where a request to `source` goes.
     func url(of source: Int) -> String { effectiveURLs[source] ?? sources[source] }
@@ -43,19 +46,4 @@ struct RemoteFile {
 
     /// The item starts over from zero: nothing learned stands.
     mutating func forget() { self = RemoteFile(sources: sources) }
-}
-
-extension TransferRequest {
-    /// Why a length the server announced cannot be this item's: not the manifest's
-    /// `size`, or more than `max_size`.
-    func refusal(ofLength length: Int64?) -> TransferError? {
-        guard let length else { return nil }
-        if let expectedSize, length != expectedSize {
-            return .sizeMismatch("server announced \(length) bytes, the manifest says \(expectedSize)")
-        }
-        if let sizeLimit, length > sizeLimit {
-            return .tooLarge("server announced \(length) bytes, more than max_size (\(sizeLimit))")
-        }
-        return nil
-    }
 }

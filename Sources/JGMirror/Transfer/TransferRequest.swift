@@ -37,6 +37,21 @@ struct TransferRequest: Sendable {
     var conditions: [String] = []
 }
 
+extension TransferRequest {
+    /// Why a length the server announced cannot be this item's: not the manifest's
+    /// `size`, or more than `max_size`.
+    func refusal(ofLength length: Int64?) -> TransferError? {
+        guard let length else { return nil }
+        if let expectedSize, length != expectedSize {
+            return .sizeMismatch("server announced \(length) bytes, the manifest says \(expectedSize)")
+        }
+        if let sizeLimit, length > sizeLimit {
+            return .tooLarge("server announced \(length) bytes, more than max_size (\(sizeLimit))")
+        }
+        return nil
+    }
+}
+
 /// How one transfer ended.
 struct TransferOutcome: Sendable {
     enum Status: Sendable {
