@@ -248,9 +248,12 @@ final class ItemTransfer: @unchecked Sendable {
             book = length.map { crew.makeBook(length: $0) }
         }
         remote.revealed(by: worker.head.validators, from: worker.sourceIndex)
-        if let failure = request.refusal(ofLength: length)
-            ?? storage.learned(length: length, rangesSupported: crew.rangesSupported)
-        {
+        // A length the manifest refuses reserves no space.
+        if let failure = request.refusal(ofLength: length) {
+            pending.failure = failure
+            return false
+        }
+        if let failure = storage.learned(length: length, rangesSupported: crew.rangesSupported) {
             pending.failure = failure
             return false
         }
