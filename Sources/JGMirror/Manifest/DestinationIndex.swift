@@ -1,5 +1,5 @@
 /// A manifest's destinations as the checks across items look them up, each entry
-/// an item's index under the hash of its destination: 12 bytes per item, where a
+/// an item's index under the hash of its destination (12 bytes an entry), where a
 /// dictionary keyed by the destinations held a copy of each (their text now lives
 /// in the items' `TextArena`s).
 struct DestinationIndex {
