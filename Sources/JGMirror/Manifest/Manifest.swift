@@ -127,10 +127,8 @@ public struct ManifestItem: Sendable {
 
     /// `url` and `dest` (empty when nil).
     private(set) var texts: ItemTexts
-    /// Mirrors, SHA-512 and tag, which most items lack; nil when all are absent.
-    private(set) var extras: ItemExtras?
-    /// `size`; `Int64.min` when none.
-    private var storedSize: Int64
+    /// Mirrors, SHA-512, tag and size.
+    var extras = ItemExtras()
     /// Most items set nothing of their own: a nil box keeps a 100,000-item manifest
     /// about 9 MB smaller than an inline `ItemSettings` each.
     var overrides: SettingsBox? = nil
@@ -151,8 +149,8 @@ public struct ManifestItem: Sendable {
         set { texts = ItemTexts(url: newValue, dest: texts.dest) }
     }
     public var mirrors: [String] {
-        get { extras?.values.mirrors ?? [] }
-        set { changeExtras { $0.mirrors = newValue } }
+        get { extras.mirrors }
+        set { extras.mirrors = newValue }
     }
     /// The destination relative to the root. A parsed item's is normalised, and is the
     /// URL's file name when the manifest gives none; nil only for an item made without
@@ -171,18 +169,18 @@ public struct ManifestItem: Sendable {
     }
     /// Lower-case hex SHA-512, when given inline or by a SHA512SUMS list.
     public var sha512: String? {
-        get { extras?.values.sha512 }
-        set { changeExtras { $0.sha512 = newValue } }
+        get { extras.sha512 }
+        set { extras.sha512 = newValue }
     }
     /// The expected length in bytes, when given (`Int64.min` reads back as nil).
     public var size: Int64? {
-        get { storedSize == .min ? nil : storedSize }
-        set { storedSize = newValue ?? .min }
+        get { extras.size }
+        set { extras.size = newValue }
     }
     /// The numeric tag echoed in reports (JGDownloadOperation.tag).
     public var tag: Int? {
-        get { extras?.values.tag }
-        set { changeExtras { $0.tag = newValue } }
+        get { extras.tag }
+        set { extras.tag = newValue }
     }
     /// Options set on the item itself.
     public var settings: ItemSettings {
@@ -203,7 +201,6 @@ public struct ManifestItem: Sendable {
     init(texts: ItemTexts, hasDest: Bool, location: SourceLocation) {
         self.texts = texts
         self.hasDest = hasDest
-        storedSize = .min
         self.location = location
         urlLocation = location
         destLocation = location
@@ -215,39 +212,49 @@ public struct ManifestItem: Sendable {
         self.hasDest = hasDest
     }
 
-    /// Sets mirrors, SHA-512 and tag at once (one box instead of one per field).
-    mutating func setExtras(_ values: ItemExtras.Values) { extras = ItemExtras.holding(values) }
-
-    private mutating func changeExtras(_ update: (inout ItemExtras.Values) -> Void) {
-        extras = ItemExtras.changing(extras, update)
-    }
 }
 
-/// What few items have: mirrors, a SHA-512, a numeric tag. Kept out of line and
-/// immutable (`ManifestItem` and `PlannedItem` copy on write), so that the many
-/// items without them carry one empty reference instead of 40 empty bytes; an item's
-/// plan shares its manifest item's.
-final class ItemExtras: Sendable {
-    struct Values: Sendable {
-        var mirrors: [String] = []
-        var sha512: String?
-        var tag: Int?
+/// The fields a manifest item and its planned item store alike, out of the way of
+/// the many items that lack them: mirrors, SHA-512 and tag in an immutable box shared
+/// by copies (one empty reference instead of 40 empty bytes; a planned item shares
+/// its manifest item's), and the size without an optional's padding (`Int64.min`
+/// reads back as nil). 16 bytes.
+struct ItemExtras: Sendable {
+    private final class Box: Sendable {
+        let mirrors: [String]
+        let sha512: String?
+        let tag: Int?
 
-        var isEmpty: Bool { mirrors.isEmpty && sha512 == nil && tag == nil }
+        init(mirrors: [String], sha512: String?, tag: Int?) {
+            self.mirrors = mirrors
+            self.sha512 = sha512
+            self.tag = tag
+        }
     }
 
-    let values: Values
+    private var box: Box?
+    private var storedSize: Int64
 
-    private init(_ values: Values) { self.values = values }
+    init(mirrors: [String] = [], sha512: String? = nil, tag: Int? = nil, size: Int64? = nil) {
+        storedSize = size ?? .min
+        box = mirrors.isEmpty && sha512 == nil && tag == nil ? nil : Box(mirrors: mirrors, sha512: sha512, tag: tag)
+    }
 
-    /// The box for `values`; nil when they are all absent.
-    static func holding(_ values: Values) -> ItemExtras? { values.isEmpty ? nil : ItemExtras(values) }
-
-    /// The box for `extras`' values as `update` changes them.
-    static func changing(_ extras: ItemExtras?, _ update: (inout Values) -> Void) -> ItemExtras? {
-        var values = extras?.values ?? Values()
-        update(&values)
-        return holding(values)
+    var mirrors: [String] {
+        get { box?.mirrors ?? [] }
+        set { self = ItemExtras(mirrors: newValue, sha512: sha512, tag: tag, size: size) }
+    }
+    var sha512: String? {
+        get { box?.sha512 }
+        set { self = ItemExtras(mirrors: mirrors, sha512: newValue, tag: tag, size: size) }
+    }
+    var tag: Int? {
+        get { box?.tag }
+        set { self = ItemExtras(mirrors: mirrors, sha512: sha512, tag: newValue, size: size) }
+    }
+    var size: Int64? {
+        get { storedSize == .min ? nil : storedSize }
+        set { storedSize = newValue ?? .min }
     }
 }
 

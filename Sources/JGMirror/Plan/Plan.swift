@@ -62,7 +62,6 @@ public struct Plan: Sendable {
                         extras: item.extras,
                         root: root,
                         sha256: item.packedSHA256,
-                        size: item.size,
                         connections: connections,
                         retries: retries,
                         minSegment: item.settings.minSegment ?? defaults.minSegment ?? 1024 * 1024,

@@ -11,10 +11,8 @@ public struct PlannedItem: Sendable, Identifiable {
     /// they were 90 bytes of every item, and each item's merged header list its own
     /// allocation.
     private var shared: PlannedItemOptions
-    /// Mirrors, SHA-512 and tag, which most items lack; nil when all are absent.
-    private var extras: ItemExtras?
-    /// `size`; `Int64.min` when none.
-    private var storedSize: Int64
+    /// Mirrors, SHA-512, tag and size, shared with the manifest item's.
+    private var extras: ItemExtras
     /// Position in the manifest (0-based), stable across filters.
     public var id: Int
     /// Where the item is in the manifest, for errors found after planning.
@@ -31,8 +29,8 @@ public struct PlannedItem: Sendable, Identifiable {
     }
     /// Other URLs with the same bytes, tried in turn.
     public var mirrors: [String] {
-        get { extras?.values.mirrors ?? [] }
-        set { changeExtras { $0.mirrors = newValue } }
+        get { extras.mirrors }
+        set { extras.mirrors = newValue }
     }
     /// Destination relative to the root, normalised.
     public var dest: String {
@@ -48,19 +46,19 @@ public struct PlannedItem: Sendable, Identifiable {
     }
     /// Expected SHA-512 (lower-case hex), when the manifest or a SHA512SUMS list gives one.
     public var sha512: String? {
-        get { extras?.values.sha512 }
-        set { changeExtras { $0.sha512 = newValue } }
+        get { extras.sha512 }
+        set { extras.sha512 = newValue }
     }
     /// Expected length; a server that disagrees fails the item (`Int64.min` reads back
     /// as nil).
     public var size: Int64? {
-        get { storedSize == .min ? nil : storedSize }
-        set { storedSize = newValue ?? .min }
+        get { extras.size }
+        set { extras.size = newValue }
     }
     /// Numeric tag echoed in reports.
     public var tag: Int? {
-        get { extras?.values.tag }
-        set { changeExtras { $0.tag = newValue } }
+        get { extras.tag }
+        set { extras.tag = newValue }
     }
 
     /// Absolute destination root.
@@ -125,8 +123,8 @@ public struct PlannedItem: Sendable, Identifiable {
     }
 
     init(
-        id: Int, texts: ItemTexts, extras: ItemExtras?, root: String, sha256: PackedSHA256?,
-        size: Int64?, connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
+        id: Int, texts: ItemTexts, extras: ItemExtras, root: String, sha256: PackedSHA256?,
+        connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
         redact: [String], tags: [String], insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
         refresh: RefreshPolicy = .conditional, location: SourceLocation,
         sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
@@ -142,7 +140,6 @@ public struct PlannedItem: Sendable, Identifiable {
         }
         self.texts = texts
         self.extras = extras
-        storedSize = size ?? .min
         self.id = id
         self.location = location
         self.sha256Location = sha256Location
@@ -151,10 +148,6 @@ public struct PlannedItem: Sendable, Identifiable {
 
     /// Whether this item and `other` hold one shared set of options.
     func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
-
-    private mutating func changeExtras(_ update: (inout ItemExtras.Values) -> Void) {
-        extras = ItemExtras.changing(extras, update)
-    }
 
     private mutating func change(_ update: (inout PlannedItemOptions.Values) -> Void) {
         var values = shared.values

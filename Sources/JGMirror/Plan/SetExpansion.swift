@@ -49,7 +49,7 @@ struct SetExpansion {
             item.urlLocation = set.sumsLocation
             item.destLocation = set.sumsLocation
             let mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
-            item.setExtras(ItemExtras.Values(mirrors: mirrors, sha512: entry.isSHA512 ? entry.hash : nil, tag: set.tag))
+            item.extras = ItemExtras(mirrors: mirrors, sha512: entry.isSHA512 ? entry.hash : nil, tag: set.tag)
             if !entry.isSHA512 { item.sha256 = entry.hash }
             item.settings = set.settings
             items.append(item)

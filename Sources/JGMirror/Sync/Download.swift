@@ -46,7 +46,7 @@ public struct Download: Sendable {
         let (root, name) = try Download.split(destination, url: url)
         let item = PlannedItem(
             id: 0, texts: ItemTexts(url: url, dest: name),
-            extras: ItemExtras.holding(ItemExtras.Values(mirrors: mirrors, tag: tag)), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) }, size: nil,
+            extras: ItemExtras(mirrors: mirrors, tag: tag), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) },
             connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
             headers: headers, redact: headers.map(\.name), tags: [], insecure: insecure, maxSize: maxSize, refresh: .always,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
