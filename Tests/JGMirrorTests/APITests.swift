@@ -30,7 +30,7 @@ import TestServer
         let big = TestServer.bytes(count: 4 << 20, seed: 3)
         let small = TestServer.bytes(count: 5000, seed: 4)
         var route = TestServer.Route(body: big, etag: "\"e1\"")
-        route.bytesPerSecond = 4 << 20
+        route.bytesPerSecond = 1 << 20
         server.set("/big", route)
         // Its head comes after several progress intervals: no progress before the start.
         var late = TestServer.Route(body: small)
@@ -75,7 +75,8 @@ import TestServer
             }.first
             #expect(bigStart?.connections == 4)
             #expect(bigStart?.tag == 7)
-            // One second at 4 MiB/s per connection over 4 connections: several progress events.
+            // One second at 1 MiB/s per connection over 4 connections: about 20 intervals,
+            // so even a loaded machine that stalls the engine thread a while sees several.
             #expect(events.filter { if case .progress(let p) = $0 { p.dest == "big.bin" } else { false } }.count >= 2)
         }
     }

@@ -111,6 +111,36 @@ final class Crew {
 
     func markDead(_ source: Int) { deadSources.insert(source) }
 
+    /// Connections with a request in flight.
+    var activeCount: Int { workers.count(where: { if case .active = $0.state { true } else { false } }) }
+
+    /// Workers whose wait may be over at `now`: those waiting for a connection slot
+    /// (worth another look each time), and those whose retry delay ran out.
+    /// The crew is taken as it stands now (workers hired or retired while the caller
+    /// goes through them are not added or dropped); each worker's wait is looked at
+    /// when the caller reaches it.
+    func doneWaiting(now: Double) -> LazyFilterSequence<[Worker]> {
+        workers.lazy.filter { worker in
+            switch worker.state {
+            case .ready: true
+            case .backoff(let until): until <= now
+            case .active: false
+            }
+        }
+    }
+
+    /// The soonest moment a waiting worker needs a look (`doneWaiting`), if before
+    /// `limit`: a retry's delay running out, or, for a worker waiting for a slot, the
+    /// end of the warm-ups' wait or 50 ms, whichever comes first.
+    func nextLook(now: Double, before limit: Double) -> Double {
+        var deadline = limit
+        for worker in workers {
+            if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
+            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, warmUntil)) }
+        }
+        return deadline
+    }
+
     /// Sources that have not answered with a permanent error.
     var liveSources: [Int] { item.request.sources.indices.filter { !deadSources.contains($0) } }
 

@@ -29,11 +29,10 @@ final class ItemTransfer: @unchecked Sendable {
     }
     private var workers: [Worker] { crew.workers }
     private var total: Int64? { book?.length }
-    /// The item's start event went out (at the first response that revealed the file).
-    private var announced = false
+    /// The item's start and progress events.
+    private var events: ItemEvents
     /// What the report says about the run.
     private var tally = ItemTally()
-    private var lastProgress = 0.0
     /// `304` to the request's conditions: the item ends with nothing fetched.
     private var notModified = false
 
@@ -58,6 +57,7 @@ final class ItemTransfer: @unchecked Sendable {
         isFileSource = request.sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false
         storage = ItemStorage(request: request, configuration: engine.configuration)
         remote = RemoteFile(sources: request.sources)
+        events = ItemEvents(id: request.id, interval: engine.configuration.progressInterval)
     }
 
     // MARK: Start
@@ -86,7 +86,7 @@ final class ItemTransfer: @unchecked Sendable {
     func start() {
         let now = engine.now()
         storage.startClock(now: now)
-        lastProgress = now
+        events.begin(now: now)
         if let failure = storage.openFailure {
             fail(failure)
             return
@@ -262,10 +262,8 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     private func announce() {
-        guard !announced else { return }
-        announced = true
         let planned = crew.rangesSupported ? request.connections : 1
-        engine.emit(.started(id: request.id, length: total, connections: planned, resumedFrom: tally.resumedFrom))
+        if let event = events.start(length: total, connections: planned, resumedFrom: tally.resumedFrom) { engine.emit(event) }
     }
 
     // MARK: Body
@@ -521,12 +519,8 @@ final class ItemTransfer: @unchecked Sendable {
     /// Retries whose delay ran out, workers waiting for a host slot, checkpoints, progress.
     func tick(now: Double) {
         guard !finished else { return }
-        for worker in workers {
-            switch worker.state {
-            case .ready: relaunch(worker)
-            case .backoff(let until) where until <= now: relaunch(worker)
-            default: break
-            }
+        for worker in crew.doneWaiting(now: now) {
+            relaunch(worker)
             if finished { return }
         }
         if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
@@ -537,26 +531,17 @@ final class ItemTransfer: @unchecked Sendable {
         }
         if finished { return }
         storage.checkpointIfDue(now: now, book: book, validators: remote.validators)
-        // Progress follows the item's start event, which waits for the first head.
-        if announced, now - lastProgress >= engine.configuration.progressInterval {
-            lastProgress = now
-            let active = workers.filter { if case .active = $0.state { true } else { false } }.count
+        if events.due(now: now) {
             let present = book?.present ?? workers.first?.pos ?? 0
             engine.emit(
-                .progress(
-                    id: request.id, bytesThisRun: storage.bytesThisRun, bytesPresent: present, length: total,
-                    connections: active))
+                events.report(
+                    bytesThisRun: storage.bytesThisRun, bytesPresent: present, length: total, connections: crew.activeCount))
         }
     }
 
     /// The soonest moment `tick` has something to do.
     func nextDeadline(now: Double) -> Double {
-        var deadline = now + engine.configuration.progressInterval
-        for worker in workers {
-            if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
-            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, crew.warmUntil)) }
-        }
-        return deadline
+        crew.nextLook(now: now, before: now + engine.configuration.progressInterval)
     }
 
     // MARK: End
