@@ -2,8 +2,16 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// `--events` and `--metrics` (SPEC §10a): what monitoring and CI read.
+/// `--report`, `--junit`, `--events` and `--metrics` (SPEC §8, §10a): what monitoring
+/// and CI read of a run. `plan` runs nothing, so it has none of them: its table on
+/// stdout is the plan.
 struct OperatorOptionGroup: ParsableArguments {
+    @Option(help: "Write the JSON report there ('-' for stdout).")
+    var report: String?
+
+    @Option(help: "Also write a JUnit XML report there.")
+    var junit: String?
+
     @Option(help: "Write Prometheus textfile metrics there at the end of the run, atomically (node_exporter's textfile collector).")
     var metrics: String?
 
@@ -11,11 +19,11 @@ struct OperatorOptionGroup: ParsableArguments {
     var events: String?
 
     /// Opens the events file (stdout for `-`); exits 4 naming the file when it cannot.
-    func outputs(reportPath: String?) -> OperatorOutputs {
+    func outputs() -> OperatorOutputs {
         var sink: FileHandle?
         if let events {
             if events == "-" {
-                if reportPath == "-" {
+                if report == "-" {
                     Terminal.error("--events - and --report - cannot share stdout; write one of them to a file")
                     Foundation.exit(JGMirror.ExitCode.usage.rawValue)
                 }
@@ -30,11 +38,11 @@ struct OperatorOptionGroup: ParsableArguments {
                 sink = handle
             }
         }
-        return OperatorOutputs(events: sink, metricsPath: metrics)
+        return OperatorOutputs(events: sink, metricsPath: metrics, reportPath: report, junitPath: junit)
     }
 }
 
-/// The open `--events` stream and the `--metrics` path of one run.
+/// The open `--events` stream and the `--metrics`, `--report` and `--junit` paths of one run.
 ///
 /// `@unchecked Sendable`: `write` runs only in the task that drains the session's
 /// events and `finish` only after that task has ended, so the handle is never used
@@ -42,10 +50,14 @@ struct OperatorOptionGroup: ParsableArguments {
 final class OperatorOutputs: @unchecked Sendable {
     private let events: FileHandle?
     private let metricsPath: String?
+    let reportPath: String?
+    let junitPath: String?
 
-    init(events: FileHandle?, metricsPath: String?) {
+    init(events: FileHandle?, metricsPath: String?, reportPath: String? = nil, junitPath: String? = nil) {
         self.events = events
         self.metricsPath = metricsPath
+        self.reportPath = reportPath
+        self.junitPath = junitPath
     }
 
     /// Whether anyone reads sync events.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// Options `sync`, `verify` and `plan` share (SPEC §2).
+/// Options `sync`, `verify` and `plan` share (SPEC §2); the reports are `OperatorOptionGroup`'s.
 struct ManifestOptionGroup: ParsableArguments {
     @Argument(help: "The YAML manifest.")
     var manifest: String
@@ -44,12 +44,6 @@ struct ManifestOptionGroup: ParsableArguments {
         help: "Destinations that differ only in case (one file on macOS and Windows) are errors, not warnings.")
     var portableNames = false
 
-    @Option(help: "Write the JSON report there ('-' for stdout).")
-    var report: String?
-
-    @Option(help: "Also write a JUnit XML report there.")
-    var junit: String?
-
     @Flag(help: "Less on stderr: only problems and the summary when not 0.")
     var quiet = false
 
@@ -63,14 +57,17 @@ struct ManifestOptionGroup: ParsableArguments {
         _ = try parseHeaders(headers)
     }
 
-    /// Writes the reports asked for and exits with the report's code.
-    func finish(_ report: RunReport, outputs: OperatorOutputs? = nil) -> Never {
-        Terminal.finish(report, reportPath: self.report, junitPath: junit, quiet: quiet, outputs: outputs)
+    /// Writes the reports asked for (`outputs`) and exits with the report's code.
+    func finish(_ report: RunReport, outputs: OperatorOutputs) -> Never {
+        Terminal.finish(report, reportPath: outputs.reportPath, junitPath: outputs.junitPath, quiet: quiet, outputs: outputs)
     }
 
-    /// Reports a run that stopped as a whole and exits with its code.
+    /// Reports a run that stopped as a whole (in the reports `outputs` asks for, if
+    /// any) and exits with its code.
     func fail(_ error: SyncError, command: String, outputs: OperatorOutputs? = nil) -> Never {
-        Terminal.fail(error, command: command, manifest: manifest, reportPath: report, junitPath: junit, outputs: outputs)
+        Terminal.fail(
+            error, command: command, manifest: manifest, reportPath: outputs?.reportPath, junitPath: outputs?.junitPath,
+            outputs: outputs)
     }
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }

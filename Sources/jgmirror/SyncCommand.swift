@@ -33,7 +33,7 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
+        let outputs = operatorOptions.outputs()
         // Refused before the lists of `sets:` are fetched (the session refuses it too).
         if delete, !manifestOptions.tags.isEmpty || !manifestOptions.skipTags.isEmpty || manifestOptions.shard != nil {
             manifestOptions.fail(.usage(.deleteUnderFilter), command: "sync", outputs: outputs)

@@ -24,26 +24,13 @@ enum Terminal {
     ) -> Never {
         var code = report.exitCode
         for warning in report.warnings { error(warning) }
-        if let reportPath {
-            do {
-                let data = try report.jsonData() + Data("\n".utf8)
-                if reportPath == "-" {
-                    FileHandle.standardOutput.write(data)
-                } else {
-                    try data.write(to: URL(fileURLWithPath: reportPath), options: .atomic)
-                }
-            } catch {
-                Terminal.error("cannot write report \(reportPath): \(error.localizedDescription)")
-                code = JGMirror.ExitCode.combine([code, .local])
-            }
+        if let reportPath, let problem = write(report, to: reportPath) {
+            Terminal.error("cannot write report \(reportPath): \(problem)")
+            code = JGMirror.ExitCode.combine([code, .local])
         }
-        if let junitPath {
-            do {
-                try Data(JUnitReport.xml(for: report).utf8).write(to: URL(fileURLWithPath: junitPath), options: .atomic)
-            } catch {
-                Terminal.error("cannot write JUnit report \(junitPath): \(error.localizedDescription)")
-                code = JGMirror.ExitCode.combine([code, .local])
-            }
+        if let junitPath, let problem = writeFile(junitPath, { JUnitReport.write(report, to: $0) }) {
+            Terminal.error("cannot write JUnit report \(junitPath): \(problem)")
+            code = JGMirror.ExitCode.combine([code, .local])
         }
         if let outputs {
             var final = report
@@ -52,6 +39,57 @@ enum Terminal {
         }
         if summary, !quiet || code != .success { info(ProgressRenderer.summary(report, label: label)) }
         Foundation.exit(code.rawValue)
+    }
+
+    /// Writes the JSON report to `path` (stdout for `-`) piece by piece. Returns why it
+    /// could not be written.
+    private static func write(_ report: RunReport, to path: String) -> String? {
+        let document: ((String) -> Void) -> Void = { write in
+            report.writeJSON(write)
+            write("\n")
+        }
+        guard path == "-" else { return writeFile(path, document) }
+        document { FileHandle.standardOutput.write(Data($0.utf8)) }
+        return nil
+    }
+
+    /// Writes what `produce` hands out to the file at `path`, which appears whole or not
+    /// at all: it is written beside `path`, then renamed onto it. Returns why it could
+    /// not be written.
+    private static func writeFile(_ path: String, _ produce: ((String) -> Void) -> Void) -> String? {
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        // mkstemp makes the file private; a report is as readable as any file the user writes.
+        let mask = umask(0)
+        umask(mask)
+        var failure: Int32 = fchmod(fd, 0o666 & ~mask) == 0 ? 0 : errno
+        produce { piece in
+            guard failure == 0 else { return }
+            if !writeAll(fd, piece) { failure = errno }
+        }
+        if close(fd) != 0, failure == 0 { failure = errno }
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        guard failure != 0 else { return nil }
+        unlink(temporary)
+        return String(cString: strerror(failure))
+    }
+
+    private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var done = 0
+            while done < bytes.count {
+                let written = Foundation.write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += written
+            }
+            return true
+        }
     }
 
     /// Reports a run that stopped as a whole (bad manifest, lock held) and exits: the

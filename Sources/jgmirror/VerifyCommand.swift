@@ -13,7 +13,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var progress: ProgressRenderer.Mode = .lines
 
     func run() async throws {
-        let outputs = operatorOptions.outputs(reportPath: manifestOptions.report)
+        let outputs = operatorOptions.outputs()
         let plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
         do {
             let report = try Verification.run(plan: plan)

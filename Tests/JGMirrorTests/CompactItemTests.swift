@@ -187,6 +187,25 @@ import Testing
         #expect(try empty.jsonData() == Data(empty.json.rendered().utf8))
     }
 
+    /// A large report, JSON or JUnit, is handed out in pieces of about 64 KiB, which
+    /// together are the whole document.
+    @Test func aLargeReportIsWrittenInPiecesThatMakeTheWholeDocument() throws {
+        let started = Date(timeIntervalSince1970: 1_700_000_000)
+        let results = (0..<3000).map { index in
+            ItemResult(dest: "folder/file\(index).bin", url: "http://h/file\(index).bin", status: .downloaded, bytes: Int64(index))
+        }
+        let report = RunReport(command: "sync", manifest: "m.yaml", started: started, finished: started + 1, items: results)
+        var pieces: [String] = []
+        report.writeJSON { pieces.append($0) }
+        #expect(pieces.count > 3 && pieces.dropLast().allSatisfy { $0.utf8.count >= 64 << 10 && $0.utf8.count < 66 << 10 })
+        #expect(Data(pieces.joined().utf8) == Data(report.json.rendered().utf8))
+        #expect(try RunReport.decode(Data(pieces.joined().utf8)).items.count == 3000)
+        var xmlPieces: [String] = []
+        JUnitReport.write(report) { xmlPieces.append($0) }
+        #expect(xmlPieces.count > 3 && xmlPieces.joined() == JUnitReport.xml(for: report))
+        #expect(xmlPieces.joined().components(separatedBy: "<testcase ").count == 3001)
+    }
+
     /// A plan resolves a manifest's items chunk by chunk, freeing each: across chunk
     /// boundaries it keeps their order and manifest positions, filtered or not.
     @Test func plansFromChunkedItemsKeepOrderAndPositions() throws {

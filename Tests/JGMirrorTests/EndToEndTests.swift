@@ -30,6 +30,27 @@ import TestServer
         }
     }
 
+    /// The report file is as readable as the user's other files and nothing is left
+    /// beside it; `plan` runs nothing and writes no report (its table is the plan).
+    @Test func theReportIsPlacedWholeAndPlanHasNone() async throws {
+        server.set("/a", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    dest: a.bin\n", to: "site.yaml", in: dir)
+            let run = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json", "--junit", dir + "/j.xml"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 0)
+            let mode = try FileManager.default.attributesOfItem(atPath: dir + "/r.json")[.posixPermissions] as? Int
+            #expect(mode.map { $0 & 0o044 } == 0o044, "mode \(String(mode ?? 0, radix: 8))")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") }.isEmpty)
+            // A report that cannot be written is a local failure, and leaves nothing.
+            let failed = try await execute(["sync", path, "--progress", "none", "--report", dir + "/missing/r.json"])
+            #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(dir)/missing/r.json"), "\(failed.stderr)")
+            let plan = try await execute(["plan", path, "--report", dir + "/p.json"])
+            #expect(plan.status == 2 && plan.stderr.contains("Unknown option '--report'"), "\(plan.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir + "/p.json"))
+        }
+    }
+
     @Test func oneBadChecksumAmongTwentyExitsThreeThenGoodItemsAreUnchanged() async throws {
         var lines = ["version: 1", "items:"]
         for index in 0..<21 {

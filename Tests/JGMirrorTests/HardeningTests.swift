@@ -156,9 +156,18 @@ import TestServer
             let description = manifestError(yaml, options: options)?.errorDescription ?? ""
             #expect(description.contains(message), "\(first), \(second): \(description)")
         }
-        // Folders that differ only in case, and names that differ otherwise, are fine.
+        // Folders that differ only in case, and names that differ otherwise, are fine;
+        // so is a name that folding leaves as it is (non-ASCII, no upper case), which
+        // once clashed with itself.
         let fine = "version: 1\nitems:\n  - {url: http://h/a, dest: D/a}\n  - {url: http://h/b, dest: d/b}\n  - {url: http://h/c, dest: e}\n"
+            + "  - {url: http://h/d, dest: café.txt}\n  - {url: http://h/e, dest: 日本語/a.txt}\n  - {url: http://h/f, dest: ß/x}\n"
         #expect(manifestError(fine, options: options) == nil)
+        #expect(try Manifest.parse(fine, name: "m.yaml").warnings.isEmpty)
+        // Non-ASCII names that differ only in case still clash.
+        let accented = "version: 1\nitems:\n  - {url: http://h/a, dest: café/x}\n  - {url: http://h/b, dest: CAFÉ}\n"
+        #expect(
+            manifestError(accented, options: options)?.errorDescription?.contains(
+                "destination 'CAFÉ' is the same name as the folder 'café' of another item") == true)
     }
 
     @Test func destinationThatIsAnExistingFolderFailsBeforeAnyRequest() async throws {

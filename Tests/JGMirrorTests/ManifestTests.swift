@@ -62,6 +62,10 @@ import Testing
         ("version: 1\nversion: 1\nitems: []\n", "m.yaml:2:1: key 'version' appears twice in the manifest"),
         ("version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n",
          "m.yaml:5:13: give 'sha256' or 'sha512', not both"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 128))\n    sha256: \(String(repeating: "a", count: 64))\n",
+         "m.yaml:5:13: give 'sha256' or 'sha512', not both"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 5000))\n",
+         "m.yaml:4:13: 'sha512' must be 128 hexadecimal digits, got 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
         ("version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 63))g\n", "m.yaml:4:13: 'sha256' must be 64 hexadecimal digits"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: x.jgpart\n", "m.yaml:4:11: destination 'x.jgpart' uses a name jgmirror reserves"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d/x\n", "m.yaml:6:11: destination 'd/x' lies inside 'd'"),
@@ -74,6 +78,19 @@ import Testing
             _ = try Manifest.parse(yaml, name: "m.yaml")
         } catch {
             #expect(error.errorDescription?.hasPrefix(expected) == true, "got: \(error.errorDescription ?? "")")
+        }
+    }
+
+    /// A checksum of the wrong length is quoted shortened, whichever digest it is.
+    @Test(arguments: ["sha256", "sha512"])
+    func aLongChecksumIsQuotedShortened(key: String) {
+        let yaml = "version: 1\nitems:\n  - url: http://h/a\n    \(key): \(String(repeating: "b", count: 100_000))\n"
+        do {
+            _ = try Manifest.parse(yaml, name: "m.yaml")
+            Issue.record("accepted")
+        } catch {
+            let line = error.errorDescription ?? ""
+            #expect(line.utf8.count < 300 && line.contains("(100000 bytes)"), "\(line.prefix(400))")
         }
     }
 

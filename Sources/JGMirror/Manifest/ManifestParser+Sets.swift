@@ -74,9 +74,10 @@ extension ManifestParser {
 
     /// A set's `dest`: a folder relative to the root, "" for the root itself.
     static func normalizeFolder(_ dest: String) -> Result<String, DestinationPath.Problem> {
-        let trimmed = dest.hasSuffix("/") ? String(dest.dropLast()) : dest
+        var trimmed = Substring(dest)
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         if trimmed.isEmpty || trimmed == "." { return .success("") }
-        return DestinationPath.normalize(trimmed, url: "").map { $0 + "/" }
+        return DestinationPath.normalize(String(trimmed), url: "").map { $0 + "/" }
     }
 
     /// `signature:` and `keyring:`, which come together on a set or a checksums entry.

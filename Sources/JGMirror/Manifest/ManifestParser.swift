@@ -122,6 +122,7 @@ struct ManifestParser {
                     throw error(
                         shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
                 }
+                guard !seen.contains("sha512") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
                 // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
                 item.packedSHA256 = PackedSHA256(hasUpperCase ? text.lowercased() : text)
                 item.sha256Location = shaLocation
@@ -129,7 +130,8 @@ struct ManifestParser {
                 let (text, shaLocation) = try readString(key)
                 let hex = text.lowercased()
                 guard hex.utf8.count == 128, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
-                    throw error(shaLocation, "'sha512' must be 128 hexadecimal digits, got '\(text)' (\(text.count) characters)")
+                    throw error(
+                        shaLocation, "'sha512' must be 128 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
                 }
                 guard !seen.contains("sha256") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
                 item.sha512 = hex
@@ -244,10 +246,13 @@ struct ManifestParser {
         if let other = files[folded] {
             return "destination '\(dest)' and '\(other.dest)' (line \(other.line)) are the same file"
         }
-        if folds, let other = exact(folded) {
+        // Folding may leave a name as it was (`café`): then the exact lookup would
+        // find this destination itself.
+        let changed = folds && folded != dest
+        if changed, let other = exact(folded) {
             return "destination '\(dest)' and '\(folded)' (line \(other.line)) are the same file"
         }
-        if let other = folders[folded] ?? (folds && exactFolders.contains(folded) ? folded : nil) {
+        if let other = folders[folded] ?? (changed && exactFolders.contains(folded) ? folded : nil) {
             return "destination '\(dest)' is the same name as the folder '\(other)' of another item"
         }
         var parent = Substring(dest)
@@ -261,7 +266,7 @@ struct ManifestParser {
             if let other = files[key] {
                 return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(other.dest)' (line \(other.line))"
             }
-            if folds, let other = exact(key) {
+            if folds, key != parent, let other = exact(key) {
                 return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(key)' (line \(other.line))"
             }
             if folds { folders[key] = folders[key] ?? String(parent) }

@@ -7,13 +7,63 @@ struct SetExpansion {
     /// The manifest's path, for errors.
     let file: String
     /// Destinations taken so far, each with who took it, for conflict errors.
-    private(set) var taken: [String: String] = [:]
+    private(set) var taken: [String: Owner] = [:]
+    /// The folders on the way to them: no file may be placed where one is.
+    private var folders = Set<String>()
 
     /// Starts from the manifest's own items, whose destinations are already normal.
     init(file: String, items: ManifestItemChunks) {
         self.file = file
         taken.reserveCapacity(items.count)
-        for item in items { taken[item.dest ?? ""] = "the item at line \(item.location.line)" }
+        for item in items {
+            let dest = item.dest ?? ""
+            taken[dest] = .item(line: item.location.line)
+            addFolders(of: dest)
+        }
+    }
+
+    /// Who took a destination: an item of the manifest, or a line of a list.
+    enum Owner: Equatable {
+        case item(line: Int)
+        case listed(source: String, line: Int)
+
+        /// "the item at line 6", "listed by URL line 3".
+        var text: String {
+            switch self {
+            case .item(let line): "the item at line \(line)"
+            case .listed(let source, let line): "listed by \(source) line \(line)"
+            }
+        }
+
+        /// "the file of the item at line 6", "the file listed by URL line 3".
+        var file: String {
+            switch self {
+            case .item: "the file of \(text)"
+            case .listed: "the file \(text)"
+            }
+        }
+    }
+
+    /// Why `dest` cannot be placed next to the destinations taken so far (SPEC §3,
+    /// as the manifest's own items are checked): it is taken, it is the folder of
+    /// another destination, or one of its folders is another item's file.
+    private func conflict(_ dest: String) -> String? {
+        if let owner = taken[dest] { return "destination '\(dest)' is also \(owner.text)" }
+        if folders.contains(dest) { return "destination '\(dest)' is a folder of another item's destination" }
+        var parent = Substring(dest)
+        while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
+            parent = parent[..<slash]
+            if let owner = taken[String(parent)] { return "destination '\(dest)' lies inside '\(parent)', \(owner.file)" }
+        }
+        return nil
+    }
+
+    private mutating func addFolders(of dest: String) {
+        var parent = Substring(dest)
+        while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
+            parent = parent[..<slash]
+            if !folders.insert(String(parent)).inserted { break }
+        }
     }
 
     /// The items `list` gives `set`, after `include`/`exclude`. An untrusted list (its
@@ -30,6 +80,12 @@ struct SetExpansion {
         for entry in list.entries {
             if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
             if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
+            // A name that ends in `/` names a folder: no file to fetch (a destination
+            // ending so would take its name from the list's own URL).
+            if entry.name.hasSuffix("/") {
+                if !trusted { continue }
+                throw failure(entry.line, "'\(entry.name)' names a folder; a listed name must be a file")
+            }
             let name: String
             switch DestinationPath.normalize(entry.name, url: set.sums) {
             case .success(let normal): name = normal
@@ -39,11 +95,12 @@ struct SetExpansion {
             case .failure(let problem): throw failure(entry.line, problem.message)
             }
             let dest = set.dest + name
-            if !trusted, taken[dest] != nil { continue }
-            if let owner = taken[dest] {
-                throw failure(entry.line, "destination '\(dest)' is also \(owner)")
+            if let conflict = conflict(dest) {
+                if !trusted { continue }
+                throw failure(entry.line, conflict)
             }
-            taken[dest] = "listed by \(source) line \(entry.line)"
+            taken[dest] = .listed(source: source, line: entry.line)
+            addFolders(of: dest)
             let url = SetExpansion.resolve(name: entry.name, against: set.sums)
             var item = ManifestItem(texts: texts.texts(url: url, dest: dest), hasDest: true, location: set.location)
             item.urlLocation = set.sumsLocation

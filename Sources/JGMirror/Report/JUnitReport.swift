@@ -3,6 +3,14 @@ import Foundation
 /// JUnit XML for CI dashboards: one test case per item (`--junit`).
 public enum JUnitReport {
     public static func xml(for report: RunReport) -> String {
+        var xml = ""
+        write(report) { xml += $0 }
+        return xml
+    }
+
+    /// `xml(for:)` handed to `write` in pieces of about 64 KiB, so that a large run's
+    /// report is never held whole.
+    public static func write(_ report: RunReport, to write: (String) -> Void) {
         let totals = report.totals
         let failures = totals.failed + totals.mismatch + totals.missing + totals.interrupted
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -22,9 +30,13 @@ public enum JUnitReport {
                 xml += "      <system-out>\(escape(describe(item)))</system-out>\n"
             }
             xml += "    </testcase>\n"
+            if xml.utf8.count >= 64 << 10 {
+                write(xml)
+                xml = ""
+            }
         }
         xml += "  </testsuite>\n</testsuites>\n"
-        return xml
+        write(xml)
     }
 
     private static func describe(_ item: ItemResult) -> String {
