@@ -44,6 +44,7 @@ import Testing
         ("version: 1\nitems:\n  - url: http://h/a\n    sha256: abc\n", "m.yaml:4:13: 'sha256' must be 64 hexadecimal digits"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: x\n  - url: http://h/b\n    dest: x\n", "m.yaml:6:11: destination 'x' is already used by the item at line 4"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: /etc/passwd\n", "m.yaml:4:11: destination '/etc/passwd' is absolute"),
+        ("version: 1\nitems:\n  - url: http://h/a\n    dest: ~x/y\n", "m.yaml:4:11: destination '~x/y' starts with '~', which jgmirror does not expand"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\n", "m.yaml:4:11: destination '../x' leaves the root"),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: a/../../x\n", "m.yaml:4:11: destination 'a/../../x' leaves the root"),
         ("version: 1\nitems:\n  - url: ftp://h/a\n", "m.yaml:3:10: unsupported URL scheme 'ftp'"),

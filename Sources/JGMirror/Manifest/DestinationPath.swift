@@ -15,6 +15,8 @@ enum DestinationPath {
 
         var message: String {
             switch self {
+            case .absolute(let dest) where dest.hasPrefix("~"):
+                "destination '\(Rules.abbreviated(dest))' starts with '~', which jgmirror does not expand; it must be relative to the root"
             case .absolute(let dest): "destination '\(Rules.abbreviated(dest))' is absolute; it must be relative to the root"
             case .escapes(let dest): "destination '\(Rules.abbreviated(dest))' leaves the root"
             case .empty: "destination is empty"
