@@ -17,11 +17,11 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = await manifestOptions.loadPlan(command: "plan")
-        do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan") }
+        do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan", outputs: nil) }
         if delete, plan.isFiltered {
             manifestOptions.fail(
                 .usage(UsageError("--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")),
-                command: "plan")
+                command: "plan", outputs: nil)
         }
         // The state database's records spare hashing files it vouches for, as in sync.
         let records = (try? StateStore.openExisting(root: plan.root)?.recordTable()) ?? RecordTable()

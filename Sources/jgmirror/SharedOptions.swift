@@ -64,7 +64,7 @@ struct ManifestOptionGroup: ParsableArguments {
 
     /// Reports a run that stopped as a whole (in the reports `outputs` asks for, if
     /// any) and exits with its code.
-    func fail(_ error: SyncError, command: String, outputs: OperatorOutputs? = nil) -> Never {
+    func fail(_ error: SyncError, command: String, outputs: OperatorOutputs?) -> Never {
         Terminal.fail(
             error, command: command, manifest: manifest, reportPath: outputs?.reportPath, junitPath: outputs?.junitPath,
             outputs: outputs)
@@ -115,7 +115,7 @@ struct ManifestOptionGroup: ParsableArguments {
         } catch let error as UsageError {
             fail(.usage(error), command: command, outputs: outputs)
         } catch {
-            fail(.usage(UsageError(error.localizedDescription)), command: command)
+            fail(.usage(UsageError(error.localizedDescription)), command: command, outputs: outputs)
         }
     }
 

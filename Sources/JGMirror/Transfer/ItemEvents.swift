@@ -8,7 +8,7 @@ struct ItemEvents {
     /// Seconds between progress events.
     let interval: Double
     /// The start event went out.
-    private(set) var announced = false
+    private var announced = false
     /// When the last progress event went out, or the item started.
     private var lastReport = 0.0
 
