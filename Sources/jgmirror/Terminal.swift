@@ -57,14 +57,17 @@ enum Terminal {
     /// at all: it is written beside `path`, then renamed onto it. Returns why it could
     /// not be written.
     private static func writeFile(_ path: String, _ produce: ((String) -> Void) -> Void) -> String? {
-        var template = Array((path + ".XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        // A fresh name beside `path`, created with the mode any file the user writes
+        // gets (the umask applies), unlike mkstemp's private 0600.
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<8 where fd < 0 {
+            temporary = path + ".\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).tmp"
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            if fd < 0, errno != EEXIST { break }
+        }
         guard fd >= 0 else { return String(cString: strerror(errno)) }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        // mkstemp makes the file private; a report is as readable as any file the user writes.
-        let mask = umask(0)
-        umask(mask)
-        var failure: Int32 = fchmod(fd, 0o666 & ~mask) == 0 ? 0 : errno
+        var failure: Int32 = 0
         produce { piece in
             guard failure == 0 else { return }
             if !writeAll(fd, piece) { failure = errno }
