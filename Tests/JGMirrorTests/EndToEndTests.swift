@@ -282,7 +282,7 @@ import TestServer
             #expect(bars.stderr.contains("\u{1B}[") && bars.stderr.contains("] ") && bars.stderr.contains("total "), "\(bars.stderr)")
             #expect(bars.stderr.contains("connections"))
             let lines = try await execute(["sync", path, "--progress", "lines", "--root", dir + "/lines"])
-            #expect(lines.stderr.contains("downloaded p.bin") && !lines.stderr.contains("\u{1B}["), "\(lines.stderr)")
+            #expect(lines.stderr.contains("downloaded  p.bin") && !lines.stderr.contains("\u{1B}["), "\(lines.stderr)")
             let quiet = try await execute(["sync", path, "--progress", "none", "--quiet", "--root", dir + "/quiet"])
             #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
             #expect(bars.stdout.isEmpty && lines.stdout.isEmpty && quiet.stdout.isEmpty)

@@ -199,7 +199,7 @@ import TestServer
             let path = oneItem(server.url("/missing"), in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])
             #expect(run.status == 1)
-            #expect(run.stderr.contains("failed     out.bin: http_404: HTTP 404 from \(server.url("/missing"))"), "\(run.stderr)")
+            #expect(run.stderr.contains("failed      out.bin: http_404: HTTP 404 from \(server.url("/missing"))"), "\(run.stderr)")
         }
     }
 

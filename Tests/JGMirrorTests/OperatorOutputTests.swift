@@ -54,8 +54,8 @@ import TestServer
             #expect(totals["downloaded"] as? Int == 2 && totals["failed"] as? Int == 1)
             #expect(lines.filter { $0["event"] as? String == "run_finished" }.count == 1)
             // Human output stays on stderr.
-            #expect(run.stderr.contains("failed     gone.bin"))
-            #expect(!run.stdout.contains("failed     gone.bin"))
+            #expect(run.stderr.contains("failed      gone.bin"))
+            #expect(!run.stdout.contains("failed      gone.bin"))
         }
     }
 
@@ -217,4 +217,26 @@ func prometheusSamples(_ path: String) throws -> [String: Double] {
         samples[String(parts[0])] = Double(parts[1])
     }
     return samples
+}
+
+/// The plain lines of `--progress lines`.
+@Suite struct ProgressLineTests {
+    @Test func everyStatusLeavesASpaceBeforeThePath() throws {
+        try withTestDirectorySync { dir in
+            let path = dir + "/lines.txt"
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            let renderer = ProgressRenderer(mode: .lines, verbosity: .verbose, output: handle)
+            for status in ItemStatus.allCases {
+                renderer.show(.itemFinished(ItemResult(dest: "a/f", url: "http://h/f", status: status)))
+            }
+            try handle.close()
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == ItemStatus.allCases.count)
+            // `interrupted`, the longest, once ran into the path.
+            // One column for every path: after the longest status, `interrupted`, and a space.
+            #expect(lines.allSatisfy { $0.range(of: " a/f")?.lowerBound.utf16Offset(in: $0) == 11 }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("interrupted a/f") })
+        }
+    }
 }

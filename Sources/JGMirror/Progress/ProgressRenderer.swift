@@ -78,10 +78,13 @@ public final class ProgressRenderer: @unchecked Sendable {
         run.forEachItem { result in if result.status.isProblem { report(result) } }
     }
 
+    /// The longest status and one space: every path starts in one column.
+    static let statusWidth = ItemStatus.allCases.map(\.rawValue.count).max()! + 1
+
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
         if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
-        var text = result.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0) + result.dest
+        var text = result.status.rawValue.padding(toLength: Self.statusWidth, withPad: " ", startingAt: 0) + result.dest
         if let error = result.error {
             text += ": \(error.code): \(error.message)"
         } else if result.bytesDownloaded > 0 {
