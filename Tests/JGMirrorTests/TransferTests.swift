@@ -700,6 +700,24 @@ import TestServer
         }
     }
 
+    @Test func aConnectionClosedInsideTheHeadIsRetriedAndNamedForWhatItIs() async throws {
+        // libcurl ends such a response without an error: a 206 with no Content-Range
+        // was then judged "another byte range than asked".
+        let cut = Array("HTTP/1.1 206 Partial Content\r\nAccept-Ranges: bytes\r\nContent-Le".utf8)
+        serve { $0.fault = { index in index == 0 ? .raw(cut) : nil } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(report.items.first?.attempts == 2)
+        }
+        serve { $0.fault = { _ in .raw(cut) } }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: "retries: 1"), in: dir)
+            let error = try #require(report.items.first?.error)
+            #expect(error.code == .connection && error.message.hasPrefix("connection closed before the response head ended"), "\(error)")
+        }
+    }
+
     @Test func stallIsATimeoutThatIsRetried() async throws {
         serve { $0.fault = { index in index == 0 ? .stall(afterBytes: 1000, seconds: 4) : nil } }
         try await withTestDirectory { dir in

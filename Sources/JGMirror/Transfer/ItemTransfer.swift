@@ -305,7 +305,10 @@ final class ItemTransfer: @unchecked Sendable {
     func requestFinished(_ worker: Worker, code: CURLcode) {
         let errorText = worker.easy?.errorText ?? ""
         if !worker.headProcessed, !finished, worker.error == nil, worker.head.status != 0 || isFileSource, code == CURLE_OK {
-            if handleHead(worker) != nil, pending.restart?.stream === worker {
+            if !worker.head.complete, !isFileSource {
+                worker.error = .retryable(
+                    .connection, "connection closed before the response head ended (\(Redactor.redactURL(worker.url)))")
+            } else if handleHead(worker) != nil, pending.restart?.stream === worker {
                 pending.restart?.stream = nil  // nothing left of this response to keep
             }
         }

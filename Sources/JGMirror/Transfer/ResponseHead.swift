@@ -15,10 +15,17 @@ struct ResponseHead {
     var acceptsRanges = false
     var validators = Validators()
     var retryAfter: Double?
+    /// The blank line that ends the head arrived: a connection closed inside the
+    /// head leaves it false (libcurl ends such a response without an error).
+    var complete = false
 
     /// Feeds one header line; a new status line starts over (redirects, 100-continue).
     mutating func consume(line raw: UnsafeRawBufferPointer) {
         let line = HeaderBytes(raw).trimmed
+        if line.count == 0 {
+            complete = true
+            return
+        }
         if line.hasPrefix("HTTP/") {
             self = ResponseHead()
             // HTTP/1.1 206 Partial Content
