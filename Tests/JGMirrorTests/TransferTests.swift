@@ -700,6 +700,31 @@ import TestServer
         }
     }
 
+    @Test func aRangeAnsweredToTheFilesEndIsCutWhereTheRequestEnds() async throws {
+        // Every region's 206 announces and sends everything to the end of the file:
+        // more than asked, but no more than announced. Once a size_mismatch that
+        // threw the part file away; now each request is cut at its region's end.
+        let large = serveLarge("/toend", seed: 21, headDelay: 0.01) { _ in .toTheEnd }
+        try await withTestDirectory { dir in
+            let report = try await sync(
+                manifest(url: server.url("/toend"), sha256: sha(large), extra: "connections: 4\nsize: \(large.count)"), in: dir)
+            let item = try #require(report.items.first)
+            #expect(item.status == .downloaded, "\(String(describing: item.error))")
+            #expect(item.connections == 4)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(large))
+        }
+        // More than even the Content-Range announced (a body that ends when the
+        // connection closes, so libcurl does not frame it) is still refused.
+        var lying = TestServer.Route(body: body, etag: "\"v1\"")
+        lying.noLength = true
+        lying.extraBytes = 1000
+        server.set("/lying", lying)
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/lying"), sha256: sha(body), extra: segmented), in: dir)
+            #expect(report.items.first?.error?.code == .sizeMismatch)
+        }
+    }
+
     @Test func aConnectionClosedInsideTheHeadIsRetriedAndNamedForWhatItIs() async throws {
         // libcurl ends such a response without an error: a 206 with no Content-Range
         // was then judged "another byte range than asked".

@@ -16,6 +16,9 @@ public final class TestServer: Sendable {
         case stall(afterBytes: Int, seconds: Double)
         /// Answer a Range request with the whole body (200).
         case ignoreRange
+        /// Answer a Range request from its start to the body's end (206, announced so
+        /// in `Content-Range`): more than asked, but what the server says it sends.
+        case toTheEnd
         /// Send these bytes instead of an HTTP response, then close (a server that
         /// speaks something else).
         case raw([UInt8])
@@ -292,7 +295,7 @@ public final class TestServer: Sendable {
                 return send(fd, head: "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(total)\r\nContent-Length: 0\r\n\r\n")
             }
             start = from
-            end = to
+            end = fault == .toTheEnd ? total : to
             status = "206 Partial Content"
             rangeHeader = "Content-Range: bytes \(start)-\(end - 1)/\(total)\r\n"
         }

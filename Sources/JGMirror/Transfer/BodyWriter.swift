@@ -42,10 +42,17 @@ struct BodyWriter {
         var count = Int64(bytes.count)
         if let region = book?.region(of: worker.slot) {
             if let asked = worker.requestedEnd, worker.pos + count > asked, region.end >= asked {
-                return (
-                    0,
-                    .sizeMismatch("server sent more bytes than announced (over \(asked) for \(Redactor.redactURL(worker.url)))")
-                )
+                // More than this request asked for. Within the longer range the
+                // response announced, the rest is cut here, as an open-ended request's
+                // is at its region's end; past it, the server breaks its own word.
+                guard let announced = worker.announcedEnd, worker.pos + count <= announced else {
+                    return (
+                        0,
+                        .sizeMismatch("server sent more bytes than announced (over \(asked) for \(Redactor.redactURL(worker.url)))")
+                    )
+                }
+                count = max(0, asked - worker.pos)
+                worker.truncated = true
             }
             // Mutated in place (no copy of the book per buffer).
             let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0

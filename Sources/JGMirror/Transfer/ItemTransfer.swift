@@ -187,6 +187,8 @@ final class ItemTransfer: @unchecked Sendable {
                 if fresh { _ = book?.take(for: worker.slot) }
             }
             // A server may send less than asked; the rest of the region stays missing.
+            // It may also send more (to the file's end): that is cut where the request ends.
+            worker.announcedEnd = rangeEnd ?? length
             worker.requestedEnd = min(worker.requestedEnd ?? length, rangeEnd ?? length)
             pending.expand = true
             return nil

@@ -41,6 +41,10 @@ final class Worker {
     /// One past the last byte the current request can deliver (asked for, or as
     /// the server's `Content-Range` ends); nil until known for an open-ended request.
     var requestedEnd: Int64?
+    /// One past the last byte the response says it brings (its `Content-Range`), when
+    /// that goes beyond `requestedEnd`: bytes past `requestedEnd` up to here are cut,
+    /// past here they are more than announced.
+    var announcedEnd: Int64?
 
     // What a steal weighs (engine clock, seconds):
     /// When the current request left, and when its first and latest bytes arrived.
@@ -115,6 +119,7 @@ final class Worker {
         ratePaused = false
         sentRange = false
         redirectTarget = nil
+        announcedEnd = nil
         requestStart = pos
     }
 }
