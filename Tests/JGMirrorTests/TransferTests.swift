@@ -725,6 +725,23 @@ import TestServer
         }
     }
 
+    @Test func aServerThatRefusesRangesAndEndsEveryAnswerShortIsNotCalledAChange() async throws {
+        // Every answer is the whole file (200, same ETag), cut at half. Each retry's
+        // range is refused, so the item starts over, a bounded number of times; it
+        // had then failed as "remote file kept changing".
+        serve {
+            $0.ignoreRange = true
+            $0.fault = { _ in .drop(afterBytes: body.count / 2) }
+        }
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: segmented), in: dir)
+            let error = try #require(report.items.first?.error)
+            #expect(error.code == .range, "\(error)")
+            #expect(error.message.contains("refused byte ranges") && error.message.contains("no whole-file answer arrived whole"), "\(error.message)")
+            #expect(report.exitCode == .transferFailed)
+        }
+    }
+
     @Test func aConnectionClosedInsideTheHeadIsRetriedAndNamedForWhatItIs() async throws {
         // libcurl ends such a response without an error: a 206 with no Content-Range
         // was then judged "another byte range than asked".

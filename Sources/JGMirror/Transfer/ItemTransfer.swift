@@ -484,6 +484,16 @@ final class ItemTransfer: @unchecked Sendable {
     /// redirect (none): neither counted nor noted.
     private func restart(reason: String?, keeping stream: Worker?, counts: Bool) {
         if let reason, !tally.restart(because: reason, counts: counts) {
+            guard counts else {
+                // The file did not change: the server refuses ranges, and its answers
+                // with the whole file keep ending short.
+                let last = tally.lastError.map { " (last: \($0.message))" } ?? ""
+                fail(
+                    TransferError(
+                        code: .range,
+                        message: "the server refused byte ranges \(ItemTally.restartLimit + 1) times and no whole-file answer arrived whole\(last)"))
+                return
+            }
             fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
             return
         }
