@@ -660,6 +660,27 @@ import TestServer
         }
     }
 
+    @Test func aStalledRegionIsTakenOverFromAnotherSource() async throws {
+        // Regions cut from the size alternate between a primary that stalls every
+        // request after 64 KiB and a mirror. The mirror's connections finish before
+        // the stalls show; the connection that then takes each stalled region over
+        // goes to the mirror, not back to the source that stalled (the first one went
+        // there by its slot, and stalled for another second).
+        let large = TestServer.bytes(count: 8 << 20, seed: 14)
+        var primary = TestServer.Route(body: large, etag: "\"v1\"")
+        primary.fault = { _ in .stall(afterBytes: 64 << 10, seconds: 30) }
+        server.set("/stalls", primary)
+        server.set("/mirror/stalls", TestServer.Route(body: large, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let yaml = manifest(
+                url: server.url("/stalls"), sha256: sha(large),
+                extra: "connections: 4\ntimeout: 60s\nsize: \(large.count)\nmirrors: [\(server.url("/mirror/stalls"))]")
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(server.gets("/stalls").count == 2, "\(rangeStarts("/stalls")) on the primary")
+        }
+    }
+
     @Test func persistentServerErrorFailsAfterRetries() async throws {
         serve { $0.fault = { _ in .status(500) } }
         try await withTestDirectory { dir in

@@ -237,9 +237,11 @@ final class Crew {
     /// the last replacement (so an origin that stalls every connection still ends).
     func replaceStalled(progress: Int64) -> Worker? {
         let now = engine.now()
-        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement,
-            workers.contains(where: { isStalled($0, now: now) }),
-            let worker = spawn(taking: nextRange)
+        let stalled = workers.filter { isStalled($0, now: now) }
+        // The new connection goes to another source when there is one: the stalled
+        // one's may stall it too.
+        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement, !stalled.isEmpty,
+            let worker = spawn(avoiding: Set(stalled.map(\.sourceIndex)), taking: nextRange)
         else { return nil }
         progressAtReplacement = progress
         return worker
@@ -294,10 +296,12 @@ final class Crew {
         }
     }
 
-    /// A new worker on a live source (spread by slot) at the start of the range `take`
-    /// gives it; nil, and no worker, when it gives none.
-    private func spawn(taking take: (Worker) -> ByteRange?) -> Worker? {
-        let live = liveSources
+    /// A new worker on a live source (spread by slot, among those not in `avoiding`
+    /// while any is left) at the start of the range `take` gives it; nil, and no
+    /// worker, when it gives none.
+    private func spawn(avoiding: Set<Int> = [], taking take: (Worker) -> ByteRange?) -> Worker? {
+        var live = liveSources
+        if live.contains(where: { !avoiding.contains($0) }) { live.removeAll { avoiding.contains($0) } }
         let worker = hire()
         if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
         guard let range = take(worker) else {
