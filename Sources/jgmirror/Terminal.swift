@@ -53,46 +53,9 @@ enum Terminal {
         return nil
     }
 
-    /// Writes what `produce` hands out to the file at `path`, which appears whole or not
-    /// at all: it is written beside `path`, then renamed onto it. Returns why it could
-    /// not be written.
     private static func writeFile(_ path: String, _ produce: ((String) -> Void) -> Void) -> String? {
-        // A fresh name beside `path`, created with the mode any file the user writes
-        // gets (the umask applies), unlike mkstemp's private 0600.
-        var temporary = ""
-        var fd: Int32 = -1
-        for _ in 0..<8 where fd < 0 {
-            temporary = path + ".\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).tmp"
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-            if fd < 0, errno != EEXIST { break }
-        }
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
-        var failure: Int32 = 0
-        produce { piece in
-            guard failure == 0 else { return }
-            if !writeAll(fd, piece) { failure = errno }
-        }
-        if close(fd) != 0, failure == 0 { failure = errno }
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        guard failure != 0 else { return nil }
-        unlink(temporary)
-        return String(cString: strerror(failure))
-    }
-
-    private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            var done = 0
-            while done < bytes.count {
-                let written = Foundation.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                done += written
-            }
-            return true
-        }
+        do { try OutputFile.write(path, produce) } catch { return error.reason }
+        return nil
     }
 
     /// Reports a run that stopped as a whole (bad manifest, lock held) and exits: the

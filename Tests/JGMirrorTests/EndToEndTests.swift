@@ -39,12 +39,21 @@ import TestServer
             let run = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json", "--junit", dir + "/j.xml"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 0)
-            let mode = try FileManager.default.attributesOfItem(atPath: dir + "/r.json")[.posixPermissions] as? Int
-            #expect(mode.map { $0 & 0o044 } == 0o044, "mode \(String(mode ?? 0, radix: 8))")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") }.isEmpty)
-            // A report that cannot be written is a local failure, and leaves nothing.
+            // The mode any file the user writes gets (under the umask the test runs with).
+            #expect(FileManager.default.createFile(atPath: dir + "/plain", contents: nil))
+            let mode = { (path: String) in try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
+            #expect(try mode(dir + "/r.json") == mode(dir + "/plain"))
+            let leftOver = { try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") } }
+            #expect(try leftOver().isEmpty)
+            // A report that cannot be written is a local failure, and leaves nothing:
+            // a missing folder, or a folder where the file would go (the rename fails).
             let failed = try await execute(["sync", path, "--progress", "none", "--report", dir + "/missing/r.json"])
             #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(dir)/missing/r.json"), "\(failed.stderr)")
+            try FileManager.default.removeItem(atPath: dir + "/r.json")
+            try FileManager.default.createDirectory(atPath: dir + "/r.json", withIntermediateDirectories: false)
+            let onFolder = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
+            #expect(onFolder.status == 4 && onFolder.stderr.contains("cannot write report \(dir)/r.json"), "\(onFolder.stderr)")
+            #expect(try leftOver().isEmpty)
             let plan = try await execute(["plan", path, "--report", dir + "/p.json"])
             #expect(plan.status == 2 && plan.stderr.contains("Unknown option '--report'"), "\(plan.stderr)")
             #expect(!FileManager.default.fileExists(atPath: dir + "/p.json"))

@@ -82,6 +82,12 @@ import Testing
         }
     }
 
+    /// `~` is refused where the manifest writes it, not in a file name taken from a URL.
+    @Test func aTildeFromTheURLIsAFileName() throws {
+        let manifest = try Manifest.parse("version: 1\nitems:\n  - url: http://h/~foo.tar\n", name: "m.yaml")
+        #expect(manifest.items.first?.dest == "~foo.tar")
+    }
+
     /// A checksum of the wrong length is quoted shortened, whichever digest it is.
     @Test(arguments: ["sha256", "sha512"])
     func aLongChecksumIsQuotedShortened(key: String) {

@@ -233,8 +233,8 @@ func prometheusSamples(_ path: String) throws -> [String: Double] {
             try handle.close()
             let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
             #expect(lines.count == ItemStatus.allCases.count)
-            // `interrupted`, the longest, once ran into the path.
-            // One column for every path: after the longest status, `interrupted`, and a space.
+            // One column for every path: after the longest status, `interrupted` (which
+            // once ran into the path), and a space.
             #expect(lines.allSatisfy { $0.range(of: " a/f")?.lowerBound.utf16Offset(in: $0) == 11 }, "\(lines)")
             #expect(lines.contains { $0.hasPrefix("interrupted a/f") })
         }

@@ -12,6 +12,16 @@ import Testing
 
     private let url = "http://h/f"
 
+    @Test func aHeadIsCompleteAtItsBlankLineUnlessItIsAnInterimOne() {
+        var head = ResponseHead()
+        for line in ["HTTP/1.1 103 Early Hints\r\n", "Link: </a.css>\r\n", "\r\n"] { head.consume(line: line) }
+        #expect(!head.complete, "a 1xx head is followed by the real one")
+        for line in ["HTTP/1.1 206 Partial Content\r\n", "Content-Range: bytes 0-9/20\r\n"] { head.consume(line: line) }
+        #expect(!head.complete && head.status == 206, "cut before its blank line")
+        head.consume(line: "\r\n")
+        #expect(head.complete)
+    }
+
     @Test func aFirst206RevealsTheLengthAndAWrongRangeIsRejected() {
         let partial = head("HTTP/1.1 206 Partial", "Content-Range: bytes 0-99/1000", "ETag: \"a\"")
         #expect(ResponseJudge.judge(partial, .init(sentRange: true), url: url) == .partial(length: 1000, rangeEnd: 100))

@@ -152,6 +152,8 @@ import TestServer
          "line 4: destination 'rel/sub' is a folder of another item's destination"),
         ("rel//", ["a.iso", "sub/"], "",
          "line 4: 'sub/' names a folder; a listed name must be a file"),
+        ("rel/", ["sub/."], "", "line 3: 'sub/.' names a folder; a listed name must be a file"),
+        ("/", ["a.iso"], "", "m.yaml:4:11: destination '/' is absolute"),
     ])
     func aListedNameThatCollidesWithAFolderOrFileIsRefused(
         dest: String, names: [String], items: String, expected: String

@@ -57,7 +57,9 @@ enum DestinationPath {
             guard let name = fileName(of: url) else { return .failure(.noFileName(url)) }
             raw += name
         }
-        if raw.hasPrefix("/") || raw.hasPrefix("~") { return .failure(.absolute(raw)) }
+        // `~` is refused where the manifest wrote it (a home folder jgmirror does not
+        // expand), not in a file name taken from the URL.
+        if raw.hasPrefix("/") || dest?.hasPrefix("~") == true { return .failure(.absolute(raw)) }
         if raw.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) { return .failure(.invalid(raw)) }
         // Already normal (no empty, '.' or '..' segment): most manifests, checked on bytes.
         if !raw.hasPrefix("."), !raw.contains(ascii: "//"), !raw.contains(ascii: "/."), !raw.hasSuffix("/") {

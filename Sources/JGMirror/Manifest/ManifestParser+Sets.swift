@@ -74,6 +74,8 @@ extension ManifestParser {
 
     /// A set's `dest`: a folder relative to the root, "" for the root itself.
     static func normalizeFolder(_ dest: String) -> Result<String, DestinationPath.Problem> {
+        // `/` is absolute, as for an item, not the root it would trim down to.
+        if dest.hasPrefix("/") { return .failure(.absolute(dest)) }
         var trimmed = Substring(dest)
         while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         if trimmed.isEmpty || trimmed == "." { return .success("") }

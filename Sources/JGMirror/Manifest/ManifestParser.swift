@@ -119,8 +119,7 @@ struct ManifestParser {
             case "sha256":
                 let (text, shaLocation) = try readString(key)
                 guard let hasUpperCase = Rules.sha256Case(text) else {
-                    throw error(
-                        shaLocation, "'sha256' must be 64 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
+                    throw error(shaLocation, "'sha256' must be 64 hexadecimal digits, got \(Self.quoted(text))")
                 }
                 guard !seen.contains("sha512") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
                 // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
@@ -128,10 +127,9 @@ struct ManifestParser {
                 item.sha256Location = shaLocation
             case "sha512":
                 let (text, shaLocation) = try readString(key)
-                let hex = text.lowercased()
+                let hex = text.utf8.count == 128 ? text.lowercased() : ""
                 guard hex.utf8.count == 128, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
-                    throw error(
-                        shaLocation, "'sha512' must be 128 hexadecimal digits, got '\(Rules.abbreviated(text))' (\(text.count) characters)")
+                    throw error(shaLocation, "'sha512' must be 128 hexadecimal digits, got \(Self.quoted(text))")
                 }
                 guard !seen.contains("sha256") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
                 item.sha512 = hex
@@ -273,6 +271,11 @@ struct ManifestParser {
         }
         if folds { files[folded] = (dest, line) }
         return nil
+    }
+
+    /// A wrong checksum as an error quotes it: shortened, with its length (once).
+    static func quoted(_ text: String) -> String {
+        text.count > 80 ? "'\(Rules.abbreviated(text))'" : "'\(text)' (\(text.count) characters)"
     }
 
     func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {

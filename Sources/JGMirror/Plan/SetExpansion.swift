@@ -80,9 +80,10 @@ struct SetExpansion {
         for entry in list.entries {
             if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
             if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
-            // A name that ends in `/` names a folder: no file to fetch (a destination
-            // ending so would take its name from the list's own URL).
-            if entry.name.hasSuffix("/") {
+            // A name whose last segment is empty, `.` or `..` names a folder: no file to
+            // fetch (a destination ending in `/` would take its name from the list's URL).
+            let last = entry.name.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+            if last.isEmpty || last == "." || last == ".." {
                 if !trusted { continue }
                 throw failure(entry.line, "'\(entry.name)' names a folder; a listed name must be a file")
             }

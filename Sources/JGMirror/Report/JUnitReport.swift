@@ -4,13 +4,13 @@ import Foundation
 public enum JUnitReport {
     public static func xml(for report: RunReport) -> String {
         var xml = ""
-        write(report) { xml += $0 }
+        write(report, to: { xml += $0 })
         return xml
     }
 
-    /// `xml(for:)` handed to `write` in pieces of about 64 KiB, so that a large run's
+    /// `xml(for:)` handed to `emit` in pieces of about 64 KiB, so that a large run's
     /// report is never held whole.
-    public static func write(_ report: RunReport, to write: (String) -> Void) {
+    public static func write(_ report: RunReport, to emit: (String) -> Void) {
         let totals = report.totals
         let failures = totals.failed + totals.mismatch + totals.missing + totals.interrupted
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -31,12 +31,12 @@ public enum JUnitReport {
             }
             xml += "    </testcase>\n"
             if xml.utf8.count >= 64 << 10 {
-                write(xml)
-                xml = ""
+                emit(xml)
+                xml.removeAll(keepingCapacity: true)
             }
         }
         xml += "  </testsuite>\n</testsuites>\n"
-        write(xml)
+        emit(xml)
     }
 
     private static func describe(_ item: ItemResult) -> String {

@@ -50,16 +50,6 @@ public enum RunMetrics {
     /// node_exporter ignores, having no `.prom` suffix) renamed over it, so a scrape
     /// never reads half a file.
     public static func write(_ text: String, to path: String) throws(SyncError) {
-        let temporary = path + ".\(getpid()).tmp"
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
-        } catch {
-            throw .local("cannot write metrics \(path): \(error.localizedDescription)")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw .local("cannot write metrics \(path): \(reason)")
-        }
+        do { try OutputFile.write(path) { $0(text) } } catch { throw .local("cannot write metrics \(path): \(error.reason)") }
     }
 }

@@ -176,7 +176,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
                 text += item.json.rendered(indent: 2)
                 if text.utf8.count >= 64 << 10 {
                     write(text)
-                    text = ""
+                    text.removeAll(keepingCapacity: true)
                 }
             }
             text += "\n  ]"

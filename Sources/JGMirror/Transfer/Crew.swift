@@ -237,12 +237,11 @@ final class Crew {
     /// the last replacement (so an origin that stalls every connection still ends).
     func replaceStalled(progress: Int64) -> Worker? {
         let now = engine.now()
+        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement else { return nil }
         let stalled = workers.filter { isStalled($0, now: now) }
         // The new connection goes to another source when there is one: the stalled
         // one's may stall it too.
-        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement, !stalled.isEmpty,
-            let worker = spawn(avoiding: Set(stalled.map(\.sourceIndex)), taking: nextRange)
-        else { return nil }
+        guard !stalled.isEmpty, let worker = spawn(avoiding: Set(stalled.map(\.sourceIndex)), taking: nextRange) else { return nil }
         progressAtReplacement = progress
         return worker
     }
@@ -298,12 +297,13 @@ final class Crew {
 
     /// A new worker on a live source (spread by slot, among those not in `avoiding`
     /// while any is left) at the start of the range `take` gives it; nil, and no
-    /// worker, when it gives none.
+    /// worker, when it gives none or no source is live.
     private func spawn(avoiding: Set<Int> = [], taking take: (Worker) -> ByteRange?) -> Worker? {
         var live = liveSources
+        guard !live.isEmpty else { return nil }
         if live.contains(where: { !avoiding.contains($0) }) { live.removeAll { avoiding.contains($0) } }
         let worker = hire()
-        if !live.isEmpty { worker.sourceIndex = live[worker.slot % live.count] }
+        worker.sourceIndex = live[worker.slot % live.count]
         guard let range = take(worker) else {
             workers.removeAll { $0 === worker }
             return nil

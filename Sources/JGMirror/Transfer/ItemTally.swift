@@ -17,7 +17,8 @@ struct ItemTally {
     /// The last failure a connection met; the item's failure when none finishes.
     var lastError: TransferError?
 
-    /// The most restarts of each kind before the item fails as `changed`.
+    /// The most restarts of each kind before the item fails: as `changed` after
+    /// changes, as `range` after refusals.
     static let restartLimit = 3
 
     /// Notes that `connections` are open now.

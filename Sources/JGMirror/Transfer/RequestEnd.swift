@@ -9,8 +9,8 @@ enum RequestEnd {
     struct Facts: Equatable {
         /// Why the request must count as failed, decided inside a callback.
         var callbackError: TransferError?
-        /// The connection's region ended before the request did (a steal, or an
-        /// open-ended request reaching the next region): stopping was success.
+        /// The request was cut before its response ended (its region ended first, or
+        /// the response ran past the range asked for): stopping was success.
         var truncated = false
         /// libcurl's failure; nil when it reported success.
         var transportError: TransferError?

@@ -23,7 +23,8 @@ struct ResponseHead {
     mutating func consume(line raw: UnsafeRawBufferPointer) {
         let line = HeaderBytes(raw).trimmed
         if line.count == 0 {
-            complete = true
+            // A 1xx head (100 Continue, 103 Early Hints) is followed by the real one.
+            complete = !(100...199).contains(status)
             return
         }
         if line.hasPrefix("HTTP/") {

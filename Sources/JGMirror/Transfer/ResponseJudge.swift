@@ -80,10 +80,12 @@ enum ResponseJudge {
                     return .singleStream(
                         "server answered a range request with the whole file (validators unchanged); fetched as one stream")
                 }
-                return .restartStream(
-                    known.sentRange && !head.acceptsRanges
-                        ? "server ignored the range request; restarted from zero"
-                        : "remote file changed (If-Range answered with the whole file); restarted from zero")
+                // A server that does not even announce ranges refuses them rather than
+                // shows a change (without validators nothing tells the two apart).
+                if known.sentRange, !head.acceptsRanges {
+                    return .singleStream("server ignored the range request; restarted from zero")
+                }
+                return .restartStream("remote file changed (If-Range answered with the whole file); restarted from zero")
             }
             return .whole(length: head.contentLength, ranges: !known.sentRange && head.acceptsRanges && !known.isFileSource)
         case 416:

@@ -99,19 +99,7 @@ final class RootDirectory: Sendable {
     /// renamed over `path`; the temporary file is removed when a step fails.
     func replaceFile(_ path: String, with data: Data, temporary: String, exclusive: Bool, durable: Bool) throws(TransferError) {
         let fd = try openFile(temporary, flags: O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC))
-        var failure: Int32 = 0
-        data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let written = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += written
-            }
-        }
+        var failure = data.withUnsafeBytes { writeAll(fd, $0) }
         if failure == 0, durable, fsync(fd) != 0 { failure = errno }
         close(fd)
         guard failure == 0 else {

@@ -41,9 +41,8 @@ final class Worker {
     /// One past the last byte the current request can deliver (asked for, or as
     /// the server's `Content-Range` ends); nil until known for an open-ended request.
     var requestedEnd: Int64?
-    /// One past the last byte the response says it brings (its `Content-Range`), when
-    /// that goes beyond `requestedEnd`: bytes past `requestedEnd` up to here are cut,
-    /// past here they are more than announced.
+    /// One past the last byte a 206 says it brings (its `Content-Range`): bytes past
+    /// `requestedEnd` up to here are cut, past here they are more than announced.
     var announcedEnd: Int64?
 
     // What a steal weighs (engine clock, seconds):
@@ -63,8 +62,9 @@ final class Worker {
     var sentRange = false
     var head = ResponseHead()
     var headProcessed = false
-    /// The region ended before the request did (a steal, or an open-ended request
-    /// reaching the next region): stopping is success.
+    /// The request was cut before its response ended: its region ended first (a
+    /// steal, or an open-ended request reaching the next region), or the response
+    /// ran past the range asked for (`announcedEnd`). Stopping is success.
     var truncated = false
     /// Why the request must count as failed, when decided inside a callback.
     var error: TransferError?
