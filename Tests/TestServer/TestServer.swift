@@ -60,6 +60,9 @@ public final class TestServer: Sendable {
         public var refuseDateIfRange = false
         /// Picks a fault by request number (0-based, per path).
         public var fault: @Sendable (Int) -> Fault? = { _ in nil }
+        /// Picks a fault by the byte a ranged GET starts at, whatever order the
+        /// requests arrive in; used instead of `fault` when set.
+        public var faultAtStart: (@Sendable (Int) -> Fault?)?
 
         public init(body: [UInt8], etag: String? = nil, lastModified: String? = nil) {
             self.body = body
@@ -252,7 +255,8 @@ public final class TestServer: Sendable {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
         if let delay = route.headDelay { Thread.sleep(forTimeInterval: delay) }
         if request.method == "HEAD", let delay = route.extraHEADDelay { Thread.sleep(forTimeInterval: delay) }
-        let fault = request.method == "HEAD" ? nil : route.fault(index)
+        let askedStart = request.headers["range"].flatMap { Self.parseRange($0, total: route.body.count)?.0 }
+        let fault = request.method == "HEAD" ? nil : route.faultAtStart.map { $0(askedStart ?? 0) } ?? route.fault(index)
         if case .raw(let bytes) = fault {
             _ = write(fd, bytes)
             return false
