@@ -41,18 +41,16 @@ struct BodyWriter {
     ) -> (written: Int, failure: TransferError?) {
         var count = Int64(bytes.count)
         if let region = book?.region(of: worker.slot) {
-            if let asked = worker.requestedEnd, worker.pos + count > asked, region.end >= asked {
-                // More than this request asked for. Within the longer range the
-                // response announced, the rest is cut here, as an open-ended request's
-                // is at its region's end; past it, the server breaks its own word.
-                guard let announced = worker.announcedEnd, worker.pos + count <= announced else {
-                    return (
-                        0,
-                        .sizeMismatch("server sent more bytes than announced (over \(asked) for \(Redactor.redactURL(worker.url)))")
-                    )
-                }
-                count = max(0, asked - worker.pos)
-                worker.truncated = true
+            // Past what its response announced (a 206's `Content-Range`, else what the
+            // request can deliver), within this connection's region, the server breaks
+            // its own word. Announced bytes past the region's end, as a 206 that runs to
+            // the file's end sends, are cut by `record` below, as an open-ended
+            // request's are.
+            if let announced = worker.announcedEnd ?? worker.requestedEnd, worker.pos + count > announced, region.end >= announced {
+                return (
+                    0,
+                    .sizeMismatch("server sent more bytes than announced (over \(announced) for \(Redactor.redactURL(worker.url)))")
+                )
             }
             // Mutated in place (no copy of the book per buffer).
             let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0
