@@ -118,7 +118,7 @@ struct ManifestParser {
                 item.destLocation = destLocation
             case "sha256":
                 let (text, shaLocation) = try readString(key)
-                guard let hasUpperCase = Rules.sha256Case(text) else {
+                guard let hasUpperCase = Rules.hexCase(text) else {
                     throw error(shaLocation, "'sha256' must be 64 hexadecimal digits, got \(Self.quoted(text))")
                 }
                 guard !seen.contains("sha512") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
@@ -127,12 +127,11 @@ struct ManifestParser {
                 item.sha256Location = shaLocation
             case "sha512":
                 let (text, shaLocation) = try readString(key)
-                let hex = text.utf8.count == 128 ? text.lowercased() : ""
-                guard hex.utf8.count == 128, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                guard let hasUpperCase = Rules.hexCase(text, count: 128) else {
                     throw error(shaLocation, "'sha512' must be 128 hexadecimal digits, got \(Self.quoted(text))")
                 }
                 guard !seen.contains("sha256") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
-                item.sha512 = hex
+                item.sha512 = hasUpperCase ? text.lowercased() : text
             case "size":
                 item.size = try readSize(key).0
             case "tag":

@@ -32,14 +32,15 @@ public enum Rules {
     }
 
     /// Whether `text` is 64 hexadecimal digits (either case).
-    public static func isSHA256(_ text: String) -> Bool { sha256Case(text) != nil }
+    public static func isSHA256(_ text: String) -> Bool { hexCase(text) != nil }
 
-    /// Whether `text`, 64 hexadecimal digits, has an upper-case one; nil when it is
-    /// not 64 hexadecimal digits. One pass over the bytes (once per manifest item).
-    static func sha256Case(_ text: String) -> Bool? {
+    /// Whether `text`, `count` hexadecimal digits (64 for a SHA-256, 128 for a SHA-512),
+    /// has an upper-case one; nil when it is not `count` hexadecimal digits. One pass
+    /// over the bytes (once per manifest item).
+    static func hexCase(_ text: String, count: Int = 64) -> Bool? {
         var text = text
         return text.withUTF8 { digits -> Bool? in
-            guard digits.count == 64 else { return nil }
+            guard digits.count == count else { return nil }
             var upper = false
             for digit in digits {
                 switch digit {
