@@ -9,14 +9,20 @@ import Testing
         for round in 1...3 {
             let changed = tally.restart(because: "changed \(round)", counts: true)
             let refusedOnce = tally.restart(because: "refused \(round)", counts: false)
-            #expect(changed && refusedOnce)
+            #expect(changed == nil && refusedOnce == nil)
         }
         #expect(tally.note == "refused 3")
-        // Refusals and changes are counted apart: a fourth of either ends the item.
+        // Refusals and changes are counted apart: a fourth of either ends the item,
+        // a change as `changed`, a refusal as `range` (the file did not change).
         var refused = tally
+        refused.lastError = .retryable(.connection, "transfer closed with 10 bytes remaining")
         let fourthRefusal = refused.restart(because: "refused 4", counts: false)
+        #expect(fourthRefusal?.code == .range)
+        #expect(fourthRefusal?.message.hasPrefix("the server refused byte ranges 4 times") == true)
+        #expect(fourthRefusal?.message.hasSuffix("(last: transfer closed with 10 bytes remaining)") == true)
         let fourthChange = tally.restart(because: "changed 4", counts: true)
-        #expect(!fourthRefusal && !fourthChange)
+        #expect(fourthChange?.code == .changed)
+        #expect(fourthChange?.message == "remote file kept changing during the download (changed 4)")
         #expect(tally.note == "changed 4")
     }
 

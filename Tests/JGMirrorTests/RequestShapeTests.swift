@@ -2,7 +2,9 @@ import Testing
 
 @testable import JGMirror
 
-/// `RequestBuilder.Shape.next` chooses what a connection asks for, without curl.
+/// `RequestBuilder.Shape.next` chooses what a connection asks for, and
+/// `TransferRequest.sizeToCutAhead` whether every region asks before any answer,
+/// without curl.
 @Suite struct RequestShapeTests {
     private func next(
         from: Int64 = 0, length: Int64? = nil, regionEnd: Int64? = nil, ranges: Bool = false, ifRange: String? = nil,
@@ -37,5 +39,28 @@ import Testing
         #expect(next(length: 4000, regionEnd: 4000, ranges: true).ranged)
         // A region that stops short of the end is a range even without range support known.
         #expect(next(length: 4000, regionEnd: 1000, ranges: false).ranged)
+    }
+
+    @Test func regionsAreCutFromTheManifestsSizeOnlyForAnUnconditionalRequestWorthTwoRegions() throws {
+        func request(
+            size: Int64? = 4096, connections: Int = 4, sources: [String] = ["http://h/f"], conditions: [String] = []
+        ) throws -> TransferRequest {
+            TransferRequest(
+                id: 0, sources: sources, root: try RootDirectory(path: "/"), partPath: "/f.jgpart", statePath: "/f.jgd",
+                expectedSize: size, connections: connections, retries: 2, minSegment: 1024, timeout: 5, headers: [],
+                insecure: false, resume: true, conditions: conditions)
+        }
+        let anyHost: (String) -> Bool = { _ in true }
+        #expect(try request().sizeToCutAhead(mayCutAhead: anyHost) == 4096)
+        #expect(try request(size: 2048).sizeToCutAhead(mayCutAhead: anyHost) == 2048)
+        #expect(try request(size: 2047).sizeToCutAhead(mayCutAhead: anyHost) == nil)
+        #expect(try request(size: nil).sizeToCutAhead(mayCutAhead: anyHost) == nil)
+        #expect(try request(connections: 1).sizeToCutAhead(mayCutAhead: anyHost) == nil)
+        #expect(try request(conditions: ["If-None-Match: \"a\""]).sizeToCutAhead(mayCutAhead: anyHost) == nil)
+        #expect(try request(sources: ["FILE:///srv/f"]).sizeToCutAhead(mayCutAhead: anyHost) == nil)
+        // Every source's host must allow it: a mirror's host that answered with the whole file does not.
+        let mirrors = try request(sources: ["http://h/f", "http://m/f"])
+        #expect(mirrors.sizeToCutAhead(mayCutAhead: { !$0.hasPrefix("http://m/") }) == nil)
+        #expect(mirrors.sizeToCutAhead(mayCutAhead: anyHost) == 4096)
     }
 }

@@ -29,11 +29,22 @@ struct ItemTally {
     mutating func forgetConnections() { peakConnections = 0 }
 
     /// Counts a start from zero (`counts`: the remote changed; else it refused
-    /// ranges for now), noting why; false once either kind passed `restartLimit`.
-    mutating func restart(because reason: String, counts: Bool) -> Bool {
-        if counts { restarts += 1 } else { refusals += 1 }
+    /// ranges for now), noting why; once that kind passed `restartLimit`, the
+    /// item's failure instead: `changed`, or `range` for a server that refuses
+    /// ranges and whose whole-file answers keep ending short (the file did not change).
+    mutating func restart(because reason: String, counts: Bool) -> TransferError? {
         note = reason
-        return restarts <= Self.restartLimit && refusals <= Self.restartLimit
+        if counts {
+            restarts += 1
+            guard restarts > Self.restartLimit else { return nil }
+            return TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))")
+        }
+        refusals += 1
+        guard refusals > Self.restartLimit else { return nil }
+        let last = lastError.map { " (last: \($0.message))" } ?? ""
+        return TransferError(
+            code: .range,
+            message: "the server refused byte ranges \(refusals) times and no whole-file answer arrived whole\(last)")
     }
 
     /// The outcome the item reports.

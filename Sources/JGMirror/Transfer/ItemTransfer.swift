@@ -54,7 +54,7 @@ final class ItemTransfer: @unchecked Sendable {
         self.engine = engine
         self.request = request
         self.completion = completion
-        isFileSource = request.sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false
+        isFileSource = request.isFileSource
         storage = ItemStorage(request: request, configuration: engine.configuration)
         remote = RemoteFile(sources: request.sources)
         events = ItemEvents(id: request.id, interval: engine.configuration.progressInterval)
@@ -100,7 +100,7 @@ final class ItemTransfer: @unchecked Sendable {
                 return
             }
             first.pos = range.lower
-        } else if let size = presumableSize {
+        } else if let size = request.sizeToCutAhead(mayCutAhead: engine.mayCutAhead) {
             // The manifest gives the size: every region asks at once, a round trip sooner.
             book = crew.makeBook(length: size)
             crew.rangesSupported = true
@@ -112,17 +112,6 @@ final class ItemTransfer: @unchecked Sendable {
         }
         launch(first)
         if !finished, !isFileSource { crew.warmUp() }  // a `file:` URL has no connection to warm
-    }
-
-    /// The manifest's size, when the regions may be cut from it before any response:
-    /// a fresh download worth two regions or more, unconditional (a conditional request
-    /// most often ends in a `304`), over connections that may open before their host
-    /// answers, at hosts not known to ignore ranges (`TransferEngine.mayCutAhead`).
-    private var presumableSize: Int64? {
-        guard let size = request.expectedSize, size >= 2 * request.minSegment, request.connections > 1,
-            request.conditions.isEmpty, !isFileSource, request.sources.allSatisfy(engine.mayCutAhead)
-        else { return nil }
-        return size
     }
 
     // MARK: Requests
@@ -483,18 +472,8 @@ final class ItemTransfer: @unchecked Sendable {
     /// from the manifest's size met a server that refuses ranges (`stream`) or a
     /// redirect (none): neither counted nor noted.
     private func restart(reason: String?, keeping stream: Worker?, counts: Bool) {
-        if let reason, !tally.restart(because: reason, counts: counts) {
-            guard counts else {
-                // The file did not change: the server refuses ranges, and its answers
-                // with the whole file keep ending short.
-                let last = tally.lastError.map { " (last: \($0.message))" } ?? ""
-                fail(
-                    TransferError(
-                        code: .range,
-                        message: "the server refused byte ranges \(ItemTally.restartLimit + 1) times and no whole-file answer arrived whole\(last)"))
-                return
-            }
-            fail(TransferError(code: .changed, message: "remote file kept changing during the download (\(reason))"))
+        if let reason, let failure = tally.restart(because: reason, counts: counts) {
+            fail(failure)
             return
         }
         // Regions cut ahead and dropped unanswered are not connections the download used.

@@ -38,6 +38,21 @@ struct TransferRequest: Sendable {
 }
 
 extension TransferRequest {
+    /// The primary source is a `file:` URL: no connection to open or warm, no ranges.
+    var isFileSource: Bool { sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false }
+
+    /// The manifest's size, when a fresh download may cut its regions from it before
+    /// any response: worth two regions or more, unconditional (a conditional request
+    /// most often ends in a `304`), over connections, at hosts `mayCutAhead` allows
+    /// (`TransferEngine.mayCutAhead`: connections may open before the host answers,
+    /// and it is not known to ignore ranges or redirect).
+    func sizeToCutAhead(mayCutAhead: (String) -> Bool) -> Int64? {
+        guard let expectedSize, expectedSize >= 2 * minSegment, connections > 1, conditions.isEmpty, !isFileSource,
+            sources.allSatisfy(mayCutAhead)
+        else { return nil }
+        return expectedSize
+    }
+
     /// Why a length the server announced cannot be this item's: not the manifest's
     /// `size`, or more than `max_size`.
     func refusal(ofLength length: Int64?) -> TransferError? {
