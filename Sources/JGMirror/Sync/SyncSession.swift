@@ -112,11 +112,14 @@ public final class SyncSession: Sendable {
         }
         let items = plan.items
         let continuation = self.continuation
+        // With nobody listening, an item's start and progress are not turned into events.
+        var forward: @Sendable (TransferEvent) -> Void = { _ in }
+        if options.emitsEvents {
+            forward = { event in SyncSession.forward(event, items: items, to: continuation) }
+        }
         let engine: TransferEngine
         do {
-            engine = try TransferEngine(configuration: options.engineConfiguration) { event in
-                SyncSession.forward(event, items: items, to: continuation)
-            }
+            engine = try TransferEngine(configuration: options.engineConfiguration, onEvent: forward)
         } catch {
             throw .local(error.message)
         }
