@@ -389,6 +389,59 @@ final class HashLog: Sendable {
         }
     }
 
+    /// A file changed here after it was placed is not what the remote served, and a
+    /// record of another URL says nothing about this one: either is fetched again,
+    /// with no condition a server could answer `304` to (a file written now is always
+    /// newer than the remote, and two releases can share an ETag).
+    @Test func aLocalChangeOrANewURLIsFetchedAgainNotAskedByMtime() async throws {
+        let old = "Thu, 01 Jan 2015 00:00:00 GMT"
+        server.set("/f", TestServer.Route(body: body, etag: "\"same\"", lastModified: old))
+        try await withTestDirectory { dir in
+            let path = dir + "/mirror/out.bin"
+            let yaml = manifest(url: server.url("/f"))
+            _ = try await sync(yaml, in: dir, options: options())
+            // Replaced by something else (another size), then overwritten in place (same size).
+            for damage in [Array("LOCALLY CORRUPTED\n".utf8), TestServer.bytes(count: body.count, seed: 134)] {
+                #expect(FileManager.default.createFile(atPath: path, contents: Data(damage)))
+                let report = try await sync(yaml, in: dir, options: options())
+                let last = try #require(server.requests("/f").last)
+                #expect(last.headers["if-none-match"] == nil && last.headers["if-modified-since"] == nil)
+                #expect(report.items.first?.status == .unverified && report.items.first?.bytesDownloaded == Int64(body.count))
+                #expect(fileSHA(path) == sha(body))
+            }
+            // The same bytes again: still asked for conditionally, and kept.
+            let kept = try await sync(yaml, in: dir, options: options())
+            #expect(kept.items.first?.status == .unchanged && kept.items.first?.note == "not modified")
+            // The item moves to another release with the same ETag, older than the file.
+            let release = TestServer.bytes(count: 1000, seed: 135)
+            server.set("/g", TestServer.Route(body: release, etag: "\"same\"", lastModified: old))
+            let moved = try await sync(manifest(url: server.url("/g")), in: dir, options: options())
+            let asked = try #require(server.requests("/g").last)
+            #expect(asked.headers["if-none-match"] == nil && asked.headers["if-modified-since"] == nil)
+            #expect(moved.items.first?.bytesDownloaded == 1000 && fileSHA(path) == sha(release))
+        }
+    }
+
+    /// Under `--rehash` the record does not vouch for an item without a checksum
+    /// either: an edit its stat cannot show is found by the hash and fetched again.
+    @Test func rehashHashesAnItemWithoutChecksumAgainstItsRecord() async throws {
+        server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
+        try await withTestDirectory { dir in
+            let path = dir + "/mirror/out.bin"
+            let yaml = manifest(url: server.url("/f"))
+            _ = try await sync(yaml, in: dir, options: options())
+            try flipFirstByteKeepingMtime(path)
+            try setRecordStat(dir, dest: "out.bin", to: try #require(FileStat.of(path: path)))
+            try setRecordTimes(dir, to: FileRecord.now() + 3_600_000_000_000)
+            var rehash = options()
+            rehash.rehash = true
+            let report = try await sync(yaml, in: dir, options: rehash)
+            #expect(server.requests("/f").last?.headers["if-none-match"] == nil)
+            #expect(report.items.first?.bytesDownloaded == Int64(body.count))
+            #expect(fileSHA(path) == sha(body))
+        }
+    }
+
     @Test func lastModifiedAloneSendsIfModifiedSince() async throws {
         let stamp = "Tue, 03 Nov 2026 08:00:00 GMT"
         server.set("/f", TestServer.Route(body: body, lastModified: stamp))

@@ -54,6 +54,8 @@ public struct FileRecord: Sendable, Equatable {
     public var lastModified: String?
     /// The URL the bytes came from (redacted of credentials).
     public var url: String?
+    /// `url`'s `StableHash`, where only that is kept (`RecordTable`).
+    var urlHash: UInt64?
     /// When `sha256` was computed over a file with `stat`, nanoseconds since the epoch.
     public var verifiedAt: Int64?
     /// When the remote was last asked (or the record last written), nanoseconds.
@@ -72,6 +74,14 @@ public struct FileRecord: Sendable, Equatable {
         self.url = url
         self.verifiedAt = verifiedAt
         self.checkedAt = checkedAt
+    }
+
+    /// Whether the record was written for `url` (an item's `displayURL`); one that
+    /// keeps neither the URL nor its hash is taken to be.
+    func isFor(url other: String) -> Bool {
+        if let url { return url == other }
+        if let urlHash { return urlHash == StableHash.fnv1a64(other) }
+        return true
     }
 
     /// Whether this record proves, without reading the file, that a file with stat

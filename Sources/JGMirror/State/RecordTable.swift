@@ -9,8 +9,8 @@ import Foundation
 /// A dictionary of `FileRecord`s holds a heap string per destination, SHA-256, URL
 /// and validator: a settled no-op over 100,000 recorded files peaked 58 MiB higher
 /// with one than with this table, which grows the process by about 14 MiB (150 bytes
-/// a record) while it loads. The source URL is not kept: no decision reads it, and a
-/// record written this run takes the item's URL.
+/// a record) while it loads. The source URL is kept as its 64-bit `StableHash`: the
+/// only question asked of it is whether a record was written for an item's URL.
 public struct RecordTable: Sendable {
     /// One record, all but its variable-length parts, which are `bytes[start...]`:
     /// the destination, then the SHA-512 (64 bytes) when `hasSHA512`, then the ETag
@@ -21,6 +21,8 @@ public struct RecordTable: Sendable {
         var verifiedAt: Int64
         var checkedAt: Int64
         var sha256: (UInt64, UInt64, UInt64, UInt64)
+        /// The URL's `StableHash`; 0 when the record has no URL.
+        var urlHash: UInt64
         var start: Int
         var destLength: Int32
         var etagLength: Int32
@@ -55,7 +57,7 @@ public struct RecordTable: Sendable {
             append(
                 dest: record.dest, stat: record.stat, sha256: record.sha256.flatMap { StateStore.digestBytes($0, count: 32) }.map { [UInt8]($0) },
                 sha512: record.sha512.flatMap { StateStore.digestBytes($0, count: 64) }.map { [UInt8]($0) }, etag: record.etag,
-                lastModified: record.lastModified, verifiedAt: record.verifiedAt, checkedAt: record.checkedAt)
+                lastModified: record.lastModified, url: record.url, verifiedAt: record.verifiedAt, checkedAt: record.checkedAt)
         }
         finish()
     }
@@ -67,8 +69,8 @@ public struct RecordTable: Sendable {
     /// digest of the wrong length is dropped, as a record without one. Call `finish`
     /// after the last one.
     mutating func append(
-        dest: String, stat: FileStat, sha256: [UInt8]?, sha512: [UInt8]?, etag: String?, lastModified: String?, verifiedAt: Int64?,
-        checkedAt: Int64
+        dest: String, stat: FileStat, sha256: [UInt8]?, sha512: [UInt8]?, etag: String?, lastModified: String?, url: String?,
+        verifiedAt: Int64?, checkedAt: Int64
     ) {
         let start = bytes.count
         var destination = dest
@@ -93,7 +95,8 @@ public struct RecordTable: Sendable {
         }
         rows.append(
             Row(
-                stat: stat, verifiedAt: verifiedAt ?? .min, checkedAt: checkedAt, sha256: digest, start: start,
+                stat: stat, verifiedAt: verifiedAt ?? .min, checkedAt: checkedAt, sha256: digest,
+                urlHash: url.map(StableHash.fnv1a64) ?? 0, start: start,
                 destLength: Int32(destLength), etagLength: etagLength, lastModifiedLength: lastModifiedLength, hasSHA256: hasSHA256,
                 hasSHA512: hasSHA512))
     }
@@ -107,16 +110,18 @@ public struct RecordTable: Sendable {
         ordered = true
     }
 
-    /// The record of `dest`, nil when there is none. Its `url` is nil (not kept).
+    /// The record of `dest`, nil when there is none. Its `url` is nil (only its hash is kept).
     public subscript(dest: String) -> FileRecord? {
         guard let row = find(dest) else { return nil }
         let stat = row.stat
         let sha256 = row.hasSHA256 ? withUnsafeBytes(of: row.sha256) { SHA256.hex($0) } : nil
         let sha512 = row.hasSHA512 ? SHA256.hex(bytes[row.sha512Start..<row.sha512Start + 64]) : nil
-        return FileRecord(
+        var record = FileRecord(
             dest: dest, stat: stat, sha256: sha256, sha512: sha512, etag: string(at: row.etagStart, length: row.etagLength),
             lastModified: string(at: row.lastModifiedStart, length: row.lastModifiedLength),
             verifiedAt: row.verifiedAt == .min ? nil : row.verifiedAt, checkedAt: row.checkedAt)
+        record.urlHash = row.urlHash == 0 ? nil : row.urlHash
+        return record
     }
 
     private func find(_ dest: String) -> Row? {

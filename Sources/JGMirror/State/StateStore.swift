@@ -196,7 +196,7 @@ public final class StateStore: Sendable {
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, verified_at, checked_at, sha512
+                    SELECT dest, size, mtime_ns, ctime_ns, inode, device, sha256, etag, last_modified, verified_at, checked_at, sha512, url
                         FROM file ORDER BY dest
                     """)
             while let row = try rows.next() {
@@ -207,7 +207,7 @@ public final class StateStore: Sendable {
                 let digest512: Data? = row[11]
                 table.append(
                     dest: row[0], stat: stat, sha256: digest.map { [UInt8]($0) }, sha512: digest512.map { [UInt8]($0) }, etag: row[7],
-                    lastModified: row[8], verifiedAt: row[9], checkedAt: row[10])
+                    lastModified: row[8], url: row[12], verifiedAt: row[9], checkedAt: row[10])
             }
             table.finish()
             return table

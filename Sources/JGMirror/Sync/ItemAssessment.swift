@@ -117,11 +117,22 @@ extension PlannedItem {
         case .always:
             return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
         case .conditional:
-            let holds = record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false
-            // A record taken moments after the file was written (as every placement's
-            // is) is racy: the file's hash, compared with the recorded one, decides
-            // whether the recorded validators still describe it.
-            if !holds, let record, record.stat == current, record.sha256 != nil {
+            // Validators recorded for another URL say nothing about this one (an item
+            // moved to a new release): asked with them, or by the file's own mtime, a
+            // server would call the new file not modified.
+            if let record, !record.isFor(url: displayURL) {
+                return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
+            }
+            let holds =
+                quickCheck.enabled && (record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false)
+            // A file the record does not vouch for (changed since, recorded moments after
+            // it was written as every placement is, or `--rehash`) is hashed: the SHA-256
+            // of the bytes placed decides whether the recorded validators still describe
+            // it. One that differs was changed here, and is fetched again.
+            if !holds, let record, record.sha256 != nil {
+                guard record.stat.size == size else {
+                    return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
+                }
                 return .needsHashing(size: size, stat: current)
             }
             var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
@@ -161,20 +172,22 @@ extension PlannedItem {
 }
 
 extension PlannedItem {
-    /// An item without a checksum whose record is racy: hashed, and the record's
-    /// validators used only when the file still has the recorded SHA-256.
+    /// An item without a checksum whose record does not vouch for the file: hashed,
+    /// and the record's validators used when the file still has the recorded SHA-256;
+    /// otherwise the file is fetched again.
     func assessRecordByHashing(_ recorded: String, record: FileRecord, size: Int64, stat: FileStat, root: RootDirectory) -> ItemAssessment {
         let hashedAt = FileRecord.now()
         let actual = (try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK)).flatMap { fd -> String? in
             defer { close(fd) }
             return try? FileHasher.sha256(fd: fd, path: path)
         }
-        let holds = actual == recorded
+        // Not the bytes placed (or unreadable): changed here since, so fetched again.
+        guard actual == recorded else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
         var assessment = ItemAssessment(action: .check, size: size, stat: stat)
-        assessment.recordHolds = holds
-        assessment.sha256 = holds ? recorded : nil
-        assessment.hashedAt = holds ? hashedAt : nil
-        assessment.conditions = Self.conditions(record: holds ? record : nil, stat: stat)
+        assessment.recordHolds = true
+        assessment.sha256 = recorded
+        assessment.hashedAt = hashedAt
+        assessment.conditions = Self.conditions(record: record, stat: stat)
         return assessment
     }
 }
