@@ -63,8 +63,8 @@ struct GetCommand: AsyncParsableCommand {
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
-        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment else {
-            throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
+        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment, segment <= Rules.maximumSize else {
+            throw ValidationError("--min-segment takes a size from 16KiB to 1EiB, such as 1MiB")
         }
         guard let stall = Units.parseDuration(timeout), stall >= Rules.minimumTimeout else {
             throw ValidationError("--timeout takes a duration such as 30s")

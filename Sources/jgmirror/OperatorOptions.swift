@@ -63,15 +63,27 @@ final class OperatorOutputs: @unchecked Sendable {
     /// Whether anyone reads sync events.
     var wantsEvents: Bool { events != nil }
 
+    /// Why the events stream stopped taking lines (its reader went away, its disk
+    /// filled): later events are dropped, the run goes on, and it exits 4.
+    private var eventsFailure: String?
+
     /// One line per event; each `write` is one system call, so a reader sees whole lines.
-    func write(_ event: SyncEvent) {
-        events?.write(Data((EventLine.render(event) + "\n").utf8))
+    func write(_ event: SyncEvent) { send(EventLine.render(event)) }
+
+    private func send(_ line: String) {
+        guard let events, eventsFailure == nil else { return }
+        do { try events.write(contentsOf: Data((line + "\n").utf8)) } catch {
+            let reason = Terminal.reason(error)
+            eventsFailure = reason
+            Terminal.error("cannot write events: \(reason); the run goes on without them")
+        }
     }
 
     /// Writes the metrics, then `run_finished` with the final exit code (4 when the
-    /// metrics could not be written), and returns that code.
+    /// metrics or an event could not be written), and returns that code.
     func finish(_ report: RunReport) -> JGMirror.ExitCode {
         var report = report
+        if eventsFailure != nil { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local]) }
         if let metricsPath {
             do {
                 try RunMetrics.write(RunMetrics.render(report), to: metricsPath)
@@ -80,7 +92,8 @@ final class OperatorOutputs: @unchecked Sendable {
                 report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local])
             }
         }
-        events?.write(Data((EventLine.runFinished(report) + "\n").utf8))
+        send(EventLine.runFinished(report))
+        if eventsFailure != nil { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local]) }
         return report.exitCode
     }
 }

@@ -31,7 +31,7 @@ struct MergeCommand: ParsableCommand {
         for path in reports {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                Terminal.error("cannot read report \(path): \(Self.reason(error))")
+                Terminal.error("cannot read report \(path): \(Terminal.reason(error))")
                 throw ExitCode(JGMirror.ExitCode.usage.rawValue)
             }
             do { loaded.append(try RunReport.decode(data)) } catch {
@@ -47,13 +47,6 @@ struct MergeCommand: ParsableCommand {
 }
 
 extension MergeCommand {
-    /// Why a file could not be read, without Foundation's wrapping.
-    static func reason(_ error: Error) -> String {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
-        return error.localizedDescription
-    }
-
     /// One line on why a file is not a report: not JSON, or which key is missing or wrong.
     static func describe(decodingError error: Error) -> String {
         func path(_ context: DecodingError.Context) -> String {
@@ -68,7 +61,10 @@ extension MergeCommand {
             if context.codingPath.isEmpty { return "not a JSON object" }
             return "\(path(context)) has the wrong type"
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)) is invalid"
+            // Foundation's own descriptions are sentences about the document or the
+            // number (`Number 1e+308 is not representable …`); ours name the bound.
+            let why = context.debugDescription.isEmpty ? "" : ": \(context.debugDescription)"
+            return (context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)) is invalid") + why
         @unknown default:
             return "unreadable"
         }

@@ -210,6 +210,10 @@ enum SessionRunner {
     static func run(
         _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: OperatorOutputs? = nil
     ) async throws(SyncError) -> RunReport {
+        // A reader of `--events -` (or of stderr) that goes away must not kill the run
+        // before it saves resume state and writes its report and metrics: the writes
+        // fail instead, and the run ends with exit 4 (`OperatorOutputs`).
+        signal(SIGPIPE, SIG_IGN)
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)

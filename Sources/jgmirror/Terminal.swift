@@ -3,17 +3,21 @@ import JGMirror
 
 /// stderr for people, stdout only for what was asked for (SPEC §2).
 enum Terminal {
-    static func error(_ message: String) {
-        FileHandle.standardError.write(Data("jgmirror: \(message)\n".utf8))
-    }
+    static func error(_ message: String) { say("jgmirror: \(message)\n") }
 
     /// Something allowed but likely wrong; the run goes on.
-    static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("jgmirror: warning: \(message)\n".utf8))
-    }
+    static func warning(_ message: String) { say("jgmirror: warning: \(message)\n") }
 
-    static func info(_ message: String) {
-        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    static func info(_ message: String) { say("\(message)\n") }
+
+    /// Writes to stderr; a closed or full stderr loses the line, not the run.
+    private static func say(_ text: String) { try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) }
+
+    /// Why a file could not be read or written, without Foundation's wrapping.
+    static func reason(_ error: Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
+        return error.localizedDescription
     }
 
     /// Writes the JSON and JUnit reports where asked, then exits with the report's code.
@@ -37,7 +41,12 @@ enum Terminal {
             final.exitCode = code
             code = outputs.finish(final)
         }
-        if summary, !quiet || code != .success { info(ProgressRenderer.summary(report, label: label)) }
+        if summary, !quiet || code != .success {
+            // The summary's exit code is the one the process ends with, outputs included.
+            var final = report
+            final.exitCode = code
+            info(ProgressRenderer.summary(final, label: label))
+        }
         Foundation.exit(code.rawValue)
     }
 
@@ -49,8 +58,12 @@ enum Terminal {
             write("\n")
         }
         guard path == "-" else { return writeFile(path, document) }
-        document { FileHandle.standardOutput.write(Data($0.utf8)) }
-        return nil
+        var failure: String?
+        document { text in
+            guard failure == nil else { return }
+            do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch { failure = reason(error) }
+        }
+        return failure
     }
 
     private static func writeFile(_ path: String, _ produce: ((String) -> Void) -> Void) -> String? {

@@ -53,6 +53,58 @@ import Testing
         }
     }
 
+    /// A part file with another name (a copy of the tree made with `cp -al`, a
+    /// snapshot tool) is not continued: writing on would change the other file. It
+    /// is unlinked, so the other name keeps its bytes, and a part file linked since
+    /// is refused when opened to continue.
+    @Test func aPartFileWithOtherHardLinksIsNotContinued() async throws {
+        try await withTestDirectory { dir in
+            try leaveEarlierRun(in: dir)
+            #expect(link(dir + "/f.jgpart", dir + "/snapshot.bin") == 0)
+            let earlier = takeOver(try request(dir))
+            #expect(earlier.book == nil && earlier.resumedFrom == 0)
+            #expect(earlier.note?.contains("has other hard links") == true, "\(String(describing: earlier.note))")
+            #expect(!exists(dir + "/f.jgpart") && !exists(dir + "/f.jgd"))
+            #expect(FileManager.default.contents(atPath: dir + "/snapshot.bin") == Data(count: 4096))
+
+            #expect(FileManager.default.createFile(atPath: dir + "/f.jgpart", contents: Data(count: 10)))
+            #expect(link(dir + "/f.jgpart", dir + "/other.bin") == 0)
+            let root = try RootDirectory(path: dir)
+            #expect(throws: TransferError.self) { try PartFile(path: dir + "/f.jgpart", fresh: false, root: root) }
+            // A fresh part file replaces the name and leaves the other file alone.
+            let fresh = try PartFile(path: dir + "/f.jgpart", fresh: true, root: root)
+            try [UInt8(1)].withUnsafeBytes { try fresh.write($0, at: 0) }
+            #expect(FileManager.default.contents(atPath: dir + "/other.bin") == Data(count: 10))
+        }
+    }
+
+    /// A `.jgd` may be published with the tree: it keeps no credential or query value
+    /// of its URL, only the whole URL's SHA-256, which must match; a record written
+    /// before that existed is matched by its URL as then kept.
+    @Test func resumeStateKeepsNoSecretOfItsURL() async throws {
+        try await withTestDirectory { dir in
+            let secret = "http://user:PASS@127.0.0.1:1/f?token=SECRET&part=1"
+            try leaveEarlierRun(in: dir, stateURL: secret)
+            let text = try String(contentsOfFile: dir + "/f.jgd", encoding: .utf8)
+            #expect(!text.contains("PASS") && !text.contains("SECRET") && text.contains("url_sha256"), "\(text)")
+            var request = try request(dir)
+            request.sources = [secret]
+            #expect(takeOver(request).resumedFrom == 1024)
+            // Another token is another URL.
+            try leaveEarlierRun(in: dir, stateURL: secret)
+            request.sources = [secret.replacingOccurrences(of: "SECRET", with: "OTHER")]
+            #expect(takeOver(request).note?.contains("another URL") == true)
+            // A record from before: no digest, the URL without its credentials only.
+            try leaveEarlierRun(in: dir, stateURL: secret)
+            var old = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/f.jgd"))) as? [String: Any])
+            old["url_sha256"] = nil
+            old["url"] = "http://***@127.0.0.1:1/f?token=SECRET&part=1"
+            try JSONSerialization.data(withJSONObject: old).write(to: URL(fileURLWithPath: dir + "/f.jgd"))
+            request.sources = [secret]
+            #expect(takeOver(request).resumedFrom == 1024)
+        }
+    }
+
     @Test func withResumeOffOrWithoutStateNothingIsTrusted() async throws {
         try await withTestDirectory { dir in
             try leaveEarlierRun(in: dir)

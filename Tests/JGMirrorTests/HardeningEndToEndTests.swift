@@ -194,6 +194,101 @@ import TestServer
         }
     }
 
+    /// `--events - | reader` where the reader goes away (`head -1`, a crashed
+    /// consumer): the run is not killed by SIGPIPE; it says so once, finishes the
+    /// downloads, writes its report and metrics, and exits 4.
+    @Test func anEventsReaderThatGoesAwayDoesNotStopTheRun() async throws {
+        let small = TestServer.bytes(count: 1000, seed: 61)
+        let large = TestServer.bytes(count: 2 << 20, seed: 62)
+        server.set("/small", TestServer.Route(body: small))
+        var slow = TestServer.Route(body: large, etag: "\"l\"")
+        slow.bytesPerSecond = 1 << 20
+        server.set("/large", slow)
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/small")), dest: small.bin}
+                  - {url: \(server.url("/large")), dest: large.bin, connections: 2}
+
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let arguments = [
+                "sync", path, "--events", "-", "--progress", "none", "--report", dir + "/r.json", "--metrics", dir + "/m.prom",
+            ]
+            let (process, out, err) = try launch(arguments)
+            // The reader goes away before the first event, as `head -1` would after it.
+            try out.fileHandleForReading.close()
+            let stderr = await Task.detached { () -> String in
+                let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return text
+            }.value
+            #expect(process.terminationReason == .exit && process.terminationStatus == 4, "\(process.terminationStatus) \(stderr)")
+            #expect(stderr.contains("jgmirror: cannot write events: Broken pipe; the run goes on without them"), "\(stderr)")
+            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            #expect(items.map { $0["status"] as? String } == ["unverified", "unverified"])
+            #expect(fileSHA(dir + "/large.bin") == sha(large))
+            let metrics = try String(contentsOfFile: dir + "/m.prom", encoding: .utf8)
+            let exitLine = metrics.split(separator: "\n").first { $0.hasPrefix("jgmirror_last_run_exit_code") }
+            #expect(exitLine.map { Double($0.split(separator: " ").last ?? "") == 4 } == true, "\(metrics)")
+        }
+    }
+
+    /// Byte counts past any file (a hand-edited or hostile report) are refused in one
+    /// line naming the key, never summed into an overflow; the largest real ones, merged
+    /// many times over, saturate.
+    @Test func reportMergeRefusesImpossibleByteCountsAndNeverOverflows() async throws {
+        try await withTestDirectory { dir in
+            func report(bytes: Int64) throws -> String {
+                var item = ItemResult(
+                    dest: "a.bin", url: "http://h/a", tag: nil, tags: [], status: .downloaded, connections: 1, attempts: 1,
+                    sha256Expected: nil, sha512Expected: nil, insecure: false)
+                item.bytes = bytes
+                item.bytesDownloaded = bytes
+                let now = Date()
+                let data = try RunReport(command: "sync", manifest: "m", started: now, finished: now, items: [item]).jsonData()
+                let path = dir + "/r\(bytes).json"
+                #expect(FileManager.default.createFile(atPath: path, contents: data))
+                return path
+            }
+            for bad in [Int64.max, -1] {
+                let path = try report(bytes: bad)
+                let run = try await execute(["report", "merge", path, "--metrics", dir + "/m.prom"])
+                #expect(run.status == 2, "\(run.stderr)")
+                #expect(
+                    run.stderr == "jgmirror: \(path) is not a jgmirror JSON report ('items.0.bytes' is invalid: "
+                        + "must be a byte count from 0 to 1EiB, not \(bad))\n", "\(run.stderr)")
+            }
+            let largest = try report(bytes: Rules.maximumSize)
+            let merged = try await execute(
+                ["report", "merge"] + Array(repeating: largest, count: 10) + ["-o", dir + "/all.json", "--metrics", dir + "/m.prom"])
+            #expect(merged.status == 0, "\(merged.stderr)")
+            let totals = try #require(try loadReport(dir + "/all.json")["totals"] as? [String: Any])
+            #expect((totals["bytes_downloaded"] as? NSNumber)?.int64Value == Int64.max)
+        }
+    }
+
+    /// `~/.netrc` credentials go to the item's own origin, not to where a redirect
+    /// leads, even on the same host (libcurl matches a netrc entry by host alone).
+    @Test func netrcCredentialsStayWithTheItemsOrigin() async throws {
+        let other = try TestServer()
+        let body = TestServer.bytes(count: 500, seed: 63)
+        other.set("/file", TestServer.Route(body: body))
+        var moved = TestServer.Route(body: [])
+        moved.redirect = other.url("/file")
+        server.set("/moved", moved)
+        try await withTestDirectory { dir in
+            write("machine 127.0.0.1 login me password NETRCPASS\n", to: "home/.netrc", in: dir)
+            let run = try await execute(
+                ["get", server.url("/moved"), "-o", dir + "/out.bin", "-c", "1", "--progress", "none"], environment: ["HOME": dir + "/home"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(server.requests("/moved").last?.headers["authorization"]?.hasPrefix("Basic ") == true)
+            #expect(other.requests("/file").last?.headers["authorization"] == nil)
+            #expect(fileSHA(dir + "/out.bin") == sha(body))
+        }
+    }
+
     @Test func progressNoneStillSaysWhyAnItemFailed() async throws {
         try await withTestDirectory { dir in
             let path = oneItem(server.url("/missing"), in: dir)

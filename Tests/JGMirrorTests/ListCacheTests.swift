@@ -262,4 +262,95 @@ import TestServer
             #expect(third.items.first { $0.dest == "b.img" }?.status == .mismatch)
         }
     }
+
+    // MARK: Secrets and origins
+
+    /// A checksums list is asked with the headers of an item served from its own
+    /// origin, never another origin's; the cached copy keeps no credential or token of
+    /// its URL, and still serves the next run.
+    @Test func aChecksumsListGetsOnlyItsOriginsHeadersAndIsCachedWithoutItsSecrets() async throws {
+        let other = try TestServer()
+        other.set("/rel/a.iso", TestServer.Route(body: files["a.iso"]!))
+        serveSums(sums(["a.iso", "b.img"]), etag: "\"v1\"")
+        let listURL = sumsURL.replacingOccurrences(of: "http://", with: "http://user:LISTPASS@") + "?token=LISTTOKEN"
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                root: mirror
+                checksums:
+                  - url: \(listURL)
+                items:
+                  - url: \(other.url("/rel/a.iso"))
+                    headers: {X-Private-Token: ITEMSECRET}
+                  - url: \(server.url("/rel/b.img"))
+                    headers: {X-Here: HERE}
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            #expect(try await runSync(path, in: dir).status == 0)
+            let asked = try #require(server.requests("/rel/SHA256SUMS").last)
+            #expect(asked.headers["x-private-token"] == nil && asked.headers["x-here"] == "HERE")
+            let cached = try String(contentsOfFile: dir + "/mirror/.jgmirror/lists/" + sha(Array(listURL.utf8)), encoding: .utf8)
+            #expect(!cached.contains("LISTPASS") && !cached.contains("LISTTOKEN") && cached.contains("SHA256SUMS"))
+            #expect(try await runSync(path, in: dir).status == 0)
+            #expect(sumsExchanges().last?.status == 304)
+        }
+    }
+
+    /// A list's signature on another origin gets none of the set's headers.
+    @Test func aSignatureElsewhereGetsNoneOfTheSetsHeaders() async throws {
+        try await withKeys { keys in
+            let other = try TestServer()
+            let text = sums(["a.iso"])
+            serveSums(text, etag: "\"v1\"")
+            other.set("/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
+            try await withTestDirectory { dir in
+                let yaml = """
+                    version: 1
+                    root: mirror
+                    sets:
+                      - sums: \(sumsURL)
+                        signature: \(other.url("/SHA256SUMS.gpg"))
+                        keyring: \(keys.keyring)
+                        headers: {X-Set-Token: SETSECRET}
+                    """
+                #expect(try await runSync(write(yaml, to: "m.yaml", in: dir), in: dir).status == 0)
+                #expect(server.requests("/rel/SHA256SUMS").last?.headers["x-set-token"] == "SETSECRET")
+                let signature = try #require(other.requests("/SHA256SUMS.gpg").last)
+                #expect(signature.headers["x-set-token"] == nil)
+            }
+        }
+    }
+
+    /// A list that cannot be fetched is named without its credentials or any query
+    /// value, also where the failure quotes a URL itself (a redirect's target).
+    @Test func aListThatCannotBeFetchedIsNamedWithoutItsSecrets() async throws {
+        var moved = TestServer.Route(body: [])
+        moved.redirect = server.url("/gone?token=REDIRTOKEN")
+        server.set("/moved", moved)
+        let missing = server.url("/missing?token=CKSECRET").replacingOccurrences(of: "http://", with: "http://u:CKPASS@")
+        try await withTestDirectory { dir in
+            for list in [missing, server.url("/moved?token=FIRSTTOKEN")] {
+                let yaml = """
+                    version: 1
+                    root: mirror
+                    defaults: {retries: 0, redact: [token]}
+                    checksums:
+                      - url: \(list)
+                    items:
+                      - url: \(server.url("/rel/a.iso"))
+                    """
+                let path = write(yaml, to: "m.yaml", in: dir)
+                let run = try await execute(
+                    ["sync", path, "--report", dir + "/r.json", "--events", dir + "/e.jsonl", "--progress", "none"])
+                #expect(run.status == 1, "\(run.stderr)")
+                #expect(run.stderr.contains("cannot fetch checksums file"), "\(run.stderr)")
+                let outputs =
+                    try run.stderr + String(contentsOfFile: dir + "/r.json", encoding: .utf8)
+                    + String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8)
+                for secret in ["CKSECRET", "CKPASS", "REDIRTOKEN", "FIRSTTOKEN"] {
+                    #expect(!outputs.contains(secret), "\(secret) in \(outputs)")
+                }
+            }
+        }
+    }
 }

@@ -54,6 +54,9 @@ import Testing
         ("version: 1\nitems:\n  - url: file:///etc/passwd\n", "m.yaml:3:10: file:// URLs are refused unless --allow-file-urls is given"),
         ("version: 1\nitems:\n  - url: http://h/a\n    connections: many\n", "m.yaml:4:18: 'connections' must be a whole number from 1 to 64, not 'many'"),
         ("version: 1\nitems:\n  - url: http://h/a\n    size: huge\n", "m.yaml:4:11: 'size' must be a size"),
+        // Past 1 EiB byte arithmetic would overflow: refused, never a crash.
+        ("version: 1\nitems:\n  - url: http://h/a\n    size: 9223372036854775807\n", "m.yaml:4:11: 'size' must be at most 1EiB, not '9223372036854775807'"),
+        ("version: 1\ndefaults: {min_segment: 9000000000000000000}\nitems:\n  - url: http://h/a\n", "m.yaml:2:25: 'min_segment' must be at most 1EiB"),
         ("version: 1\nitems:\n  - url: [http://h/a]\n", "m.yaml:3:10: 'url' expects a string, found a list"),
         ("version: 1\nitems:\n  - url: http://h/a\n   dest: x\n", "m.yaml:4:"),
         ("items: []\n", "m.yaml:1:1: missing required key 'version'"),

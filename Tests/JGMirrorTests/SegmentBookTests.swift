@@ -16,6 +16,20 @@ import Testing
         #expect(book.missing == [ByteRange(lower: 0, upper: 64 * MiB)])
     }
 
+    /// Lengths up to the largest any input may give (and past it, as a server's could
+    /// be) are dealt, stolen and recorded without overflowing.
+    @Test(arguments: [Rules.maximumSize, Int64.max - 1])
+    func theLargestLengthsAreDealtWithoutOverflow(length: Int64) throws {
+        var book = SegmentBook(length: length, connections: 8, minSegment: MiB)
+        for owner in 0..<8 { #expect(book.next(for: owner) != nil) }
+        #expect(book.unowned == 0 && book.remaining == length)
+        let first = try #require(book.region(of: 0))
+        #expect(book.record(0, at: first.start, count: first.end - first.start) == first.end - first.start)
+        #expect(book.next(for: 0) != nil)  // a steal
+        book.giveBack(3)
+        #expect(book.next(for: 3) != nil)
+    }
+
     @Test func aCapKeepsRegionsSmallAndTheLastPieceIsNeverBelowTheMinimum() {
         var book = SegmentBook(length: 10 * MiB + 100, connections: 2, minSegment: MiB, regionCap: 4 * MiB)
         #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 4 * MiB))

@@ -116,7 +116,7 @@ public final class ProgressRenderer: @unchecked Sendable {
         let eta = speed > 0 ? String(format: "%.0fs", Double(remaining) / speed) : "--"
         lines.append(
             "total \(Units.formatBytes(total)) at \(Units.formatBytes(Int64(speed)))/s, \(active.count) active, \(connections) connections, ETA \(eta)")
-        output.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try? output.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
         drawnLines = lines.count
     }
 
@@ -132,12 +132,12 @@ public final class ProgressRenderer: @unchecked Sendable {
 
     private func clear() {
         guard drawnLines > 0 else { return }
-        output.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: drawnLines).utf8))
+        try? output.write(contentsOf: Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: drawnLines).utf8))
         drawnLines = 0
     }
 
     private func line(_ text: String) {
-        output.write(Data((text + "\n").utf8))
+        try? output.write(contentsOf: Data((text + "\n").utf8))
     }
 
     /// One closing line: counts per status, bytes and time, after `label` (default:

@@ -127,5 +127,19 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         note = try container.decodeIfPresent(String.self, forKey: .note)
+        for (key, count) in [(CodingKeys.bytes, bytes ?? 0), (.bytesDownloaded, bytesDownloaded), (.resumedFrom, resumedFrom)]
+        where !(0...Rules.maximumSize).contains(count) {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "must be a byte count from 0 to 1EiB, not \(count)")
+        }
+    }
+}
+
+extension Int64 {
+    /// `self + other`, held at `Int64.max`: totals over reports from anywhere (`report
+    /// merge`) never overflow.
+    func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

@@ -41,7 +41,7 @@ public enum RunMetrics {
         var sum: Int64 = 0
         report.forEachItem { item in
             let matched = [.downloaded, .unchanged, .verified].contains(item.status) && (item.sha256Expected != nil || item.sha512Expected != nil)
-            if matched { sum += item.bytes ?? 0 }
+            if matched { sum = sum.addingSaturated(item.bytes ?? 0) }
         }
         return sum
     }

@@ -98,7 +98,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         var totals = Totals()
         totals.items = itemCount
         forEachOutcome { status, bytesDownloaded, _ in
-            totals.bytesDownloaded += bytesDownloaded
+            totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(bytesDownloaded)
             switch status {
             case .downloaded: totals.downloaded += 1
             case .unchanged: totals.unchanged += 1

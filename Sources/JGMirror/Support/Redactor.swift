@@ -54,6 +54,13 @@ public struct Redactor: Sendable {
         return redactURL(String(url[..<question])) + "?" + pairs.joined(separator: "&") + url[fragment...]
     }
 
+    /// Returns `text` with the credentials and every query value of each URL in it
+    /// masked: for messages about lists and signatures, which belong to no item's
+    /// `redact` (a library's error may quote the URL it failed on, or a redirect's).
+    public static func redactURLsAndQueries(in text: String) -> String {
+        maskQuery(in: redactAllURLs(in: text), names: nil)
+    }
+
     /// Returns `text` with URL credentials, known secret values and the query
     /// parameters named in `redact` masked.
     public func redact(_ text: String) -> String {
@@ -75,11 +82,11 @@ public struct Redactor: Sendable {
     }
 
     /// Replaces by `***` the value of every `name=value` that follows a `?` or `&` in
-    /// `text` and whose name is in `names` (lower-case). A value ends at `&`, `#`,
-    /// white space, a quote, `<`, `>` or `)`, which cannot be part of a URL as
-    /// texts quote it.
-    static func maskQuery(in text: String, names: Set<String>) -> String {
-        guard !names.isEmpty, text.utf8.contains(UInt8(ascii: "=")) else { return text }
+    /// `text` and whose name is in `names` (lower-case; nil: any name). A value ends
+    /// at `&`, `#`, white space, a quote, `<`, `>` or `)`, which cannot be part of a
+    /// URL as texts quote it.
+    static func maskQuery(in text: String, names: Set<String>?) -> String {
+        guard names?.isEmpty != true, text.utf8.contains(UInt8(ascii: "=")) else { return text }
         let bytes = Array(text.utf8)
         func ends(_ byte: UInt8) -> Bool {
             byte <= 32 || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "\"")
@@ -96,7 +103,7 @@ public struct Redactor: Sendable {
             var equals = index
             while equals < bytes.count, bytes[equals] != UInt8(ascii: "="), !ends(bytes[equals]) { equals += 1 }
             guard equals < bytes.count, bytes[equals] == UInt8(ascii: "="),
-                names.contains(String(decoding: bytes[index..<equals], as: UTF8.self).lowercased())
+                names?.contains(String(decoding: bytes[index..<equals], as: UTF8.self).lowercased()) ?? true
             else { continue }
             output += bytes[index...equals]
             output += Array("***".utf8)

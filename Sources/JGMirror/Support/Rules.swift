@@ -15,6 +15,11 @@ public enum Rules {
     public static let maxPerHost = 1...1024
     /// The smallest range an item is split into.
     public static let minimumSegment: Int64 = 16 * 1024
+    /// The largest size a manifest or the command line may give (`size`, `max_size`,
+    /// `min_segment`): 1 EiB, past any file a file system holds, and far enough below
+    /// `Int64.max` that arithmetic on byte offsets never overflows. (A server's lengths
+    /// are read as at most 18 digits, below it too.)
+    public static let maximumSize: Int64 = 1 << 60
     /// The shortest stall timeout, seconds.
     public static let minimumTimeout = 0.1
     /// The longest URL accepted. libcurl refuses more than 8 MB; servers commonly refuse

@@ -3,8 +3,9 @@ import Foundation
 /// A checksums list as a sync last fetched it, with the validators it came with: the
 /// contents of one file under `ROOT/.jgmirror/lists/` (SPEC §10).
 ///
-/// The file is one line of JSON (the URL, the validators, the body's length and
-/// SHA-256), a newline, then the body as served. Keeping the validators in the same
+/// The file is one line of JSON (the URL without its credentials and query values,
+/// the validators, the body's length and SHA-256), a newline, then the body as
+/// served; the file's name is the SHA-256 of the whole URL. Keeping the validators in the same
 /// file as the bytes they describe means one `rename` replaces both, so no reader
 /// ever pairs one version's ETag with another version's bytes. A file whose header
 /// does not parse, names another URL, or whose body has another length or SHA-256 is
@@ -39,7 +40,7 @@ struct CachedList: Sendable, Equatable {
     /// The file's bytes.
     func encoded() -> Data {
         let header = Header(
-            format: 1, url: url, etag: validators.etag, lastModified: validators.lastModified, length: body.count,
+            format: 1, url: Redactor.redactURLAndQuery(url), etag: validators.etag, lastModified: validators.lastModified, length: body.count,
             sha256: SHA256.hex(of: [UInt8](body)) ?? "")
         // JSONEncoder escapes every control character, so the header is one line.
         let encoder = JSONEncoder()
@@ -54,7 +55,7 @@ struct CachedList: Sendable, Equatable {
     init?(decoding data: Data, url: String) {
         guard let newline = data.prefix(Self.maxHeader).firstIndex(of: 0x0A),
             let header = try? JSONDecoder().decode(Header.self, from: data[data.startIndex..<newline]),
-            header.format == 1, header.url == url
+            header.format == 1, header.url == Redactor.redactURLAndQuery(url)
         else { return nil }
         let body = data[(newline + 1)...]
         guard body.count == header.length, SHA256.hex(of: [UInt8](body)) == header.sha256 else { return nil }

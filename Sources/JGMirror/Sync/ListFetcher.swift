@@ -92,13 +92,16 @@ final class ListFetcher: Sendable {
     }
 
     /// Checks the list at `path` against `signature`: nil when gpgv accepts it, else
-    /// the `signature` error every item of the list fails with.
+    /// the `signature` error every item of the list fails with. `headers` (the
+    /// list's) go with the signature's request only to the list's origin.
     func check(list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader]) async -> ItemError? {
-        switch await fetch(signature.url, headers: headers) {
+        let sent = Redirect.sendsHeaders(to: signature.url, sources: [listURL], forward: false) ? headers : []
+        switch await fetch(signature.url, headers: sent) {
         case .failure(let error):
             return ItemError(
                 code: .signature,
-                message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): \(error.message)")
+                message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): "
+                    + Redactor.redactURLsAndQueries(in: error.message))
         case .success(.notModified):
             // Signatures are fetched without conditions: `fetch` has already refused a 304.
             return ItemError(code: .signature, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(signature.url))")

@@ -27,7 +27,8 @@ public enum SyncError: LocalizedError, Sendable {
             limit == 0
                 ? "--delete would remove \(count) file\(count == 1 ? "" : "s") and --max-delete 0 forbids deleting; nothing was deleted or fetched"
                 : "--delete would remove \(count) files, more than --max-delete \(limit); nothing was deleted or fetched (check the manifest and the root, then raise --max-delete)"
-        case .checksums(let url, let error): "cannot fetch checksums file \(Redactor.redactURLAndQuery(url)): \(error.message)"
+        case .checksums(let url, let error):
+            "cannot fetch checksums file \(Redactor.redactURLAndQuery(url)): \(Redactor.redactURLsAndQueries(in: error.message))"
         }
     }
 

@@ -31,6 +31,14 @@ struct EarlierRun {
             if partExists { root.unlink(request.partPath) }
             return found
         }
+        if let partInfo, partInfo.st_nlink > 1 {
+            // Another name shares the part file's bytes (a tree copied with hard links):
+            // writing on would change that file too.
+            found.note = "part file \(request.partPath) has other hard links; restarted from zero"
+            root.unlink(request.statePath)
+            root.unlink(request.partPath)
+            return found
+        }
         switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize, root: root) {
         case .valid(let state):
             let book = makeBook(state.length, state.missingRanges)

@@ -19,12 +19,14 @@ final class ItemStorage {
     /// Why the part file could not be opened; the item fails with it when it starts.
     private(set) var openFailure: TransferError?
     private var lastCheckpoint = 0.0
+    /// What a reservation must leave free; `writer` holds its own for bodies of unknown length.
+    private let spaceGuard: SpaceGuard
 
     init(request: TransferRequest, configuration: TransferEngine.Configuration) {
         self.request = request
         durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: configuration)
         checkpointInterval = configuration.checkpointInterval
-        let spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace)
+        spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace)
         writer = BodyWriter(request: request, spaceGuard: spaceGuard)
     }
 
@@ -54,7 +56,16 @@ final class ItemStorage {
     func learned(length: Int64?, rangesSupported: Bool) -> TransferError? {
         resumable = rangesSupported && (length ?? 0) > request.minSegment && request.resume
         if let length, let part, resumable || length > 1 << 20 {
-            do { try part.reserve(length) } catch { return error }
+            // A file that cannot have its space keeps no part file or state behind:
+            // the next run asks again, on what the disk has then.
+            if let refusal = spaceGuard.admitReservation(of: length, fd: part.fd, path: part.path) {
+                resumable = false
+                return refusal
+            }
+            do { try part.reserve(length) } catch {
+                resumable = false
+                return error
+            }
         }
         return nil
     }

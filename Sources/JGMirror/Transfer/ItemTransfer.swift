@@ -263,7 +263,9 @@ final class ItemTransfer: @unchecked Sendable {
     /// the buffer to `ItemStorage`; a short count ends the request (its region is
     /// done, or it must stop).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
-        if finished || worker.error != nil { return 0 }
+        // A failure already decided (a length refused, a write that failed) ends every
+        // request of the item: no more bytes for a part file about to go.
+        if finished || worker.error != nil || pending.failure != nil { return 0 }
         if !worker.headProcessed {
             if let stop = handleHead(worker) { return stop }
             if pending.expand, !crew.fannedOut {

@@ -16,7 +16,8 @@ final class PartFile: Sendable {
 
     /// Opens the part file to continue it, or creates a new one when `fresh`, replacing
     /// whatever had that name (a symlink or another file's hard link is removed, never
-    /// written through); never follows a symlink, in `path` or the folders above it.
+    /// written through; a file to continue with another name is refused); never follows
+    /// a symlink, in `path` or the folders above it.
     ///
     /// The file is held with an exclusive `flock` while open, and one that another
     /// process holds is neither written nor replaced: two processes can never write
@@ -34,6 +35,12 @@ final class PartFile: Sendable {
         }
         // On a throw from here the descriptor closes in deinit.
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw Self.busy(path) }
+        // A file continued must have no other name (`EarlierRun` starts over when it
+        // had one; this catches a link made since).
+        var info = stat()
+        if !fresh, fstat(fd, &info) == 0, info.st_nlink > 1 {
+            throw TransferError(code: .unsafePath, message: "\(path) has other hard links; not writing through them")
+        }
     }
 
     /// Whether another process holds the part file at `path` open for writing.
@@ -64,11 +71,16 @@ final class PartFile: Sendable {
 
     /// Sets the length to `length`, reserving the blocks so a full disk shows now,
     /// not halfway through.
+    /// A reservation the disk refused gives back the blocks it took (a file system may
+    /// keep what it allocated before it ran out), and the file is left empty.
     func reserve(_ length: Int64) throws(TransferError) {
         guard ftruncate(fd, off_t(length)) == 0 else { throw .local(errno: errno, path: path, doing: "cannot resize") }
         guard length > 0 else { return }
         let result = posix_fallocate(fd, 0, off_t(length))
-        if result == ENOSPC || result == EDQUOT { throw .local(errno: result, path: path, doing: "cannot reserve space for") }
+        if result == ENOSPC || result == EDQUOT {
+            _ = ftruncate(fd, 0)
+            throw .local(errno: result, path: path, doing: "cannot reserve space for")
+        }
     }
 
     func truncate() throws(TransferError) {

@@ -88,7 +88,12 @@ enum RequestBuilder {
         // reads the connection through a fixed buffer anyway.
         if !http2 { try easy.set(CURLOPT_BUFFERSIZE, 512 * 1024) }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        if Curl.hasNetrc { try easy.set(CURLOPT_NETRC, jg_netrc_optional()) }
+        // `~/.netrc` credentials, like the manifest's headers, go only to the item's own
+        // origins, never to where a redirect leads (libcurl matches its host alone, so a
+        // redirect to plain HTTP on that host would carry them in the clear).
+        if Curl.hasNetrc, Redirect.sendsHeaders(to: url, sources: request.sources, forward: false) {
+            try easy.set(CURLOPT_NETRC, jg_netrc_optional())
+        }
         try easy.set(CURLOPT_HTTP_VERSION, http2 ? jg_http_version_2tls() : jg_http_version_1_1())
         if request.insecure {
             try easy.set(CURLOPT_SSL_VERIFYPEER, 0)

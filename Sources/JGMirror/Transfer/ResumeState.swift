@@ -12,8 +12,12 @@ struct ResumeState: Codable, Equatable, Sendable {
 
     var format: String = ResumeState.formatName
     var version: Int = ResumeState.currentVersion
-    /// The primary URL with credentials removed.
+    /// The primary URL without its credentials and query values, for people: the
+    /// file may be published with the tree, and a query may hold a token.
     var url: String
+    /// The SHA-256 of the whole primary URL, which the record must match. Records
+    /// written before it existed are matched by `url`, which then kept the query.
+    var urlSHA256: String?
     var etag: String?
     var lastModified: String?
     /// Total length of the remote file.
@@ -26,6 +30,7 @@ struct ResumeState: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case format, version, url, etag
+        case urlSHA256 = "url_sha256"
         case lastModified = "last_modified"
         case length, missing
         case unsyncedBoot = "unsynced_boot"
@@ -39,12 +44,15 @@ struct ResumeState: Codable, Equatable, Sendable {
     }()
 
     init(url: String, validators: Validators, length: Int64, missing: [ByteRange]) {
-        self.url = Redactor.redactURL(url)
+        self.url = Redactor.redactURLAndQuery(url)
+        urlSHA256 = Self.digest(of: url)
         etag = validators.etag
         lastModified = validators.lastModified
         self.length = length
         self.missing = missing.map { [$0.lower, $0.upper] }
     }
+
+    private static func digest(of url: String) -> String? { SHA256.hex(of: Array(url.utf8)) }
 
     var missingRanges: [ByteRange] { missing.map { ByteRange(lower: $0[0], upper: $0[1]) } }
     var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
@@ -69,7 +77,7 @@ struct ResumeState: Codable, Equatable, Sendable {
         if let boot = state.unsyncedBoot, boot != bootID {
             return .discarded("resume state \(path) was written without fsync before a restart; restarted from zero")
         }
-        guard state.url == Redactor.redactURL(url) else {
+        guard state.urlSHA256.map({ $0 == digest(of: url) }) ?? (state.url == Redactor.redactURL(url)) else {
             return .discarded("resume state \(path) belongs to another URL; restarted from zero")
         }
         guard let partSize else {

@@ -116,7 +116,7 @@ struct SegmentBook: Sendable, Equatable {
         guard regions[owner] == nil, let first = pool.first else { return nil }
         let busy = regions.values.filter { $0.next < $0.end }.count
         let idle = Int64(max(1, connections - busy))
-        let share = (unowned + idle - 1) / idle
+        let share = unowned / idle + (unowned % idle == 0 ? 0 : 1)
         var size = max(minSegment, share)
         if let regionCap { size = min(size, max(minSegment, regionCap)) }
         if first.count - size < minSegment { size = first.count }

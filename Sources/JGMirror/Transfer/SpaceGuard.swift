@@ -1,8 +1,9 @@
 import Foundation
 
-/// Stops a body of unknown length before it fills the disk (SPEC §10, `--min-free`):
-/// a chunked or close-delimited response may never end, and nothing else bounds it
-/// when the item has no `size` or `max_size`.
+/// Keeps `--min-free` free (SPEC §10): refuses to reserve an announced length that
+/// would not leave it, and stops a body of unknown length before it fills the disk
+/// (a chunked or close-delimited response may never end, and nothing else bounds it
+/// when the item has no `size` or `max_size`).
 ///
 /// Asking the file system after every write would cost a system call per buffer, so
 /// the guard asks once per `probeStep` bytes and lets writes run against what the
@@ -42,6 +43,21 @@ struct SpaceGuard {
     init(minFree: Int64?, probe: @escaping Probe) {
         self.minFree = minFree
         self.probe = probe
+    }
+
+    /// Whether a file of `length` announced bytes may have its space reserved in `fd`
+    /// (the new part file at `path`): it must leave the reserve free, as a body of
+    /// unknown length must. Refused before a block is taken, so that a mistaken or
+    /// hostile length never fills the disk, not even for the moment a failed
+    /// reservation would.
+    func admitReservation(of length: Int64, fd: Int32, path: String) -> TransferError? {
+        guard let space = probe(fd) else { return nil }
+        let reserve = minFree ?? Self.defaultReserve(total: space.total)
+        guard length > space.available - reserve else { return nil }
+        return TransferError(
+            code: .diskFull,
+            message: "cannot reserve \(Units.formatBytes(length)) for \(path): the file system would drop below "
+                + "\(Units.formatBytes(reserve)) free (\(Units.formatBytes(max(0, space.available))) left; see --min-free)")
     }
 
     /// Whether `count` more bytes may be written to `fd` (the file at `path`); the
