@@ -59,7 +59,8 @@ struct PlanCommand: AsyncParsableCommand {
             let prune = Prune.plan(root: plan.root, items: plan.items)
             if !prune.files.isEmpty { counts["delete"] = prune.files.count }
             for file in prune.files {
-                output.row(["delete", Units.formatBytes(file.size), "-", "-", file.path], last: "-")
+                // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
+                output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
             }
         }
         output.flush()

@@ -289,6 +289,20 @@ import TestServer
         }
     }
 
+    /// `get` has no manifest: a destination it refuses is named without a made-up place.
+    @Test func getNamesARefusedDestinationWithoutAManifestPlace() async throws {
+        server.set("/f.bin", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/out", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: dir + "/elsewhere", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: dir + "/out/link.bin", withDestinationPath: dir + "/elsewhere/x")
+            let run = try await execute(["get", server.url("/f.bin"), "-o", dir + "/out/link.bin", "--progress", "none"])
+            #expect(run.status == 2, "\(run.stderr)")
+            #expect(run.stderr.hasPrefix("jgmirror: destination 'link.bin' resolves outside the root"), "\(run.stderr)")
+            #expect(!exists(dir + "/elsewhere/x") && server.requests().isEmpty)
+        }
+    }
+
     @Test func progressNoneStillSaysWhyAnItemFailed() async throws {
         try await withTestDirectory { dir in
             let path = oneItem(server.url("/missing"), in: dir)

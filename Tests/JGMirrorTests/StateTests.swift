@@ -512,7 +512,7 @@ final class HashLog: Sendable {
 
     // MARK: Damage
 
-    @Test(arguments: ["garbage", "truncated", "page", "future"])
+    @Test(arguments: ["garbage", "truncated", "page", "future", "blocked"])
     func damagedDatabaseIsRebuiltFromTheFiles(kind: String) async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
@@ -520,9 +520,13 @@ final class HashLog: Sendable {
             _ = try await sync(yaml, in: dir, options: options())
             let path = database(dir)
             switch kind {
-            case "garbage":
+            case "garbage", "blocked":
                 for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
                 try Data(repeating: 0x5A, count: 64 << 10).write(to: URL(fileURLWithPath: path))
+                if kind == "blocked" {
+                    // The name the damaged file is kept under is taken by a folder.
+                    write("x", to: "mirror/.jgmirror/state.sqlite.damaged/x", in: dir)
+                }
             case "truncated":
                 // Checkpoint the WAL first so the file holds the pages, then cut it.
                 let queue = try DatabaseQueue(path: path)
@@ -566,6 +570,7 @@ final class HashLog: Sendable {
             } else {
                 #expect(try records(dir)["out.bin"]?.sha256 == sha(body))
                 #expect(try await sync(yaml, in: dir, options: options()).warnings.isEmpty)
+                if kind == "blocked" { #expect(report.warnings.first?.contains("moved to \(path).damaged-") == true) }
             }
         }
     }
@@ -822,10 +827,13 @@ final class HashLog: Sendable {
             }
             #expect(exists(dir + "/mirror/stray.txt"))
             #expect(server.requests().isEmpty)
+            // A name on disk may hold a newline: it stays one row, escaped.
+            write("x", to: "mirror/new\nline.txt", in: dir)
             let plan = try await execute(["plan", path, "--root", dir + "/mirror", "--delete"])
             #expect(plan.status == 0)
             let rows = plan.stdout.split(separator: "\n").filter { $0.hasPrefix("delete ") }
-            #expect(rows.count == 4 && rows.contains { $0.contains("old/deep/y.bin") }, "\(plan.stdout)")
+            #expect(rows.count == 5 && rows.contains { $0.contains("old/deep/y.bin") }, "\(plan.stdout)")
+            #expect(rows.contains { $0.contains("new\\x0aline.txt") } && !plan.stdout.contains("new\n"), "\(plan.stdout)")
             #expect(!plan.stdout.contains(".jgmirror"))
         }
     }

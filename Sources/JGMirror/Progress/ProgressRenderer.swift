@@ -84,7 +84,8 @@ public final class ProgressRenderer: @unchecked Sendable {
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
         if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
-        var text = result.status.rawValue.padding(toLength: Self.statusWidth, withPad: " ", startingAt: 0) + result.dest
+        // A pruned file's name comes from disk and may hold a newline: one line each, escaped.
+        var text = result.status.rawValue.padding(toLength: Self.statusWidth, withPad: " ", startingAt: 0) + Rules.printable(result.dest)
         if let error = result.error {
             text += ": \(error.code): \(error.message)"
         } else if result.bytesDownloaded > 0 {

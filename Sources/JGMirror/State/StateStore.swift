@@ -56,14 +56,17 @@ public final class StateStore: Sendable {
                 warning: "state database \(path) is locked by another program; not using it this run (every present file is hashed)")
         } catch {
             let reason = describe(error)
-            let damaged = path + ".damaged"
             for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
-            rename(path, damaged)
+            // Kept for a look, under a second name when something else holds the first
+            // (a folder), else removed: a database left in place would never be rebuilt.
+            let names: [String] = [path + ".damaged", path + ".damaged-\(Int(Date().timeIntervalSince1970))"]
+            let kept = names.first { name in rename(path, name) == 0 }
+            if kept == nil { unlink(path) }
             do {
                 let store = try connect(path: path, busyTimeout: busyTimeout)
                 return Opening(
                     store: store,
-                    warning: "state database \(path) is damaged (\(reason)); moved to \(damaged) and rebuilt from the files (every present file is hashed)")
+                    warning: "state database \(path) is damaged (\(reason)); \(kept.map { "moved to \($0)" } ?? "removed") and rebuilt from the files (every present file is hashed)")
             } catch {
                 return Opening(
                     store: nil,
