@@ -63,9 +63,10 @@ struct GetCommand: AsyncParsableCommand {
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
-        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment, segment <= Rules.maximumSize else {
-            throw ValidationError("--min-segment takes a size from 16KiB to 1EiB, such as 1MiB")
+        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment else {
+            throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
         }
+        if let problem = Rules.sizeProblem(segment) { throw ValidationError("--min-segment \(problem)") }
         guard let stall = Units.parseDuration(timeout), stall >= Rules.minimumTimeout else {
             throw ValidationError("--timeout takes a duration such as 30s")
         }
@@ -78,6 +79,9 @@ struct GetCommand: AsyncParsableCommand {
         do {
             let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
             Terminal.finish(result, reportPath: report, junitPath: nil, quiet: quiet)
+        } catch .manifest(let refusal) {
+            // There is no manifest to point into: the refusal is said on its own.
+            Terminal.fail(.usage(UsageError(refusal.message)), command: "get", manifest: nil, reportPath: report, junitPath: nil)
         } catch {
             Terminal.fail(error, command: "get", manifest: nil, reportPath: report, junitPath: nil)
         }

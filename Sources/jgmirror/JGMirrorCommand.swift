@@ -70,6 +70,10 @@ enum Entry {
         // Past a file-size limit (`ulimit -f`) a write must fail the item with the
         // path named (exit 4), not kill the run before its report is written.
         signal(SIGXFSZ, SIG_IGN)
+        // A reader of stdout or stderr that goes away (`--events - | head -1`) must not
+        // kill a run before it saves resume state and writes its report and metrics:
+        // writes fail instead (`Terminal`, `OperatorOutputs`).
+        signal(SIGPIPE, SIG_IGN)
         // One malloc arena for every thread (unless the environment sets a limit):
         // with one per thread (glibc's default, up to eight per core) memory one
         // thread freed stayed out of another's reach, and a 100,000-item sync peaked

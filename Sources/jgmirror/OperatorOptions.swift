@@ -67,6 +67,9 @@ final class OperatorOutputs: @unchecked Sendable {
     /// filled): later events are dropped, the run goes on, and it exits 4.
     private var eventsFailure: String?
 
+    /// The events stream failed: the run exits 4.
+    var failed: Bool { eventsFailure != nil }
+
     /// One line per event; each `write` is one system call, so a reader sees whole lines.
     func write(_ event: SyncEvent) { send(EventLine.render(event)) }
 

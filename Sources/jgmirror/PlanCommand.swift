@@ -89,7 +89,7 @@ struct TableWriter {
     }
 
     mutating func flush() {
-        FileHandle.standardOutput.write(Data(buffer.utf8))
+        Terminal.out(buffer)
         buffer = ""
     }
 }

@@ -144,7 +144,7 @@ struct TransferOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("min-free"),
-        help: "Free space a download of unknown length must leave (default: 1GiB, or 1% of the file system if smaller).")
+        help: "Free space a download must leave, checked before a known length is reserved and while a body of unknown length arrives (default: 1GiB, or 1% of the file system if smaller; 0 keeps no reserve).")
     var minFree: String?
 
     @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
@@ -175,6 +175,11 @@ struct TransferOptionGroup: ParsableArguments {
         }
         if let minFree, Units.parseSize(minFree) == nil {
             throw ValidationError("--min-free takes a size such as 1GiB or 0, not '\(minFree)'")
+        }
+        for (option, text) in [("--max-size", maxSize), ("--min-free", minFree)] {
+            if let size = text.flatMap(Units.parseSize), let problem = Rules.sizeProblem(size) {
+                throw ValidationError("\(option) \(problem), not '\(text ?? "")'")
+            }
         }
         guard Units.parseDuration(retryDelay) != nil else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
         if let caCert, !FileManager.default.isReadableFile(atPath: caCert) {
@@ -210,10 +215,6 @@ enum SessionRunner {
     static func run(
         _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: OperatorOutputs? = nil
     ) async throws(SyncError) -> RunReport {
-        // A reader of `--events -` (or of stderr) that goes away must not kill the run
-        // before it saves resume state and writes its report and metrics: the writes
-        // fail instead, and the run ends with exit 4 (`OperatorOutputs`).
-        signal(SIGPIPE, SIG_IGN)
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)

@@ -13,11 +13,30 @@ enum Terminal {
     /// Writes to stderr; a closed or full stderr loses the line, not the run.
     private static func say(_ text: String) { try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) }
 
+    /// Writes what was asked for to stdout (`plan`'s table). A reader that went away
+    /// (`plan | head`) ends the process as SIGPIPE would have; any other failure says
+    /// why and exits 4.
+    static func out(_ text: String) {
+        do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch {
+            if posixCode(error) == EPIPE {
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
+            }
+            Terminal.error("cannot write to stdout: \(reason(error))")
+            exit(JGMirror.ExitCode.local.rawValue)
+        }
+    }
+
+    /// The `errno` under a Foundation file error, when there is one.
+    private static func posixCode(_ error: Error) -> Int32? {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        guard let underlying, underlying.domain == NSPOSIXErrorDomain else { return nil }
+        return Int32(underlying.code)
+    }
+
     /// Why a file could not be read or written, without Foundation's wrapping.
     static func reason(_ error: Error) -> String {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
-        return error.localizedDescription
+        posixCode(error).map { String(cString: strerror($0)) } ?? error.localizedDescription
     }
 
     /// Writes the JSON and JUnit reports where asked, then exits with the report's code.
@@ -26,7 +45,10 @@ enum Terminal {
         _ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool, label: String? = nil, summary: Bool = true,
         outputs: OperatorOutputs? = nil
     ) -> Never {
-        var code = report.exitCode
+        // An events stream that failed during the run is in the report's exit code too.
+        var code = JGMirror.ExitCode.combine([report.exitCode] + (outputs?.failed == true ? [.local] : []))
+        var report = report
+        report.exitCode = code
         for warning in report.warnings { error(warning) }
         if let reportPath, let problem = write(report, to: reportPath) {
             Terminal.error("cannot write report \(reportPath): \(problem)")
@@ -36,18 +58,11 @@ enum Terminal {
             Terminal.error("cannot write JUnit report \(junitPath): \(problem)")
             code = JGMirror.ExitCode.combine([code, .local])
         }
-        if let outputs {
-            var final = report
-            final.exitCode = code
-            code = outputs.finish(final)
-        }
-        if summary, !quiet || code != .success {
-            // The summary's exit code is the one the process ends with, outputs included.
-            var final = report
-            final.exitCode = code
-            info(ProgressRenderer.summary(final, label: label))
-        }
-        Foundation.exit(code.rawValue)
+        // From here on the exit code includes the reports that could not be written.
+        report.exitCode = code
+        if let outputs { report.exitCode = outputs.finish(report) }
+        if summary, !quiet || report.exitCode != .success { info(ProgressRenderer.summary(report, label: label)) }
+        Foundation.exit(report.exitCode.rawValue)
     }
 
     /// Writes the JSON report to `path` (stdout for `-`) piece by piece. Returns why it

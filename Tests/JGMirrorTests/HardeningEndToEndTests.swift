@@ -226,12 +226,29 @@ import TestServer
             }.value
             #expect(process.terminationReason == .exit && process.terminationStatus == 4, "\(process.terminationStatus) \(stderr)")
             #expect(stderr.contains("jgmirror: cannot write events: Broken pipe; the run goes on without them"), "\(stderr)")
-            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            let written = try loadReport(dir + "/r.json")
+            #expect(written["exit_code"] as? Int == 4)
+            let items = try #require(written["items"] as? [[String: Any]])
             #expect(items.map { $0["status"] as? String } == ["unverified", "unverified"])
             #expect(fileSHA(dir + "/large.bin") == sha(large))
             let metrics = try String(contentsOfFile: dir + "/m.prom", encoding: .utf8)
             let exitLine = metrics.split(separator: "\n").first { $0.hasPrefix("jgmirror_last_run_exit_code") }
             #expect(exitLine.map { Double($0.split(separator: " ").last ?? "") == 4 } == true, "\(metrics)")
+
+            // verify goes the same way; plan, whose stdout is all it does, ends as SIGPIPE ends it.
+            let (verifying, verifyOut, verifyErr) = try launch(["verify", path, "--events", "-", "--report", dir + "/v.json"])
+            try verifyOut.fileHandleForReading.close()
+            let verifyStderr = await Task.detached { () -> String in
+                let text = String(decoding: verifyErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                verifying.waitUntilExit()
+                return text
+            }.value
+            #expect(verifying.terminationReason == .exit && verifying.terminationStatus == 4, "\(verifyStderr)")
+            #expect(try loadReport(dir + "/v.json")["exit_code"] as? Int == 4)
+            let (planning, planOut, _) = try launch(["plan", path])
+            try planOut.fileHandleForReading.close()
+            await Task.detached { planning.waitUntilExit() }.value
+            #expect(planning.terminationReason == .uncaughtSignal && planning.terminationStatus == SIGPIPE)
         }
     }
 
@@ -300,6 +317,22 @@ import TestServer
             #expect(run.status == 2, "\(run.stderr)")
             #expect(run.stderr.hasPrefix("jgmirror: destination 'link.bin' resolves outside the root"), "\(run.stderr)")
             #expect(!exists(dir + "/elsewhere/x") && server.requests().isEmpty)
+        }
+    }
+
+    /// Sizes past 1 EiB are refused wherever they are given; EiB and PiB are units.
+    @Test func sizesPastOneEiBAreRefusedOnTheCommandLine() async throws {
+        try await withTestDirectory { dir in
+            let path = oneItem("http://127.0.0.1:9/a", in: dir)
+            for (option, value) in [("--min-free", "9223372036854775807"), ("--max-size", "2EiB")] {
+                let run = try await execute(["sync", path, option, value])
+                #expect(run.status == 2 && run.stderr.contains("\(option) must be at most 1EiB"), "\(run.stderr)")
+            }
+            let get = try await execute(["get", "http://127.0.0.1:9/a", "-o", dir + "/a", "--min-segment", "2EiB"])
+            #expect(get.status == 2 && get.stderr.contains("--min-segment must be at most 1EiB"), "\(get.stderr)")
+            // 1 EiB itself is taken: the run gets as far as the (closed) port.
+            let largest = try await execute(["sync", path, "--max-size", "1EiB", "--retries", "0", "--progress", "none"])
+            #expect(largest.status == 1 && largest.stderr.contains("connect"), "\(largest.stderr)")
         }
     }
 

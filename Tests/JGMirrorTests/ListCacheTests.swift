@@ -289,6 +289,12 @@ import TestServer
             #expect(try await runSync(path, in: dir).status == 0)
             let asked = try #require(server.requests("/rel/SHA256SUMS").last)
             #expect(asked.headers["x-private-token"] == nil && asked.headers["x-here"] == "HERE")
+            // Either shard asks for the list alike, also the one whose items are all elsewhere.
+            for shard in ["0/2", "1/2"] {
+                let run = try await execute(["sync", path, "--shard", shard, "--progress", "none"])
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(server.requests("/rel/SHA256SUMS").last?.headers["x-here"] == "HERE", "\(shard)")
+            }
             let cached = try String(contentsOfFile: dir + "/mirror/.jgmirror/lists/" + sha(Array(listURL.utf8)), encoding: .utf8)
             #expect(!cached.contains("LISTPASS") && !cached.contains("LISTTOKEN") && cached.contains("SHA256SUMS"))
             #expect(try await runSync(path, in: dir).status == 0)

@@ -24,10 +24,9 @@ struct RecordTableTests {
             verifiedAt: seed % 6 == 0 ? nil : value * 1_000_000_007, checkedAt: value * 999)
     }
 
-    /// What the table gives back: everything but the URL.
     /// `record` as the table gives it back: its URL kept as the URL's hash only, which
     /// still tells whether the record was written for a URL.
-    static func withoutURL(_ record: FileRecord) -> FileRecord {
+    static func asTheTableGivesItBack(_ record: FileRecord) -> FileRecord {
         var record = record
         record.urlHash = record.url.map(StableHash.fnv1a64)
         record.url = nil
@@ -46,7 +45,7 @@ struct RecordTableTests {
             let table = RecordTable(records.values.shuffled())
             #expect(table.count == records.count)
             for (dest, record) in records {
-                #expect(table[dest] == Self.withoutURL(record))
+                #expect(table[dest] == Self.asTheTableGivesItBack(record))
             }
             for missing in ["", "a/", "a/b/c", "zz", "é"] where records[missing] == nil {
                 #expect(table[missing] == nil)
@@ -73,7 +72,7 @@ struct RecordTableTests {
             let table = try store.recordTable()
             #expect(table.count == records.count)
             for record in records {
-                #expect(table[record.dest] == Self.withoutURL(record))
+                #expect(table[record.dest] == Self.asTheTableGivesItBack(record))
                 if let url = record.url {
                     #expect(table[record.dest]?.isFor(url: url) == true && table[record.dest]?.isFor(url: url + "2") == false)
                 }

@@ -422,6 +422,55 @@ final class HashLog: Sendable {
         }
     }
 
+    /// `verify` cannot vouch for what only a sync learns about an item without a
+    /// checksum (which bytes came from which URL): after it, a moved item and a file
+    /// changed here are still fetched again, unconditionally.
+    @Test func verifyLeavesAnItemWithoutChecksumToBeFetchedAgain() async throws {
+        let old = "Thu, 01 Jan 2015 00:00:00 GMT"
+        server.set("/f", TestServer.Route(body: body, etag: "\"same\"", lastModified: old))
+        let release = TestServer.bytes(count: 1000, seed: 136)
+        server.set("/g", TestServer.Route(body: release, etag: "\"same\"", lastModified: old))
+        try await withTestDirectory { dir in
+            let path = dir + "/mirror/out.bin"
+            func verify(_ yaml: String) throws {
+                var planOptions = PlanOptions()
+                planOptions.root = dir + "/mirror"
+                let manifest = try Manifest.load(path: write(yaml, to: "verify.yaml", in: dir))
+                _ = try Verification.run(plan: Plan(manifest: manifest, options: planOptions))
+            }
+            _ = try await sync(manifest(url: server.url("/f")), in: dir, options: options())
+            let moved = manifest(url: server.url("/g"))
+            try verify(moved)
+            let fetched = try await sync(moved, in: dir, options: options())
+            let asked = try #require(server.requests("/g").last)
+            #expect(asked.headers["if-none-match"] == nil && asked.headers["if-modified-since"] == nil)
+            #expect(fetched.items.first?.bytesDownloaded == 1000 && fileSHA(path) == sha(release))
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("LOCAL EDIT".utf8)))
+            try verify(moved)
+            let again = try await sync(moved, in: dir, options: options())
+            #expect(server.requests("/g").last?.headers["if-modified-since"] == nil)
+            #expect(again.items.first?.bytesDownloaded == 1000 && fileSHA(path) == sha(release))
+        }
+    }
+
+    /// A file found in place and kept by a `304` is recorded without a hash; changed
+    /// here later, it is fetched again rather than asked for by its new mtime.
+    @Test func aFileKeptBy304AndChangedLaterIsFetchedAgain() async throws {
+        try await withTestDirectory { dir in
+            let path = dir + "/mirror/out.bin"
+            write(String(decoding: body, as: UTF8.self), to: "mirror/out.bin", in: dir)
+            server.set("/f", TestServer.Route(body: body, etag: "\"v1\"", lastModified: "Thu, 01 Jan 2015 00:00:00 GMT"))
+            let yaml = manifest(url: server.url("/f"))
+            #expect(try await sync(yaml, in: dir, options: options()).items.first?.status == .unchanged)
+            #expect(try records(dir)["out.bin"]?.sha256 == nil)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("LOCAL EDIT".utf8)))
+            let report = try await sync(yaml, in: dir, options: options())
+            let last = try #require(server.requests("/f").last)
+            #expect(last.headers["if-none-match"] == nil && last.headers["if-modified-since"] == nil)
+            #expect(report.items.first?.bytesDownloaded == Int64(body.count) && fileSHA(path) == sha(body))
+        }
+    }
+
     /// Under `--rehash` the record does not vouch for an item without a checksum
     /// either: an edit its stat cannot show is found by the hash and fetched again.
     @Test func rehashHashesAnItemWithoutChecksumAgainstItsRecord() async throws {
@@ -433,6 +482,9 @@ final class HashLog: Sendable {
             try flipFirstByteKeepingMtime(path)
             try setRecordStat(dir, dest: "out.bin", to: try #require(FileStat.of(path: path)))
             try setRecordTimes(dir, to: FileRecord.now() + 3_600_000_000_000)
+            // Without --rehash the record vouches for the stat it names: the edit stays.
+            let trusted = try await sync(yaml, in: dir, options: options())
+            #expect(trusted.items.first?.status == .unchanged && fileSHA(path) != sha(body))
             var rehash = options()
             rehash.rehash = true
             let report = try await sync(yaml, in: dir, options: rehash)

@@ -21,9 +21,7 @@ public struct ManifestError: LocalizedError, Sendable, Equatable {
     /// Control characters (a NUL from a percent-decoded URL, an escape sequence) are
     /// shown escaped, never written raw to a terminal.
     public var errorDescription: String? {
-        guard let location else { return Rules.printable("\(file): \(message)") }
-        // Line 0: an item made without a manifest (`get`), which has no place to name.
-        guard location.line > 0 else { return Rules.printable(message) }
-        return Rules.printable("\(file):\(location.line):\(location.column): \(message)")
+        if let location { return Rules.printable("\(file):\(location.line):\(location.column): \(message)") }
+        return Rules.printable("\(file): \(message)")
     }
 }

@@ -316,7 +316,7 @@ struct ManifestParser {
         guard let value = Units.parseSize(text) else {
             throw error(location, "'\(key)' must be a size such as 4096, 512KiB, 1MiB or 2GB, not '\(text)'")
         }
-        guard value <= Rules.maximumSize else { throw error(location, "'\(key)' must be at most 1EiB, not '\(text)'") }
+        if let problem = Rules.sizeProblem(value) { throw error(location, "'\(key)' \(problem), not '\(text)'") }
         return (value, location)
     }
 

@@ -20,6 +20,11 @@ public struct Plan: Sendable {
     /// Whether a tag or shard filter left items out of view, so the plan cannot tell
     /// which files under the root no item produces (`--delete` is refused).
     public var isFiltered: Bool
+    /// The headers each `checksums:` list is fetched with, by its URL: those of the
+    /// manifest's first item served from the list's origin, selected by the filters or
+    /// not, so that a shard or a tag sees the same list (SPEC §10: headers stay with
+    /// the origins they were written for). A list no item shares an origin with gets none.
+    public var listHeaders: [String: [HTTPHeader]] = [:]
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
@@ -42,9 +47,16 @@ public struct Plan: Sendable {
         // the text of every item left out, can go.
         var texts = TextArena.Builder()
         var index = -1
+        let lists = manifest.checksums.map(\.url)
         while let chunk = source.removeFirstChunk() {
             for item in chunk {
                 index += 1
+                if listHeaders.count < lists.count {
+                    for list in lists where listHeaders[list] == nil {
+                        guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else { continue }
+                        listHeaders[list] = Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers)
+                    }
+                }
                 let tags = item.settings.tags ?? defaults.tags ?? []
                 if filtersTags { knownTags.formUnion(tags) }
                 if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }

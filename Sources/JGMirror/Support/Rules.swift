@@ -16,9 +16,10 @@ public enum Rules {
     /// The smallest range an item is split into.
     public static let minimumSegment: Int64 = 16 * 1024
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
-    /// `min_segment`): 1 EiB, past any file a file system holds, and far enough below
-    /// `Int64.max` that arithmetic on byte offsets never overflows. (A server's lengths
-    /// are read as at most 18 digits, below it too.)
+    /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):
+    /// 1 EiB, past any file a file system holds, and far enough below `Int64.max` that
+    /// arithmetic on byte offsets never overflows. (A server's lengths are read as at
+    /// most 18 digits, below it too.)
     public static let maximumSize: Int64 = 1 << 60
     /// The shortest stall timeout, seconds.
     public static let minimumTimeout = 0.1
@@ -30,6 +31,9 @@ public enum Rules {
     /// The longest absolute path in bytes, including the `.jgpart` suffix jgmirror adds
     /// (Linux `PATH_MAX`, counting its terminating NUL).
     public static let maxPathLength = Int(PATH_MAX) - 1
+
+    /// What is wrong with a size past `maximumSize`, whichever key or option gives it.
+    public static func sizeProblem(_ value: Int64) -> String? { value <= maximumSize ? nil : "must be at most 1EiB" }
 
     /// What is wrong with a whole number for a setting that takes `range`.
     public static func problem(_ value: Int, in range: ClosedRange<Int>) -> String? {

@@ -12,7 +12,8 @@ public enum Units {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let multipliers: [(String, Double)] = [
             ("kib", 1024), ("mib", 1024 * 1024), ("gib", 1024 * 1024 * 1024), ("tib", 1024 * 1024 * 1024 * 1024),
-            ("kb", 1000), ("mb", 1_000_000), ("gb", 1_000_000_000), ("tb", 1_000_000_000_000),
+            ("pib", 0x1p50), ("eib", 0x1p60),
+            ("kb", 1000), ("mb", 1_000_000), ("gb", 1_000_000_000), ("tb", 1_000_000_000_000), ("pb", 1e15), ("eb", 1e18),
             ("k", 1024), ("m", 1024 * 1024), ("g", 1024 * 1024 * 1024), ("t", 1024 * 1024 * 1024 * 1024), ("b", 1),
         ]
         for (suffix, factor) in multipliers where trimmed.hasSuffix(suffix) {
@@ -49,7 +50,7 @@ public enum Units {
 
     /// Formats a byte count for people: `1.5 MiB`.
     public static func formatBytes(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
         var value = Double(bytes)
         var unit = 0
         while value >= 1024, unit < units.count - 1 {

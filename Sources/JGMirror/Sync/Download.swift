@@ -43,9 +43,8 @@ public struct Download: Sendable {
             if let problem = Rules.headerProblem(name: header.name) { throw UsageError(problem) }
         }
         if let maxSize, maxSize <= 0 { throw UsageError("--max-size must be more than 0 bytes") }
-        guard (Rules.minimumSegment...Rules.maximumSize).contains(minSegment) else {
-            throw UsageError("--min-segment must be from 16KiB to 1EiB")
-        }
+        if minSegment < Rules.minimumSegment { throw UsageError("--min-segment takes a size of at least 16KiB, such as 1MiB") }
+        if let problem = Rules.sizeProblem(minSegment) { throw UsageError("--min-segment \(problem)") }
         let (root, name) = try Download.split(destination, url: url)
         let item = PlannedItem(
             id: 0, texts: ItemTexts(url: url, dest: name),

@@ -123,18 +123,20 @@ extension PlannedItem {
             if let record, !record.isFor(url: displayURL) {
                 return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
             }
-            let holds =
-                quickCheck.enabled && (record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false)
-            // A file the record does not vouch for (changed since, recorded moments after
-            // it was written as every placement is, or `--rehash`) is hashed: the SHA-256
-            // of the bytes placed decides whether the recorded validators still describe
-            // it. One that differs was changed here, and is fetched again.
-            if !holds, let record, record.sha256 != nil {
-                guard record.stat.size == size else {
+            let describes = record?.describes(current, racyWindowNs: quickCheck.racyWindowNs) ?? false
+            if let record, !describes || (!quickCheck.enabled && record.sha256 != nil) {
+                // A file the record does not vouch for (changed since, recorded moments
+                // after it was written as every placement is, or `--rehash`) is hashed:
+                // the SHA-256 of the bytes placed decides whether the recorded validators
+                // still describe it. One that differs was changed here, and is fetched
+                // again; so is one that changed since a record without a hash (a file
+                // found in place and kept by a `304`).
+                guard record.sha256 != nil, record.stat.size == size else {
                     return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
                 }
                 return .needsHashing(size: size, stat: current)
             }
+            let holds = describes
             var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
             assessment.recordHolds = holds
             assessment.sha256 = holds ? record?.sha256 : nil

@@ -212,11 +212,7 @@ public final class SyncSession: Sendable {
         defer { listWarnings.withLock { $0 += fetcher.warnings.value } }
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
         for source in plan.manifest.checksums {
-            // Headers stay with the origins they were written for (SPEC §10): a list is
-            // asked with those of an item served from its origin, if there is one.
-            let headers =
-                plan.items.first { Redirect.sendsHeaders(to: source.url, sources: [$0.url] + $0.mirrors, forward: false) }?.headers
-                ?? []
+            let headers = plan.listHeaders[source.url] ?? []
             let (path, text) = try await fetcher.text(source.url, headers: headers)
             let hashes = ChecksumFiles.parse(text, baseURL: source.url)
             if let signature = source.signature,

@@ -26,18 +26,24 @@ public enum Verification {
         if let store {
             // The remote's validators stay as the last sync saw them, while the bytes do.
             let known = (try? store.recordTable()) ?? RecordTable()
-            let verified = records.values().compactMap { $0 }.map { record in
-                var record = record
-                // The same bytes as recorded (by the digest this run computed): the
-                // other digest on record still holds, and so do the validators.
-                if let old = known[record.dest], record.sha512 != nil ? old.sha512 == record.sha512 : old.sha256 == record.sha256 {
+            let verified = zip(items, records.values()).compactMap { item, record -> FileRecord? in
+                guard var record else { return nil }
+                // The same bytes as recorded (by the digest this run computed), for the
+                // same URL: the other digest on record still holds, and so do the validators.
+                if let old = known[record.dest], old.isFor(url: item.displayURL),
+                    record.sha512 != nil ? old.sha512 == record.sha512 : old.sha256 == record.sha256
+                {
                     record.sha256 = record.sha256 ?? old.sha256
                     record.sha512 = record.sha512 ?? old.sha512
                     record.etag = old.etag
                     record.lastModified = old.lastModified
                     record.checkedAt = old.checkedAt
+                    return record
                 }
-                return record
+                // Without a checksum, a record is what says which bytes came from which
+                // URL: verify cannot vouch for other bytes, or for another URL, so the old
+                // record stays, and the next sync fetches the file again.
+                return item.hasChecksum ? record : nil
             }
             if let failure = store.save(verified) { report.warnings.append(failure) }
         }

@@ -15,8 +15,10 @@ struct ResumeState: Codable, Equatable, Sendable {
     /// The primary URL without its credentials and query values, for people: the
     /// file may be published with the tree, and a query may hold a token.
     var url: String
-    /// The SHA-256 of the whole primary URL, which the record must match. Records
-    /// written before it existed are matched by `url`, which then kept the query.
+    /// The SHA-256 of the primary URL without its credentials (a password changed in
+    /// the URL is the same file, and is kept out of the file), which the record must
+    /// match. Records written before it existed are matched by `url`, which then kept
+    /// the query.
     var urlSHA256: String?
     var etag: String?
     var lastModified: String?
@@ -52,7 +54,7 @@ struct ResumeState: Codable, Equatable, Sendable {
         self.missing = missing.map { [$0.lower, $0.upper] }
     }
 
-    private static func digest(of url: String) -> String? { SHA256.hex(of: Array(url.utf8)) }
+    private static func digest(of url: String) -> String? { SHA256.hex(of: Array(Redactor.redactURL(url).utf8)) }
 
     var missingRanges: [ByteRange] { missing.map { ByteRange(lower: $0[0], upper: $0[1]) } }
     var validators: Validators { Validators(etag: etag, lastModified: lastModified) }
