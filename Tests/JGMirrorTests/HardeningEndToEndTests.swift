@@ -216,14 +216,7 @@ import TestServer
             let arguments = [
                 "sync", path, "--events", "-", "--progress", "none", "--report", dir + "/r.json", "--metrics", dir + "/m.prom",
             ]
-            let (process, out, err) = try launch(arguments)
-            // The reader goes away before the first event, as `head -1` would after it.
-            try out.fileHandleForReading.close()
-            let stderr = await Task.detached { () -> String in
-                let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                return text
-            }.value
+            let (process, stderr) = try await executeWithStdoutClosed(arguments)
             #expect(process.terminationReason == .exit && process.terminationStatus == 4, "\(process.terminationStatus) \(stderr)")
             #expect(stderr.contains("jgmirror: cannot write events: Broken pipe; the run goes on without them"), "\(stderr)")
             let written = try loadReport(dir + "/r.json")
@@ -236,18 +229,10 @@ import TestServer
             #expect(exitLine.map { Double($0.split(separator: " ").last ?? "") == 4 } == true, "\(metrics)")
 
             // verify goes the same way; plan, whose stdout is all it does, ends as SIGPIPE ends it.
-            let (verifying, verifyOut, verifyErr) = try launch(["verify", path, "--events", "-", "--report", dir + "/v.json"])
-            try verifyOut.fileHandleForReading.close()
-            let verifyStderr = await Task.detached { () -> String in
-                let text = String(decoding: verifyErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                verifying.waitUntilExit()
-                return text
-            }.value
+            let (verifying, verifyStderr) = try await executeWithStdoutClosed(["verify", path, "--events", "-", "--report", dir + "/v.json"])
             #expect(verifying.terminationReason == .exit && verifying.terminationStatus == 4, "\(verifyStderr)")
             #expect(try loadReport(dir + "/v.json")["exit_code"] as? Int == 4)
-            let (planning, planOut, _) = try launch(["plan", path])
-            try planOut.fileHandleForReading.close()
-            await Task.detached { planning.waitUntilExit() }.value
+            let (planning, _) = try await executeWithStdoutClosed(["plan", path])
             #expect(planning.terminationReason == .uncaughtSignal && planning.terminationStatus == SIGPIPE)
         }
     }

@@ -121,6 +121,19 @@ private func executeBlocking(_ arguments: [String], environment: [String: String
         stderr: String(decoding: stderr.data, as: UTF8.self))
 }
 
+/// Runs the binary with the reader of its stdout gone before the first byte (a
+/// `| head -1` that has had its line); returns the ended process and its stderr.
+func executeWithStdoutClosed(_ arguments: [String]) async throws -> (process: Process, stderr: String) {
+    let (process, out, err) = try launch(arguments)
+    try out.fileHandleForReading.close()
+    let stderr = await Task.detached { () -> String in
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
+    }.value
+    return (process, stderr)
+}
+
 /// Polls `condition` every 20 ms for up to `seconds`, without blocking the
 /// cooperative thread pool (a 2-core machine has two threads in it).
 func waitFor(seconds: Double, _ condition: () -> Bool) async -> Bool {

@@ -136,7 +136,8 @@ extension PlannedItem {
                 }
                 return .needsHashing(size: size, stat: current)
             }
-            let holds = describes
+            // Past those checks a record, when there is one, vouches for the file.
+            let holds = record != nil
             var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
             assessment.recordHolds = holds
             assessment.sha256 = holds ? record?.sha256 : nil
