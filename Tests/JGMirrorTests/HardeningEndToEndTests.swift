@@ -266,8 +266,12 @@ import TestServer
             let merged = try await execute(
                 ["report", "merge"] + Array(repeating: largest, count: 10) + ["-o", dir + "/all.json", "--metrics", dir + "/m.prom"])
             #expect(merged.status == 0, "\(merged.stderr)")
-            let totals = try #require(try loadReport(dir + "/all.json")["totals"] as? [String: Any])
+            let all = try loadReport(dir + "/all.json")
+            let totals = try #require(all["totals"] as? [String: Any])
             #expect((totals["bytes_downloaded"] as? NSNumber)?.int64Value == Int64.max)
+            // One report given ten times: said once, in the report and on stderr.
+            let warning = "1 destination appears in more than one report (the first: 'a.bin'); each report's items are counted"
+            #expect(all["warnings"] as? [String] == [warning] && merged.stderr.contains("jgmirror: \(warning)"), "\(merged.stderr)")
         }
     }
 

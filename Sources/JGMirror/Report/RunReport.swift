@@ -202,6 +202,26 @@ public struct RunReport: Sendable, Decodable, Equatable {
             finished: finished, items: items, exitCode: code)
         merged.error = reports.compactMap(\.error).first
         merged.warnings = reports.flatMap(\.warnings)
+        if let repeated = repeatedDestinations(in: reports) { merged.warnings.append(repeated) }
         return merged
+    }
+
+    /// Shards name disjoint destinations: one found in two reports means a report
+    /// given twice, or reports of different runs, and is counted once per report.
+    private static func repeatedDestinations(in reports: [RunReport]) -> String? {
+        var earlier = Set<String>()
+        var repeated = Set<String>()
+        var first: String?
+        for report in reports {
+            var own = Set<String>()
+            report.forEachItem { item in
+                guard own.insert(item.dest).inserted, earlier.contains(item.dest) else { return }
+                if repeated.insert(item.dest).inserted, first == nil { first = item.dest }
+            }
+            earlier.formUnion(own)
+        }
+        guard let first else { return nil }
+        let count = repeated.count == 1 ? "1 destination appears" : "\(repeated.count) destinations appear"
+        return "\(count) in more than one report (the first: '\(Rules.printable(first))'); each report's items are counted"
     }
 }
