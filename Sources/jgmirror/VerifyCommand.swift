@@ -1,10 +1,11 @@
 import ArgumentParser
 import JGMirror
 
-/// `jgmirror verify MANIFEST`: hash what is on disk; no network.
+/// `jgmirror verify MANIFEST`: hash what is on disk against the manifest and the
+/// hashes its lists give; it fetches lists, never items.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Hash what is on disk against the manifest, on all cores; no network.")
+        commandName: "verify", abstract: "Hash what is on disk against the manifest and its lists, on all cores; no item is fetched.")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var operatorOptions: OperatorOptionGroup
@@ -14,9 +15,14 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let outputs = operatorOptions.outputs()
-        let plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
+        var plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
         do {
-            let report = try Verification.run(plan: plan)
+            // The hashes `checksums:` lists give are checked as the manifest's are.
+            var options = SyncOptions()
+            options.allowFileURLs = manifestOptions.allowFileURLs
+            let listWarnings = try await plan.applyChecksumLists(options: options)
+            var report = try Verification.run(plan: plan)
+            report.warnings = listWarnings + report.warnings
             let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)
             let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
             for item in report.items {

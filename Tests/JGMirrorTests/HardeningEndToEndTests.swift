@@ -325,6 +325,29 @@ import TestServer
         }
     }
 
+    /// A device or FIFO where a file would go is never renamed over (`get -o
+    /// /dev/null` as root replaced the system's /dev/null with a file).
+    @Test func aFIFOOrDeviceAtTheDestinationIsRefusedNotReplaced() async throws {
+        server.set("/f.bin", TestServer.Route(body: [1, 2, 3]))
+        try await withTestDirectory { dir in
+            #expect(mkfifo(dir + "/fifo", 0o644) == 0)
+            let get = try await execute(["get", server.url("/f.bin"), "-o", dir + "/fifo", "--progress", "none"])
+            #expect(get.status == 2, "\(get.stderr)")
+            #expect(get.stderr.contains("destination 'fifo' is a FIFO under \(dir); jgmirror replaces only regular files"), "\(get.stderr)")
+            let path = oneItem(server.url("/f.bin"), in: dir)
+            let sync = try await execute(["sync", path, "--root", dir, "--progress", "none"])
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(mkfifo(dir + "/out2.bin", 0o644) == 0)
+            write(manifest(url: server.url("/f.bin")).replacingOccurrences(of: "dest: out.bin", with: "dest: out2.bin"), to: "m.yaml", in: dir)
+            let refused = try await execute(["sync", path, "--root", dir, "--progress", "none"])
+            #expect(refused.status == 2 && refused.stderr.contains("is a FIFO"), "\(refused.stderr)")
+            var info = stat()
+            #expect(lstat(dir + "/fifo", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+            #expect(lstat(dir + "/out2.bin", &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+            #expect(server.gets("/f.bin").count == 1)  // the good sync's only
+        }
+    }
+
     @Test func progressNoneStillSaysWhyAnItemFailed() async throws {
         try await withTestDirectory { dir in
             let path = oneItem(server.url("/missing"), in: dir)

@@ -263,6 +263,33 @@ import TestServer
         }
     }
 
+    /// `verify` checks files against the hashes `checksums:` lists give, as sync does,
+    /// asking for each list the same way (a `304` uses the cached copy).
+    @Test func verifyChecksTheHashesAChecksumsListGives() async throws {
+        serveSums(sums(["a.iso", "b.img"]), etag: "\"v1\"")
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                root: mirror
+                checksums:
+                  - url: \(sumsURL)
+                items:
+                  - url: \(server.url("/rel/a.iso"))
+                  - url: \(server.url("/rel/b.img"))
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            #expect(try await runSync(path, in: dir).status == 0)
+            let clean = try await execute(["verify", path, "--progress", "none"])
+            #expect(clean.status == 0, "\(clean.stderr)")
+            try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: dir + "/mirror/b.img"))
+            let run = try await execute(["verify", path, "--report", dir + "/v.json", "--progress", "none"])
+            #expect(run.status == 3, "\(run.stderr)")
+            let items = try #require(try loadReport(dir + "/v.json")["items"] as? [[String: Any]])
+            #expect(statuses(items) == ["a.iso": "verified", "b.img": "mismatch"])
+            #expect(sumsExchanges().last?.status == 304)
+        }
+    }
+
     // MARK: Secrets and origins
 
     /// A checksums list is asked with the headers of an item served from its own

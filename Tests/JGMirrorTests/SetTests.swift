@@ -244,6 +244,18 @@ import TestServer
             #expect(!exists(dir + "/mirror/rel/notes.txt"))
             for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
             #expect(try stateFiles() == state)
+
+            // An empty answer (a cut upload, a broken mirror) is not a release with no
+            // files: the run stops before anything is deleted. So do filters matching nothing.
+            serveSums("# nothing here\n")
+            let empty = try await execute(["sync", path, "--delete", "--progress", "none"])
+            #expect(empty.status == 2 && empty.stderr.contains("SHA256SUMS lists no file"), "\(empty.stderr)")
+            serveSums(sums(["a.iso", "b.img"]))
+            let filtered = path.replacingOccurrences(of: "m.yaml", with: "f.yaml")
+            try String(contentsOfFile: path, encoding: .utf8).appending("    include: ['*.zip']\n").write(toFile: filtered, atomically: true, encoding: .utf8)
+            let none = try await execute(["sync", filtered, "--delete", "--progress", "none"])
+            #expect(none.status == 2 && none.stderr.contains("lists 2 files, and include/exclude leave none of them"), "\(none.stderr)")
+            for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
         }
     }
 
@@ -517,6 +529,38 @@ extension SHA512Tests {
             #expect(report.items.first { $0.dest == "c.iso" }?.status == .downloaded)
             #expect(report.items.first { $0.dest == "c.iso" }?.sha512Expected == (try sha512(body)))
             #expect(report.items.first { $0.dest == "d.iso" }?.status == .mismatch)
+        }
+    }
+}
+
+extension SHA512Tests {
+    /// Lists can give an item both digests: a wrong SHA-256 is a mismatch even when a
+    /// SHA-512 list is right, in sync, in the next sync's look at the file and in verify.
+    @Test func aWrongSHA256BesideARightSHA512IsAMismatch() async throws {
+        let body = TestServer.bytes(count: 40_000, seed: 5123)
+        server.set("/rel/e.iso", TestServer.Route(body: body))
+        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(try sha512(body))  e.iso\n".utf8)))
+        server.set("/rel/SHA256SUMS", TestServer.Route(body: Array("\(String(sha(body).reversed()))  e.iso\n".utf8)))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                checksums: [\(server.url("/rel/SHA512SUMS")), \(server.url("/rel/SHA256SUMS"))]
+                items:
+                  - url: \(server.url("/rel/e.iso"))
+                """
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .mismatch && report.exitCode == .integrity, "\(report.items)")
+            // The right bytes in place, as a run trusting SHA-512 alone would have left them.
+            try Data(body).write(to: URL(fileURLWithPath: dir + "/mirror/e.iso"))
+            let again = try await sync(yaml, in: dir)
+            #expect(again.items.first?.status == .mismatch, "\(again.items)")
+            try Data(body).write(to: URL(fileURLWithPath: dir + "/mirror/e.iso"))
+            var options = PlanOptions()
+            options.root = dir + "/mirror"
+            var plan = Plan(manifest: try Manifest.load(path: dir + "/manifest.yaml"), options: options)
+            _ = try await plan.applyChecksumLists(options: testOptions())
+            let verified = try Verification.run(plan: plan)
+            #expect(verified.items.first?.status == .mismatch && verified.exitCode == .integrity, "\(verified.items)")
         }
     }
 }

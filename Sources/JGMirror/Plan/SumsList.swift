@@ -23,7 +23,10 @@ struct SumsList: Sendable, Equatable {
     init(parsing text: String, lenient: Bool = false) throws(Problem) {
         entries = []
         var number = 0
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" }) {
+        // `\r\n` is one Character in Swift, equal to neither `\n` nor `\r`: a list
+        // written on Windows must split on it too. A byte-order mark is not a name.
+        let body = text.hasPrefix("\u{FEFF}") ? Substring(text).dropFirst() : Substring(text)
+        for rawLine in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             do throws(Problem) {
                 if let entry = try SumsList.entry(rawLine, number: number) { entries.append(entry) }
@@ -39,7 +42,7 @@ struct SumsList: Sendable, Equatable {
         if line.hasSuffix("\r") { line = line.dropLast() }
         let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
-        let hash = trimmed.prefix(while: \.isHexDigit)
+        let hash = trimmed.prefix(while: \.isASCIIHexDigit)
         guard hash.count == 64 || hash.count == 128 else {
             throw .malformed(line: number, "expected 'HASH  NAME' with a 64- or 128-digit hex hash")
         }

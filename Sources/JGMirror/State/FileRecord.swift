@@ -93,11 +93,13 @@ public struct FileRecord: Sendable, Equatable {
     /// would leave every field as recorded. Such a file is hashed, and recording it
     /// again then makes it trusted.
     public func vouches(for current: FileStat, sha256 expected256: String?, sha512 expected512: String? = nil, racyWindowNs: Int64) -> Bool {
-        guard current == stat, let verifiedAt else { return false }
+        guard current == stat, let verifiedAt, expected256 != nil || expected512 != nil else { return false }
+        // Each digest the item names must be the one on record (lists can give both).
         if let expected512 {
             guard let sha512, sha512 == expected512 else { return false }
-        } else {
-            guard let expected256, let sha256, sha256 == expected256 else { return false }
+        }
+        if let expected256 {
+            guard let sha256, sha256 == expected256 else { return false }
         }
         return !Self.isRacy(current, recordedAt: verifiedAt, windowNs: racyWindowNs)
     }

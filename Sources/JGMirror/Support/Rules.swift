@@ -133,3 +133,9 @@ public enum Rules {
         return output
     }
 }
+
+extension Character {
+    /// 0–9, a–f or A–F: a hex digit as checksums are written (`isHexDigit` also takes
+    /// the full-width forms).
+    var isASCIIHexDigit: Bool { isASCII && isHexDigit }
+}

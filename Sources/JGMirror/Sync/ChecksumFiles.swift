@@ -8,10 +8,11 @@ enum ChecksumFiles {
         var sums: [String: String] = [:]
         let base = baseURL.split(separator: "?", maxSplits: 1)[0]
         let folder = base.lastIndex(of: "/").map { String(base[...$0]) } ?? String(base)
-        for rawLine in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+        // `isNewline` also splits `\r\n`, one Character in Swift (a list written on Windows).
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\u{FEFF}")))
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let hash = line.prefix(while: \.isHexDigit).lowercased()
+            let hash = line.prefix(while: \.isASCIIHexDigit).lowercased()
             guard hash.count == 64 || hash.count == 128 else { continue }
             var name = line.dropFirst(hash.count).drop(while: { $0 == " " || $0 == "\t" })
             if name.hasPrefix("*") { name = name.dropFirst() }

@@ -162,15 +162,17 @@ extension PlannedItem {
             return ItemAssessment(action: .fetch, size: size, stat: stat)
         }
         defer { close(fd) }
-        if let expected = sha512 {
-            guard let actual = try? FileHasher.hex(fd: fd, path: path, algorithm: .sha512) else {
+        // Each digest the item names must hold (lists can give both).
+        var assessment = ItemAssessment(action: .unchanged, size: size, stat: stat)
+        for (algorithm, expected) in [(SHA256.Algorithm.sha256, sha256), (.sha512, sha512)] {
+            guard let expected, assessment.action == .unchanged else { continue }
+            guard let actual = try? FileHasher.hex(fd: fd, path: path, algorithm: algorithm) else {
                 return ItemAssessment(action: .fetch, size: size, stat: stat)
             }
-            return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha512: actual, size: size, stat: stat)
+            if algorithm == .sha256 { assessment.sha256 = actual } else { assessment.sha512 = actual }
+            if actual != expected { assessment.action = .fetch }
         }
-        guard let expected = sha256 else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
-        guard let actual = try? FileHasher.sha256(fd: fd, path: path) else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
-        return ItemAssessment(action: actual == expected ? .unchanged : .fetch, sha256: actual, size: size, stat: stat)
+        return assessment
     }
 }
 
@@ -206,9 +208,10 @@ extension Plan {
 /// manifest's paths are checked lexically when parsed; here symlinks are followed.
 enum RootConfinement {
     /// Throws a located manifest error for the first item whose destination, or a
-    /// folder on the way to it, resolves outside the root. Returns what each folder
-    /// held, for the run's first look at its items.
-    static func check(_ plan: Plan) throws(ManifestError) -> FolderListings {
+    /// folder on the way to it, resolves outside the root, or (`placing`: a run that
+    /// writes) that is a device, FIFO or socket. Returns what each folder held, for
+    /// the run's first look at its items.
+    static func check(_ plan: Plan, placing: Bool = true) throws(ManifestError) -> FolderListings {
         let root = resolvingMissing(plan.root) ?? plan.root
         var checkedFolders: [String: (inside: Bool, listing: Listing)] = [:]
         for item in plan.items {
@@ -229,7 +232,14 @@ enum RootConfinement {
                     throw ManifestError(
                         file: plan.manifest.path, location: item.location,
                         message: "destination '\(item.dest)' is an existing folder under \(plan.root); a file cannot be placed there")
-                default: break
+                case S_IFREG: break
+                case _ where !placing: break  // `verify` reports it as not a regular file
+                default:
+                    // A device, FIFO or socket is never renamed over (`get -o /dev/null`
+                    // as root would replace the system's /dev/null with a file).
+                    throw ManifestError(
+                        file: plan.manifest.path, location: item.location,
+                        message: "destination '\(item.dest)' is \(Paths.kind(of: info.st_mode)) under \(plan.root); jgmirror replaces only regular files")
                 }
             }
             // The longest name jgmirror makes for an item is DEST.jgd.tmp.

@@ -337,6 +337,11 @@ final class ItemRunner: Sendable {
                     note: "checksum failed after resuming (a change the validators could not show); fetched again from zero")
                 return
             }
+            // Lists can give an item both digests (SHA256SUMS and SHA512SUMS): each must hold.
+            if let expected = item.sha256, expected != actual {
+                reportMismatch(index, result, "SHA-256 is \(actual), the manifest expects \(expected)", elapsed: elapsed)
+                return
+            }
             if let expected = item.sha512 {
                 // A second pass over the part file, beside the transfers: the
                 // streaming hasher computes SHA-256 only.
@@ -355,10 +360,6 @@ final class ItemRunner: Sendable {
                     }
                     self.place(index, result, outcome, elapsed: elapsed)
                 }
-                return
-            }
-            if let expected = item.sha256, expected != actual {
-                reportMismatch(index, result, "SHA-256 is \(actual), the manifest expects \(expected)", elapsed: elapsed)
                 return
             }
             place(index, result, outcome, elapsed: elapsed)

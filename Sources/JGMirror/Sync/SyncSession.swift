@@ -201,31 +201,13 @@ public final class SyncSession: Sendable {
         }
     }
 
-    /// Fetches each checksums file once, through the same engine (conditionally,
-    /// against the copy cached under `ROOT/.jgmirror/lists/`), checks its
-    /// signature when it has one, and applies it. Items a list with a failed
-    /// signature names fail with `signature` instead.
+    /// Applies the checksums lists through the run's own engine, keeping each list in
+    /// the tree's cache (`Plan.applyChecksumLists`).
     private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine) async throws(SyncError) {
         var cache = ListCache(root: plan.root, readOnly: !usesState)
         cache.durable = options.durable
         let fetcher = try ListFetcher(engine: engine, cache: cache)
         defer { listWarnings.withLock { $0 += fetcher.warnings.value } }
-        var sums: [(source: ChecksumSource, hashes: [String: String])] = []
-        for source in plan.manifest.checksums {
-            let headers = plan.listHeaders[source.url] ?? []
-            let (path, text) = try await fetcher.text(source.url, headers: headers)
-            let hashes = ChecksumFiles.parse(text, baseURL: source.url)
-            if let signature = source.signature,
-                let failure = await fetcher.check(list: path, listURL: source.url, signature: signature, headers: headers)
-            {
-                for index in plan.items.indices
-                where ([plan.items[index].url] + plan.items[index].mirrors).contains(where: { hashes[$0] != nil }) {
-                    plan.items[index].failure = failure
-                }
-                continue
-            }
-            sums.append((source, hashes))
-        }
-        do { try ChecksumFiles.apply(sums, to: &plan) } catch { throw .manifest(error) }
+        try await plan.applyChecksumLists(with: fetcher)
     }
 }

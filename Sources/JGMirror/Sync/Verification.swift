@@ -8,7 +8,7 @@ public enum Verification {
     /// sync's quick check trusts what was just verified.
     public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
         let started = Date()
-        do { _ = try RootConfinement.check(plan) } catch { throw .manifest(error) }
+        do { _ = try RootConfinement.check(plan, placing: false) } catch { throw .manifest(error) }
         let items = plan.items
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
@@ -57,6 +57,12 @@ public enum Verification {
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
             sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
+        // A list whose signature failed vouches for nothing it names.
+        if let failure = item.failure {
+            result.status = .failed
+            result.error = failure
+            return (result, nil)
+        }
         var info = stat()
         var opened: Int32 = -1
         if let root {
@@ -82,19 +88,23 @@ public enum Verification {
         var record: FileRecord?
         let before = FileStat(info)
         do {
-            if let expected = item.sha512 {
-                let actual = try FileHasher.hex(fd: opened, path: item.path, algorithm: .sha512)
-                result.sha512Actual = actual
-                if expected != actual {
-                    result.status = .mismatch
-                    result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), the manifest expects \(expected)")
+            if item.hasChecksum {
+                // Lists can give an item both digests: each must hold.
+                if let expected = item.sha256 {
+                    let actual = try FileHasher.sha256(fd: opened, path: item.path)
+                    result.sha256Actual = actual
+                    if expected != actual {
+                        result.status = .mismatch
+                        result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), the manifest expects \(expected)")
+                    }
                 }
-            } else if let expected = item.sha256 {
-                let actual = try FileHasher.sha256(fd: opened, path: item.path)
-                result.sha256Actual = actual
-                if expected != actual {
-                    result.status = .mismatch
-                    result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), the manifest expects \(expected)")
+                if let expected = item.sha512, result.status != .mismatch {
+                    let actual = try FileHasher.hex(fd: opened, path: item.path, algorithm: .sha512)
+                    result.sha512Actual = actual
+                    if expected != actual {
+                        result.status = .mismatch
+                        result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), the manifest expects \(expected)")
+                    }
                 }
             } else {
                 result.sha256Actual = try FileHasher.sha256(fd: opened, path: item.path)

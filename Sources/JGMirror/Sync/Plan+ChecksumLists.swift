@@ -1,0 +1,40 @@
+import Foundation
+
+extension Plan {
+    /// Fetches each `checksums:` list once (conditionally, against the copy cached under
+    /// `ROOT/.jgmirror/lists/`, which is only read), checks its signature when it has
+    /// one, and gives the items the hashes it lists (SPEC §3): what `verify` checks the
+    /// files on disk against, as `sync` does. Items a list with a failed signature
+    /// names fail with `signature`. Returns one line per list that could not be cached.
+    public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) -> [String] {
+        guard !manifest.checksums.isEmpty else { return [] }
+        let engine: TransferEngine
+        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
+            throw .local(error.message)
+        }
+        defer { engine.shutdown() }
+        let fetcher = try ListFetcher(engine: engine, cache: ListCache(root: root, readOnly: true))
+        try await applyChecksumLists(with: fetcher)
+        return fetcher.warnings.value
+    }
+
+    /// The same through `fetcher` (and its engine and cache).
+    mutating func applyChecksumLists(with fetcher: ListFetcher) async throws(SyncError) {
+        var sums: [(source: ChecksumSource, hashes: [String: String])] = []
+        for source in manifest.checksums {
+            let headers = listHeaders[source.url] ?? []
+            let (path, text) = try await fetcher.text(source.url, headers: headers)
+            let hashes = ChecksumFiles.parse(text, baseURL: source.url)
+            if let signature = source.signature,
+                let failure = await fetcher.check(list: path, listURL: source.url, signature: signature, headers: headers)
+            {
+                for index in items.indices where ([items[index].url] + items[index].mirrors).contains(where: { hashes[$0] != nil }) {
+                    items[index].failure = failure
+                }
+                continue
+            }
+            sums.append((source, hashes))
+        }
+        do { try ChecksumFiles.apply(sums, to: &self) } catch { throw .manifest(error) }
+    }
+}
