@@ -829,6 +829,24 @@ final class HashLog: Sendable {
         }
     }
 
+    /// A name that is not UTF-8 cannot be any item's, nor be named back to the kernel
+    /// through a `String`: it is left, with its folder, not reported deleted.
+    @Test func aNameThatIsNotUTF8IsLeftAlone() throws {
+        try withTestDirectorySync { dir in
+            write("x", to: "mirror/sub/keep.txt", in: dir)
+            let raw: [UInt8] = Array((dir + "/mirror/sub/x").utf8) + [0xFF] + Array(".bin".utf8) + [0]
+            let fd = raw.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            #expect(fd >= 0)
+            close(fd)
+            let plan = Plan(
+                manifest: try Manifest.parse("version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
+            let prune = Prune.plan(root: dir + "/mirror", items: plan.items)
+            #expect(prune.files.map(\.path) == ["sub/keep.txt"] && prune.folders.isEmpty)
+            #expect(prune.execute(root: dir + "/mirror").map(\.dest) == ["sub/keep.txt"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/mirror/sub").count == 1)
+        }
+    }
+
     @Test func maxDeleteRefusesBeforeDeletingOrFetching() async throws {
         try await withTestDirectory { dir in
             let yaml = try strayMirror(dir)

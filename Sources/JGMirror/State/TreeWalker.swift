@@ -10,7 +10,8 @@ struct TreeWalker {
         case file
         case folder
         case symlink
-        /// A FIFO, socket or device: never touched.
+        /// A FIFO, socket or device, or an entry whose name is not UTF-8 (no item can
+        /// have it, and a `String` cannot name it back to the kernel): never touched.
         case other
     }
 
@@ -43,12 +44,16 @@ struct TreeWalker {
         defer { closedir(dir) }
         var subfolders: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            let decoded = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(validatingCString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
+            // Repaired for the path only: U+FFFD in place of what is not UTF-8.
+            let name =
+                decoded ?? withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
             if name == "." || name == ".." { continue }
-            var kind: Kind
+            let kind: Kind
             switch Int32(entry.pointee.d_type) {
+            case _ where decoded == nil: kind = .other
             case Int32(DT_REG): kind = .file
             case Int32(DT_DIR): kind = .folder
             case Int32(DT_LNK): kind = .symlink
