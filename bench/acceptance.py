@@ -234,6 +234,23 @@ def main() -> None:
               f"exit {code}, error {a['error']}")
         check("insecure: true works and is marked", b["status"] == "unverified" and b.get("insecure") is True,
               f"status {b['status']}, insecure {b.get('insecure')}")
+
+        # A checksums list over HTTPS from a private CA: sync and verify both need
+        # --ca-cert to read it, and verify checks the files against it.
+        listed = small[2:4]
+        (WWW / "small" / "TLSSUMS").write_text("".join(f"{s.sha256}  {Path(s.name).name}\n" for s in listed))
+        m = manifest("tlslist", str(WORK / "tlslist"),
+                     [{"url": f"{tls}/{s.name}", "dest": Path(s.name).name} for s in listed])
+        m.write_text(m.read_text().replace("items:", f"checksums: [{tls}/small/TLSSUMS]\nitems:", 1))
+        code, report, _ = sync(jg, m, "--ca-cert", ca)
+        check("checksums list over HTTPS verifies the items", code == 0 and all(
+            i["status"] == "downloaded" for i in report["items"]), f"exit {code}, {[i['status'] for i in report['items']]}")
+        (WORK / "tlslist" / Path(listed[0].name).name).write_bytes(b"garbage\n")
+        untrusted = subprocess.call([jg, "verify", str(m), "--progress", "none", "--quiet"], stderr=subprocess.DEVNULL)
+        trusted = subprocess.call([jg, "verify", str(m), "--ca-cert", ca, "--progress", "none", "--quiet"],
+                                  stderr=subprocess.DEVNULL)
+        check("verify reads the list with --ca-cert and finds the damaged file", untrusted == 1 and trusted == 3,
+              f"exit without --ca-cert {untrusted} (1: the list's certificate), with it {trusted} (3: mismatch)")
     finally:
         nginx.stop()
     drop_every_other(jg, options.drop_runs)

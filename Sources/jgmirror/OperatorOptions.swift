@@ -100,3 +100,24 @@ final class OperatorOutputs: @unchecked Sendable {
         return report.exitCode
     }
 }
+
+/// `--ca-cert` for the commands that fetch only lists (`plan`, `verify`): `sync` and
+/// `get` take it with their transfer options.
+struct ListTrustOptionGroup: ParsableArguments {
+    @Option(name: .customLong("ca-cert"), help: "Trust this CA bundle in addition to the system's, for the lists the manifest names.")
+    var caCert: String?
+
+    func validate() throws {
+        if let caCert, !FileManager.default.isReadableFile(atPath: caCert) {
+            throw ValidationError("--ca-cert: cannot read \(caCert)")
+        }
+    }
+
+    /// What fetching the lists needs: the CA bundle and whether `file:` URLs are allowed.
+    func listOptions(allowFileURLs: Bool) -> SyncOptions {
+        var options = SyncOptions()
+        options.caCert = caCert
+        options.allowFileURLs = allowFileURLs
+        return options
+    }
+}

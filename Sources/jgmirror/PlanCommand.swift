@@ -8,6 +8,7 @@ struct PlanCommand: AsyncParsableCommand {
         commandName: "plan", abstract: "Print the expanded queue and what sync would do with each item; no transfer (sets' lists are fetched).")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
+    @OptionGroup var trust: ListTrustOptionGroup
 
     @Flag(name: .customLong("no-resume"), help: "Show what sync --no-resume would do.")
     var noResume = false
@@ -16,7 +17,8 @@ struct PlanCommand: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let plan = await manifestOptions.loadPlan(command: "plan")
+        let plan = await manifestOptions.loadPlan(
+            command: "plan", transfer: trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs))
         do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan", outputs: nil) }
         if delete, plan.isFiltered {
             manifestOptions.fail(
@@ -56,7 +58,7 @@ struct PlanCommand: AsyncParsableCommand {
                 last: item.displayURL + mirrors)
         }
         if delete {
-            let prune = Prune.plan(root: plan.root, items: plan.items)
+            let prune = Prune.plan(root: plan.root, items: plan.items, keeping: plan.manifest.distrustedFolders)
             if !prune.files.isEmpty { counts["delete"] = prune.files.count }
             for file in prune.files {
                 // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.

@@ -9,18 +9,19 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var operatorOptions: OperatorOptionGroup
+    @OptionGroup var trust: ListTrustOptionGroup
 
     @Option(help: "Progress display: auto, bars, lines or none (none still names every problem).")
     var progress: ProgressRenderer.Mode = .lines
 
     func run() async throws {
         let outputs = operatorOptions.outputs()
-        var plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs)
+        let options = trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs)
+        var plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs, transfer: options)
         do {
             // The hashes `checksums:` lists give are checked as the manifest's are.
-            var options = SyncOptions()
-            options.allowFileURLs = manifestOptions.allowFileURLs
             let listWarnings = try await plan.applyChecksumLists(options: options)
+            if manifestOptions.requireChecksums { try plan.requireChecksums() }
             var report = try Verification.run(plan: plan)
             report.warnings = listWarnings + report.warnings
             let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)

@@ -287,6 +287,14 @@ import TestServer
             let items = try #require(try loadReport(dir + "/v.json")["items"] as? [[String: Any]])
             #expect(statuses(items) == ["a.iso": "verified", "b.img": "mismatch"])
             #expect(sumsExchanges().last?.status == 304)
+            // verify --require-checksums holds once the list has given its hashes, and
+            // a list that gives none stops the run instead of leaving every item unverified.
+            serveSums(sums(["a.iso"]), etag: "\"v2\"")
+            let required = try await execute(["verify", path, "--require-checksums", "--progress", "none"])
+            #expect(required.status == 2 && required.stderr.contains("item 'b.img' has no checksum"), "\(required.stderr)")
+            serveSums("# empty\n", etag: "\"v3\"")
+            let empty = try await execute(["verify", path, "--progress", "none"])
+            #expect(empty.status == 2 && empty.stderr.contains("SHA256SUMS lists no file"), "\(empty.stderr)")
         }
     }
 

@@ -311,6 +311,34 @@ import TestServer
         }
     }
 
+    /// A list whose signature fails decides nothing: cut, it does not make `--delete`
+    /// remove what it leaves out; empty, it stops the run.
+    @Test func aListWhoseSignatureFailsDeletesNothing() async throws {
+        try await withKeys { keys in
+            let text = sums(["a.iso", "b.img"])
+            serveSums(text)
+            server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
+            try await withTestDirectory { dir in
+                let yaml = signedSet(keyring: keys.keyring).replacingOccurrences(of: "version: 1\n", with: "version: 1\nroot: mirror\n")
+                let path = write(yaml, to: "m.yaml", in: dir)
+                #expect(try await execute(["sync", path, "--delete", "--progress", "none"]).status == 0)
+                let root = dir + "/mirror/"
+                let placed = try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted()
+                // Someone cuts the list and cannot sign it.
+                serveSums(sums(["a.iso"]))
+                let cut = try await execute(["sync", path, "--delete", "--progress", "none"])
+                #expect(cut.status == 3, "\(cut.stderr)")
+                #expect(try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted() == placed)
+                serveSums("")
+                let empty = try await execute(["sync", path, "--delete", "--progress", "none"])
+                #expect(empty.status == 2 && empty.stderr.contains("SHA256SUMS names no file, and"), "\(empty.stderr)")
+                let plan = try await execute(["plan", path, "--delete"])
+                #expect(!plan.stdout.contains("delete "), "\(plan.stdout)")
+                #expect(try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted() == placed)
+            }
+        }
+    }
+
     @Test func signatureByAKeyOutsideTheKeyringIsRefused() async throws {
         try await withKeys { keys in
             let text = sums(["a.iso"])

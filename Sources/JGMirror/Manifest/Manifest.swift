@@ -23,6 +23,9 @@ public struct Manifest: Sendable {
     /// Items whose list failed its signature check, by destination: they are
     /// reported as failed with this error and nothing is fetched for them.
     public var failures: [String: ItemError] = [:]
+    /// The destination folders of sets whose list failed its signature check (`""`:
+    /// the root): such a list decides nothing, so `--delete` removes nothing there.
+    public var distrustedFolders: [String] = []
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []

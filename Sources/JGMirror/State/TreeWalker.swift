@@ -47,18 +47,22 @@ struct TreeWalker {
             let decoded = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(validatingCString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
-            // Repaired for the path only: U+FFFD in place of what is not UTF-8.
-            let name =
-                decoded ?? withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
-            if name == "." || name == ".." { continue }
+            let name: String
             let kind: Kind
-            switch Int32(entry.pointee.d_type) {
-            case _ where decoded == nil: kind = .other
-            case Int32(DT_REG): kind = .file
-            case Int32(DT_DIR): kind = .folder
-            case Int32(DT_LNK): kind = .symlink
-            case Int32(DT_UNKNOWN): kind = statKind(dirfd(dir), name)
-            default: kind = .other
+            if let decoded {
+                name = decoded
+                if name == "." || name == ".." { continue }
+                switch Int32(entry.pointee.d_type) {
+                case Int32(DT_REG): kind = .file
+                case Int32(DT_DIR): kind = .folder
+                case Int32(DT_LNK): kind = .symlink
+                case Int32(DT_UNKNOWN): kind = statKind(dirfd(dir), name)
+                default: kind = .other
+                }
+            } else {
+                // Not UTF-8: repaired (U+FFFD) for the path only, and never touched.
+                name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+                kind = .other
             }
             let path = prefix + name
             if case .folder = kind {

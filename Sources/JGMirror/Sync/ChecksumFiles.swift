@@ -3,23 +3,16 @@ import Foundation
 /// SHA256SUMS- and SHA512SUMS-style files (`HASH  NAME` or `HASH *NAME`), SPEC §3
 /// `checksums:`. A 64-digit hash is SHA-256, a 128-digit one SHA-512.
 enum ChecksumFiles {
-    /// Maps each listed name, resolved against the file's own URL, to its hash.
+    /// Maps each listed name, resolved against the file's own URL, to its hash. Lines
+    /// are read as a set's list reads them (`SumsList`); one that is not `HASH NAME`
+    /// is skipped.
     static func parse(_ text: String, baseURL: String) -> [String: String] {
         var sums: [String: String] = [:]
         let base = baseURL.split(separator: "?", maxSplits: 1)[0]
         let folder = base.lastIndex(of: "/").map { String(base[...$0]) } ?? String(base)
-        // `isNewline` also splits `\r\n`, one Character in Swift (a list written on Windows).
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\u{FEFF}")))
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let hash = line.prefix(while: \.isASCIIHexDigit).lowercased()
-            guard hash.count == 64 || hash.count == 128 else { continue }
-            var name = line.dropFirst(hash.count).drop(while: { $0 == " " || $0 == "\t" })
-            if name.hasPrefix("*") { name = name.dropFirst() }
-            if name.hasPrefix("./") { name = name.dropFirst(2) }
-            guard !name.isEmpty else { continue }
-            let url = name.contains(ascii: "://") ? String(name) : folder + String(name)
-            sums[url] = hash
+        for entry in (try? SumsList(parsing: text, lenient: true))?.entries ?? [] {
+            let url = entry.name.contains(ascii: "://") ? entry.name : folder + entry.name
+            sums[url] = entry.hash
         }
         return sums
     }

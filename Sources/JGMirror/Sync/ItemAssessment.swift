@@ -107,7 +107,7 @@ extension PlannedItem {
             {
                 return .decided(
                     ItemAssessment(
-                        action: .unchanged, sha256: sha512 == nil ? sha256 : nil, sha512: sha512, size: size, stat: current, quick: true))
+                        action: .unchanged, sha256: sha256, sha512: sha512, size: size, stat: current, quick: true))
             }
             return .needsHashing(size: size, stat: current)
         }

@@ -45,7 +45,16 @@ extension Manifest {
             let expanded: [ManifestItem]
             do { expanded = try expansion.items(of: set, list: list, trusted: failure == nil) } catch { throw .manifest(error) }
             if let failure {
+                // An empty or cut list whose signature failed must not pass for a set
+                // with no files, nor decide what --delete removes under its folder.
+                guard !expanded.isEmpty else {
+                    throw .manifest(
+                        ManifestError(
+                            file: path, location: set.sumsLocation,
+                            message: "\(Redactor.redactURLAndQuery(set.sums)) names no file, and \(failure.message)"))
+                }
                 for item in expanded { failures[item.dest ?? ""] = failure }
+                distrustedFolders.append(set.dest)
             }
             itemChunks.append(contentsOf: expanded)
         }

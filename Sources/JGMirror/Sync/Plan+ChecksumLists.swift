@@ -18,6 +18,16 @@ extension Plan {
         return fetcher.warnings.value
     }
 
+    /// `--require-checksums`, once the lists have given their hashes: the first item
+    /// still without one is a manifest error.
+    public func requireChecksums() throws(SyncError) {
+        guard let item = items.first(where: { !$0.hasChecksum }) else { return }
+        throw .manifest(
+            ManifestError(
+                file: manifest.path, location: item.location,
+                message: "item '\(item.dest)' has no checksum (inline or from a checksums file) and --require-checksums is set"))
+    }
+
     /// The same through `fetcher` (and its engine and cache).
     mutating func applyChecksumLists(with fetcher: ListFetcher) async throws(SyncError) {
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
@@ -25,6 +35,14 @@ extension Plan {
             let headers = listHeaders[source.url] ?? []
             let (path, text) = try await fetcher.text(source.url, headers: headers)
             let hashes = ChecksumFiles.parse(text, baseURL: source.url)
+            // An empty answer, or one in another encoding, must not leave every item
+            // silently unverified: as a set's list would, it stops the run.
+            guard !hashes.isEmpty else {
+                throw .manifest(
+                    ManifestError(
+                        file: manifest.path, location: source.location,
+                        message: "\(Redactor.redactURLAndQuery(source.url)) lists no file ('HASH  NAME' lines)"))
+            }
             if let signature = source.signature,
                 let failure = await fetcher.check(list: path, listURL: source.url, signature: signature, headers: headers)
             {

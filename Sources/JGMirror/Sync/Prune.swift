@@ -18,8 +18,9 @@ public struct Prune: Sendable {
     /// Folders that are empty once the files are gone, deepest first.
     public var folders: [String]
 
-    /// Walks `root` and finds what no item of `items` produces.
-    public static func plan(root: String, items: [PlannedItem]) -> Prune {
+    /// Walks `root` and finds what no item of `items` produces, except under `keeping`'s folders
+    /// (`Manifest.distrustedFolders`; `""` keeps the whole root).
+    public static func plan(root: String, items: [PlannedItem], keeping kept: [String] = []) -> Prune {
         var produced = Set<String>()
         var itemFolders = Set<String>()
         produced.reserveCapacity(items.count * 5)
@@ -40,6 +41,10 @@ public struct Prune: Sendable {
         let rootFD = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if rootFD >= 0 { close(rootFD) } }
         TreeWalker.walk(root: root) { path, kind in
+            if kept.contains(where: { path.hasPrefix($0) }) {
+                keep(path)
+                return .skip
+            }
             switch kind {
             case .folder:
                 if Paths.lastComponent(of: path) == StateFolder.name {

@@ -97,7 +97,9 @@ public final class SyncSession: Sendable {
         defer { store?.close() }
         var prune: Prune?
         if options.delete {
-            let found = await Blocking.run { [root = plan.root, items = plan.items] in Prune.plan(root: root, items: items) }
+            let found = await Blocking.run { [root = plan.root, items = plan.items, kept = plan.manifest.distrustedFolders] in
+                Prune.plan(root: root, items: items, keeping: kept)
+            }
             if found.files.count > options.maxDelete {
                 throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
             }
@@ -134,12 +136,7 @@ public final class SyncSession: Sendable {
         if !plan.manifest.checksums.isEmpty {
             try await applyChecksumFiles(to: &plan, engine: engine)
         }
-        if options.requireChecksums, let item = plan.items.first(where: { !$0.hasChecksum }) {
-            throw .manifest(
-                ManifestError(
-                    file: plan.manifest.path, location: item.location,
-                    message: "item '\(item.dest)' has no checksum (inline or from a checksums file) and --require-checksums is set"))
-        }
+        if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, store: store,
             records: records, listings: listings)
