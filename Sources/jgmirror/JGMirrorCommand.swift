@@ -25,7 +25,7 @@ struct JGMirrorCommand: AsyncParsableCommand {
 
             MANIFEST (version 1): root (relative to the manifest), defaults (connections, \
             retries, min_segment, timeout, headers, redact, tags, insecure, \
-            forward_headers), checksums (SHA256SUMS-style lists: url, signature, keyring), \
+            forward_headers, max_size, refresh), checksums (SHA256SUMS-style lists: url, signature, keyring), \
             sets (every file a checksums list names becomes an item: sums, dest, include, \
             exclude, mirrors_base, signature, keyring and any item option) and items \
             (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys). Every mistake \

@@ -17,8 +17,14 @@ struct PlanCommand: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let plan = await manifestOptions.loadPlan(
-            command: "plan", transfer: trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs))
+        let listOptions = trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs)
+        var plan = await manifestOptions.loadPlan(command: "plan", transfer: listOptions)
+        // The hashes `checksums:` lists give decide what sync does with a present file.
+        do {
+            for warning in try await plan.applyChecksumLists(options: listOptions) { Terminal.warning(warning) }
+        } catch {
+            manifestOptions.fail(error, command: "plan", outputs: nil)
+        }
         do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan", outputs: nil) }
         if delete, plan.isFiltered {
             manifestOptions.fail(
