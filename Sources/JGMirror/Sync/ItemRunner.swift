@@ -339,7 +339,7 @@ final class ItemRunner: Sendable {
             }
             // Lists can give an item both digests (SHA256SUMS and SHA512SUMS): each must hold.
             if let expected = item.sha256, expected != actual {
-                reportMismatch(index, result, "SHA-256 is \(actual), the manifest expects \(expected)", elapsed: elapsed)
+                reportMismatch(index, result, "SHA-256 is \(actual), expected \(expected)", elapsed: elapsed)
                 return
             }
             if let expected = item.sha512 {
@@ -354,7 +354,7 @@ final class ItemRunner: Sendable {
                     }
                     result.sha512Actual = digest
                     guard let digest, digest == expected else {
-                        let difference = "SHA-512 is \(digest ?? "unreadable"), the manifest expects \(expected)"
+                        let difference = "SHA-512 is \(digest ?? "unreadable"), expected \(expected)"
                         self.reportMismatch(index, result, difference, elapsed: elapsed)
                         return
                     }

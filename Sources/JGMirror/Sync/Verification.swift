@@ -95,7 +95,7 @@ public enum Verification {
                     result.sha256Actual = actual
                     if expected != actual {
                         result.status = .mismatch
-                        result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), the manifest expects \(expected)")
+                        result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), expected \(expected)")
                     }
                 }
                 if let expected = item.sha512, result.status != .mismatch {
@@ -103,7 +103,7 @@ public enum Verification {
                     result.sha512Actual = actual
                     if expected != actual {
                         result.status = .mismatch
-                        result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), the manifest expects \(expected)")
+                        result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), expected \(expected)")
                     }
                 }
             } else {
