@@ -5,9 +5,9 @@ import Foundation
 ///
 /// The file is one line of JSON (the URL without its credentials and query values,
 /// the validators, the body's length and SHA-256), a newline, then the body as
-/// served; the file's name is the SHA-256 of the whole URL. Keeping the validators in the same
-/// file as the bytes they describe means one `rename` replaces both, so no reader
-/// ever pairs one version's ETag with another version's bytes. A file whose header
+/// served; the file's name is the SHA-256 of the whole URL. Keeping the validators
+/// in the same file as the bytes they describe means one `rename` replaces both, so
+/// no reader ever pairs one version's ETag with another version's bytes. A file whose header
 /// does not parse, names another URL, or whose body has another length or SHA-256 is
 /// no cached list at all (the next fetch is unconditional).
 ///
