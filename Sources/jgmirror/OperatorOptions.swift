@@ -101,10 +101,10 @@ final class OperatorOutputs: @unchecked Sendable {
     }
 }
 
-/// `--ca-cert` for the commands that fetch only lists (`plan`, `verify`): `sync` and
-/// `get` take it with their transfer options.
-struct ListTrustOptionGroup: ParsableArguments {
-    @Option(name: .customLong("ca-cert"), help: "Trust this CA bundle in addition to the system's, for the lists the manifest names.")
+/// `--ca-cert`: every command that fetches takes it, `plan` and `verify` for the lists
+/// they read, `sync` and `get` with their other transfer options.
+struct TrustOptionGroup: ParsableArguments {
+    @Option(name: .customLong("ca-cert"), help: "Trust this CA bundle in addition to the system's.")
     var caCert: String?
 
     func validate() throws {
@@ -113,11 +113,10 @@ struct ListTrustOptionGroup: ParsableArguments {
         }
     }
 
-    /// What fetching the lists needs: the CA bundle and whether `file:` URLs are allowed.
-    func listOptions(allowFileURLs: Bool) -> SyncOptions {
+    /// What fetching the lists needs beyond the manifest options: the CA bundle.
+    var listOptions: SyncOptions {
         var options = SyncOptions()
         options.caCert = caCert
-        options.allowFileURLs = allowFileURLs
         return options
     }
 }

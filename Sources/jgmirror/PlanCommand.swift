@@ -8,7 +8,7 @@ struct PlanCommand: AsyncParsableCommand {
         commandName: "plan", abstract: "Print the expanded queue and what sync would do with each item; no transfer (sets' lists are fetched).")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
-    @OptionGroup var trust: ListTrustOptionGroup
+    @OptionGroup var trust: TrustOptionGroup
 
     @Flag(name: .customLong("no-resume"), help: "Show what sync --no-resume would do.")
     var noResume = false
@@ -17,14 +17,8 @@ struct PlanCommand: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let listOptions = trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs)
-        var plan = await manifestOptions.loadPlan(command: "plan", transfer: listOptions)
-        // The hashes `checksums:` lists give decide what sync does with a present file.
-        do {
-            for warning in try await plan.applyChecksumLists(options: listOptions) { Terminal.warning(warning) }
-        } catch {
-            manifestOptions.fail(error, command: "plan", outputs: nil)
-        }
+        let plan = await manifestOptions.loadPlan(
+            command: "plan", transfer: trust.listOptions)
         do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan", outputs: nil) }
         if delete, plan.isFiltered {
             manifestOptions.fail(

@@ -81,15 +81,15 @@ struct ManifestOptionGroup: ParsableArguments {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
         manifestOptions.portableNames = portableNames
+        var listOptions = transfer ?? SyncOptions()
+        listOptions.allowFileURLs = allowFileURLs
         do {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
             if !manifest.sets.isEmpty {
-                var syncOptions = transfer ?? SyncOptions()
-                syncOptions.allowFileURLs = allowFileURLs
                 // sync keeps each list in the tree's cache; plan and verify only read it.
                 let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: command != "sync")
                 do {
-                    try await manifest.expandSets(options: syncOptions, headers: try parseHeaders(headers), cache: cache)
+                    try await manifest.expandSets(options: listOptions, headers: try parseHeaders(headers), cache: cache)
                 } catch let error as SyncError {
                     fail(error, command: command, outputs: outputs)
                 }
@@ -109,7 +109,10 @@ struct ManifestOptionGroup: ParsableArguments {
             // Consumed: the plan frees the manifest's items chunk by chunk as it resolves them.
             let plan = Plan(manifest: consume manifest, options: options)
             if let problem = plan.emptySelection { throw problem }
-            return plan
+            // What `checksums:` lists give decides what plan shows and what verify
+            // checks; sync applies them through its own engine and cache.
+            guard command != "sync" else { return plan }
+            return await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
         } catch let error as ManifestError {
             fail(.manifest(error), command: command, outputs: outputs)
         } catch let error as UsageError {
@@ -117,6 +120,12 @@ struct ManifestOptionGroup: ParsableArguments {
         } catch {
             fail(.usage(UsageError(error.localizedDescription)), command: command, outputs: outputs)
         }
+    }
+
+    private func applyingChecksumLists(to plan: Plan, options: SyncOptions, command: String, outputs: OperatorOutputs?) async -> Plan {
+        var plan = plan
+        do { try await plan.applyChecksumLists(options: options) } catch { fail(error, command: command, outputs: outputs) }
+        return plan
     }
 
     private func resolveShard() throws(UsageError) -> Shard? {
@@ -150,8 +159,7 @@ struct TransferOptionGroup: ParsableArguments {
     @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
     var noResume = false
 
-    @Option(name: .customLong("ca-cert"), help: "Trust this CA bundle in addition to the system's.")
-    var caCert: String?
+    @OptionGroup var trust: TrustOptionGroup
 
     @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms.")
     var retryDelay = "500ms"
@@ -182,9 +190,6 @@ struct TransferOptionGroup: ParsableArguments {
             }
         }
         guard Units.parseDuration(retryDelay) != nil else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
-        if let caCert, !FileManager.default.isReadableFile(atPath: caCert) {
-            throw ValidationError("--ca-cert: cannot read \(caCert)")
-        }
     }
 
     func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {
@@ -194,7 +199,7 @@ struct TransferOptionGroup: ParsableArguments {
         options.maxRate = maxRate.flatMap(Units.parseRate)
         options.minFree = minFree.flatMap(Units.parseSize)
         options.resume = !noResume
-        options.caCert = caCert
+        options.caCert = trust.caCert
         options.allowFileURLs = allowFileURLs
         options.requireChecksums = requireChecksums
         options.retryBaseDelay = Units.parseDuration(retryDelay) ?? 0.5

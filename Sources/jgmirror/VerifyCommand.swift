@@ -9,21 +9,19 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var operatorOptions: OperatorOptionGroup
-    @OptionGroup var trust: ListTrustOptionGroup
+    @OptionGroup var trust: TrustOptionGroup
 
     @Option(help: "Progress display: auto, bars, lines or none (none still names every problem).")
     var progress: ProgressRenderer.Mode = .lines
 
     func run() async throws {
         let outputs = operatorOptions.outputs()
-        let options = trust.listOptions(allowFileURLs: manifestOptions.allowFileURLs)
-        var plan = await manifestOptions.loadPlan(command: "verify", outputs: outputs, transfer: options)
+        let plan = await manifestOptions.loadPlan(
+            command: "verify", outputs: outputs, transfer: trust.listOptions)
         do {
-            // The hashes `checksums:` lists give are checked as the manifest's are.
-            let listWarnings = try await plan.applyChecksumLists(options: options)
+            // Once the lists have given their hashes, as sync checks it.
             if manifestOptions.requireChecksums { try plan.requireChecksums() }
-            var report = try Verification.run(plan: plan)
-            report.warnings = listWarnings + report.warnings
+            let report = try Verification.run(plan: plan)
             let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)
             let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
             for item in report.items {

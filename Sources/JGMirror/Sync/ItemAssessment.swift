@@ -162,17 +162,24 @@ extension PlannedItem {
             return ItemAssessment(action: .fetch, size: size, stat: stat)
         }
         defer { close(fd) }
-        // Each digest the item names must hold (lists can give both).
-        var assessment = ItemAssessment(action: .unchanged, size: size, stat: stat)
-        for (algorithm, expected) in [(SHA256.Algorithm.sha256, sha256), (.sha512, sha512)] {
-            guard let expected, assessment.action == .unchanged else { continue }
-            guard let actual = try? FileHasher.hex(fd: fd, path: path, algorithm: algorithm) else {
-                return ItemAssessment(action: .fetch, size: size, stat: stat)
-            }
-            if algorithm == .sha256 { assessment.sha256 = actual } else { assessment.sha512 = actual }
-            if actual != expected { assessment.action = .fetch }
+        guard let digests = try? checkDigests(fd: fd) else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
+        return ItemAssessment(
+            action: digests.mismatch == nil ? .unchanged : .fetch, sha256: digests.sha256, sha512: digests.sha512, size: size,
+            stat: stat)
+    }
+
+    /// Hashes the open file `fd` for each digest the item names, SHA-256 then SHA-512
+    /// (lists can give both), until one differs: what each came to, and the first
+    /// difference as reports say it. `sync`'s look at a present file and `verify` both ask.
+    func checkDigests(fd: Int32) throws(VerifyError) -> (sha256: String?, sha512: String?, mismatch: String?) {
+        var found: (sha256: String?, sha512: String?, mismatch: String?) = (nil, nil, nil)
+        for (algorithm, name, expected) in [(SHA256.Algorithm.sha256, "SHA-256", sha256), (.sha512, "SHA-512", sha512)] {
+            guard let expected, found.mismatch == nil else { continue }
+            let actual = try FileHasher.hex(fd: fd, path: path, algorithm: algorithm)
+            if algorithm == .sha256 { found.sha256 = actual } else { found.sha512 = actual }
+            if actual != expected { found.mismatch = "\(name) is \(actual), expected \(expected)" }
         }
-        return assessment
+        return found
     }
 }
 

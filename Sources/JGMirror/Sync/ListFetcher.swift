@@ -31,6 +31,20 @@ final class ListFetcher: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
+    /// Runs `body` with a fetcher on an engine of its own, shut down after: list work
+    /// outside a sync's engine (set expansion, the `checksums:` lists `plan` and
+    /// `verify` read).
+    static func withEngine<Result>(
+        options: SyncOptions, cache: ListCache?, _ body: (ListFetcher) async throws(SyncError) -> Result
+    ) async throws(SyncError) -> Result {
+        let engine: TransferEngine
+        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
+            throw .local(error.message)
+        }
+        defer { engine.shutdown() }
+        return try await body(try ListFetcher(engine: engine, cache: cache))
+    }
+
     /// What a fetch brought: the body's path and its validators, or a `304` to `conditions`.
     private enum Answer {
         case body(path: String, validators: Validators)

@@ -16,15 +16,16 @@ extension Manifest {
     /// another item or set already has (exit 2).
     public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil) async throws(SyncError) {
         guard !sets.isEmpty else { return }
-        let engine: TransferEngine
-        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
-            throw .local(error.message)
-        }
-        defer { engine.shutdown() }
         var cache = cache
         cache?.durable = options.durable
-        let fetcher = try ListFetcher(engine: engine, cache: cache)
-        defer { listWarnings += fetcher.warnings.value }
+        try await ListFetcher.withEngine(options: options, cache: cache) { fetcher throws(SyncError) in
+            defer { listWarnings += fetcher.warnings.value }
+            try await expandSets(with: fetcher, headers: headers)
+        }
+    }
+
+    /// `expandSets` through `fetcher`.
+    private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
         var expansion = SetExpansion(file: path, items: itemChunks)
         for set in sets {
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)

@@ -3,19 +3,14 @@ import Foundation
 extension Plan {
     /// Fetches each `checksums:` list once (conditionally, against the copy cached under
     /// `ROOT/.jgmirror/lists/`, which is only read), checks its signature when it has
-    /// one, and gives the items the hashes it lists (SPEC §3): what `verify` checks the
-    /// files on disk against, as `sync` does. Items a list with a failed signature
-    /// names fail with `signature`. Returns one line per list that could not be cached.
-    public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) -> [String] {
-        guard !manifest.checksums.isEmpty else { return [] }
-        let engine: TransferEngine
-        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
-            throw .local(error.message)
+    /// one, and gives the items the hashes it lists (SPEC §3): what `plan` and `verify`
+    /// weigh the files on disk against, as `sync` does. Items a list with a failed
+    /// signature names fail with `signature`.
+    public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) {
+        guard !manifest.checksums.isEmpty else { return }
+        try await ListFetcher.withEngine(options: options, cache: ListCache(root: root, readOnly: true)) { fetcher throws(SyncError) in
+            try await applyChecksumLists(with: fetcher)
         }
-        defer { engine.shutdown() }
-        let fetcher = try ListFetcher(engine: engine, cache: ListCache(root: root, readOnly: true))
-        try await applyChecksumLists(with: fetcher)
-        return fetcher.warnings.value
     }
 
     /// `--require-checksums`, once the lists have given their hashes: the first item

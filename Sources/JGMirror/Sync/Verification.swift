@@ -89,22 +89,12 @@ public enum Verification {
         let before = FileStat(info)
         do {
             if item.hasChecksum {
-                // Lists can give an item both digests: each must hold.
-                if let expected = item.sha256 {
-                    let actual = try FileHasher.sha256(fd: opened, path: item.path)
-                    result.sha256Actual = actual
-                    if expected != actual {
-                        result.status = .mismatch
-                        result.error = ItemError(code: .checksumMismatch, message: "SHA-256 is \(actual), expected \(expected)")
-                    }
-                }
-                if let expected = item.sha512, result.status != .mismatch {
-                    let actual = try FileHasher.hex(fd: opened, path: item.path, algorithm: .sha512)
-                    result.sha512Actual = actual
-                    if expected != actual {
-                        result.status = .mismatch
-                        result.error = ItemError(code: .checksumMismatch, message: "SHA-512 is \(actual), expected \(expected)")
-                    }
+                let digests = try item.checkDigests(fd: opened)
+                result.sha256Actual = digests.sha256
+                result.sha512Actual = digests.sha512
+                if let mismatch = digests.mismatch {
+                    result.status = .mismatch
+                    result.error = ItemError(code: .checksumMismatch, message: mismatch)
                 }
             } else {
                 result.sha256Actual = try FileHasher.sha256(fd: opened, path: item.path)

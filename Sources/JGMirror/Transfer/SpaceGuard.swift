@@ -45,6 +45,9 @@ struct SpaceGuard {
         self.probe = probe
     }
 
+    /// What must stay free on a file system with `space`: `minFree`, else the default.
+    private func reserve(on space: FreeSpace) -> Int64 { minFree ?? Self.defaultReserve(total: space.total) }
+
     /// Whether a file of `length` announced bytes may have its space reserved in `fd`
     /// (the new part file at `path`): it must leave the reserve free, as a body of
     /// unknown length must. Refused before a block is taken, so that a mistaken or
@@ -52,7 +55,7 @@ struct SpaceGuard {
     /// reservation would.
     func admitReservation(of length: Int64, fd: Int32, path: String) -> TransferError? {
         guard let space = probe(fd) else { return nil }
-        let reserve = minFree ?? Self.defaultReserve(total: space.total)
+        let reserve = reserve(on: space)
         guard length > space.available - reserve else { return nil }
         return TransferError(
             code: .diskFull,
@@ -73,7 +76,7 @@ struct SpaceGuard {
             allowance = Self.probeStep
             return nil
         }
-        let reserve = minFree ?? Self.defaultReserve(total: space.total)
+        let reserve = reserve(on: space)
         let room = space.available - reserve
         guard room >= bytes else {
             return TransferError(
