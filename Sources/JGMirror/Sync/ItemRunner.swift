@@ -238,7 +238,7 @@ final class ItemRunner: Sendable {
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
             forwardHeaders: item.forwardHeaders, insecure: item.insecure,
             resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize,
-            conditions: present?.conditions ?? [])
+            conditions: present?.conditions ?? [], memoryLimit: Int64(PrefixHasher.heldLimit))
         let started = Date()
         engine.submit(request) { outcome in
             self.finishing.add { self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present) }
@@ -285,6 +285,12 @@ final class ItemRunner: Sendable {
             record(index, result)
         case .completed:
             let base = result
+            if let body = outcome.body {
+                // Held in memory, never written: hashed here, written by placement once verified.
+                let digest = SHA256.hex(of: body).map { Result<String, VerifyError>.success($0) } ?? .failure(.noHasher)
+                verify(index, base, digest, outcome, elapsed: elapsed)
+                return
+            }
             hasher.finish(length: outcome.length ?? 0) { digest in
                 // The part file's last sync runs beside the hasher: go on once it has (on
                 // its queue, never holding up the thread that called). Bytes it could not
@@ -339,23 +345,25 @@ final class ItemRunner: Sendable {
             }
             // Lists can give an item both digests (SHA256SUMS and SHA512SUMS): each must hold.
             if let expected = item.sha256, expected != actual {
-                reportMismatch(index, result, "SHA-256 is \(actual), expected \(expected)", elapsed: elapsed)
+                reportMismatch(index, result, "SHA-256 is \(actual), expected \(expected)", outcome, elapsed: elapsed)
                 return
             }
             if let expected = item.sha512 {
-                // A second pass over the part file, beside the transfers: the
-                // streaming hasher computes SHA-256 only.
+                // A second pass over the part file (or the body held in memory), beside
+                // the transfers: the streaming hasher computes SHA-256 only.
                 let checked = result
                 hashing.submitWithoutWaiting {
                     var result = checked
-                    let digest = (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
-                        defer { close(fd) }
-                        return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
-                    }
+                    let digest =
+                        outcome.body.map { SHA256.hex(of: $0, algorithm: .sha512) }
+                        ?? (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
+                            defer { close(fd) }
+                            return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
+                        }
                     result.sha512Actual = digest
                     guard let digest, digest == expected else {
                         let difference = "SHA-512 is \(digest ?? "unreadable"), expected \(expected)"
-                        self.reportMismatch(index, result, difference, elapsed: elapsed)
+                        self.reportMismatch(index, result, difference, outcome, elapsed: elapsed)
                         return
                     }
                     self.place(index, result, outcome, elapsed: elapsed)
@@ -369,10 +377,12 @@ final class ItemRunner: Sendable {
     /// Keeps a download whose digest is not the manifest's aside (`Placement.quarantine`)
     /// and reports it as a mismatch: `difference`, then where the bytes are.
     private func reportMismatch(
-        _ index: Int, _ checked: ItemResult, _ difference: String, elapsed: @escaping @Sendable () -> Double
+        _ index: Int, _ checked: ItemResult, _ difference: String, _ outcome: TransferOutcome,
+        elapsed: @escaping @Sendable () -> Double
     ) {
         let item = items[index]
-        let bad = Placement.quarantine(part: item.partPath, destination: item.path, state: item.statePath, root: root)
+        let bad = Placement.quarantine(
+            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body)
         var result = checked
         result.status = .mismatch
         result.error = ItemError(code: .checksumMismatch, message: "\(difference); bytes kept in \(bad)")
@@ -393,7 +403,8 @@ final class ItemRunner: Sendable {
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
             sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
         let commit = Placement.Commit(
-            part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced
+            part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced,
+            contents: outcome.body
         ) { error in
             var result = verified
             if let error {

@@ -22,27 +22,58 @@ final class Placement: Sendable {
         var record: FileRecord?
         /// Its data was synced after its last byte was written (a large download).
         var synced = false
+        /// The file, when its body was held in memory (`TransferOutcome.body`): `commit`
+        /// writes it to `part`, a new file, on the caller's thread.
+        var contents: [UInt8]?
         var done: @Sendable (TransferError?) -> Void
     }
 
     /// Commits that arrive while a batch is placed wait, and go together.
     private let batches: BatchedQueue<Commit>
+    private let placer: Placer
+    private let durable: Bool
 
     init(
         durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
         dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil
     ) {
         let placer = Placer(durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording)
+        self.placer = placer
+        self.durable = durable
         batches = BatchedQueue(label: "jgmirror.placement") { placer.place($0) }
     }
 
-    /// Syncs, renames `part` onto `destination`, removes `state`; then calls `done`.
-    func commit(_ commit: Commit) { batches.add(commit) }
+    /// Writes `contents` (a body held in memory) to `part`, syncs, renames `part` onto
+    /// `destination`, removes `state`; then calls `done`.
+    ///
+    /// A held body is written on the caller's thread, so that no body waits in memory
+    /// for a batch's sync, and files are written while the batch before them syncs.
+    /// Without syncs (`--no-fsync`) there is nothing to share between files, and the
+    /// whole commit is placed on the caller's thread, a thread hop less per file.
+    func commit(_ commit: Commit) {
+        var commit = commit
+        if let contents = commit.contents {
+            commit.contents = nil
+            if let failure = placer.write(contents, to: commit.part) { return commit.done(failure) }
+        }
+        if durable {
+            batches.add(commit)
+        } else {
+            placer.place([commit])
+        }
+    }
 
-    /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched.
-    static func quarantine(part: String, destination: String, state: String, root: RootDirectory) -> String {
+    /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched. Bytes
+    /// held in memory (`contents`) are written there through `part`.
+    static func quarantine(part: String, destination: String, state: String, root: RootDirectory, contents: [UInt8]? = nil)
+        -> String
+    {
         let bad = destination + ".jgbad"
-        try? root.rename(part, to: bad)
+        if let contents {
+            try? root.replaceFile(bad, with: Data(contents), temporary: part, exclusive: false, durable: false)
+        } else {
+            try? root.rename(part, to: bad)
+        }
         root.unlink(state)
         return bad
     }
@@ -62,13 +93,13 @@ final class Placement: Sendable {
 
         /// One batch on placement's queue.
         func place(_ batch: [Commit]) {
+            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
             // Each folder is opened once per batch, for `syncfs` and for its own `fsync`
             // (a part file and its destination share the folder).
             var folders: [String: Folder?] = [:]
             if durable {
                 for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
             }
-            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
             if durable { syncAll(batch, folders: folders, into: &failures) }
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {
@@ -82,6 +113,19 @@ final class Placement: Sendable {
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
             record(batch, failures: failures)
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
+        }
+
+        /// Writes a body held in memory to `part`, a new part file (one another process
+        /// holds is left to it, `PartFile`); a part file whose write failed is removed.
+        func write(_ contents: [UInt8], to part: String) -> TransferError? {
+            let file: PartFile
+            do { file = try PartFile(path: part, fresh: true, root: root) } catch { return error }
+            let failure = contents.withUnsafeBytes { bytes -> TransferError? in
+                do throws(TransferError) { try file.write(bytes, at: 0) } catch { return error }
+                return nil
+            }
+            if failure != nil { root.unlink(part) }
+            return failure
         }
 
         /// Records each placed file with the stat it has now.

@@ -78,34 +78,15 @@ public final class SyncSession: Sendable {
         }
         let folder = usesState ? try StateFolder(root: plan.root, shard: plan.shard) : nil
         defer { withExtendedLifetime(folder) {} }
+        // The state database opens on a thread of its own while the tree is looked at
+        // and the engine starts: a run of small files waits for all three before its
+        // first request.
+        let statePath = folder?.path
+        async let opening = Self.openState(folder: statePath, busyTimeout: options.stateBusyTimeout)
         let listings: FolderListings
         do { listings = try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let root: RootDirectory
         do { root = try RootDirectory(path: plan.root) } catch { throw .local(error.message) }
-        var warnings: [String] = []
-        var store: StateStore?
-        var records = RecordTable()
-        if let folder {
-            let opened = await Blocking.run { [path = folder.path, timeout = options.stateBusyTimeout] in
-                Self.openState(folder: path, busyTimeout: timeout)
-            }
-            (store, records) = (opened.store, opened.records)
-            warnings += opened.warnings
-        }
-        // Closed before the run returns: every write (placements, what was learned,
-        // pruned records) is over by then.
-        defer { store?.close() }
-        var prune: Prune?
-        if options.delete {
-            let found = await Blocking.run { [root = plan.root, items = plan.items, kept = plan.manifest.distrustedFolders] in
-                Prune.plan(root: root, items: items, keeping: kept)
-            }
-            if found.files.count > options.maxDelete {
-                throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
-            }
-            prune = found
-        }
-
         guard plan.manifest.sets.isEmpty else {
             throw .manifest(
                 ManifestError(
@@ -131,6 +112,23 @@ public final class SyncSession: Sendable {
             return control.cancel
         }) {
             engine.cancel(clearing: clearing)
+        }
+        let opened = await opening
+        var warnings = opened.warnings
+        var store = opened.store
+        var records = opened.records
+        // Closed before the run returns: every write (placements, what was learned,
+        // pruned records) is over by then.
+        defer { store?.close() }
+        var prune: Prune?
+        if options.delete {
+            let found = await Blocking.run { [root = plan.root, items = plan.items, kept = plan.manifest.distrustedFolders] in
+                Prune.plan(root: root, items: items, keeping: kept)
+            }
+            if found.files.count > options.maxDelete {
+                throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
+            }
+            prune = found
         }
 
         if !plan.manifest.checksums.isEmpty {
@@ -159,6 +157,14 @@ public final class SyncSession: Sendable {
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
+    }
+
+    /// Opens the state database in `folder` (none without one) on a thread of its own.
+    private static func openState(folder: String?, busyTimeout: Double) async -> (
+        store: StateStore?, records: RecordTable, warnings: [String]
+    ) {
+        guard let folder else { return (nil, RecordTable(), []) }
+        return await Blocking.run { openState(folder: folder, busyTimeout: busyTimeout) }
     }
 
     /// Opens the state database and reads its records; without a usable one, says

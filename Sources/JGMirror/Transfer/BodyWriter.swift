@@ -1,8 +1,10 @@
 /// Writes one item's body buffers where they belong (SPEC §5, §10), as libcurl's
 /// write callback hands them over: each buffer is accounted against the writing
 /// connection's region in the item's `SegmentBook`, checked against what the server
-/// announced and what the manifest allows, written at its offset, and reported to
-/// the observer and to `ItemDurability`.
+/// announced and what the manifest allows, written at its offset (in the part file,
+/// or in the body held in memory), and reported to the observer and to
+/// `ItemDurability`. A body held in memory is hashed whole when it is handed over,
+/// so the observer does not see it.
 ///
 /// The hot path: per buffer it allocates nothing and copies no book (the item's
 /// book is mutated in place through `inout`). Confined to the engine thread, like
@@ -37,7 +39,8 @@ struct BodyWriter {
     /// `max_size`, no room on the disk, or a write or earlier flush that failed. A
     /// failure may come with bytes written (a flush's, found after the write).
     mutating func write(
-        _ bytes: UnsafeRawBufferPointer, for worker: Worker, book: inout SegmentBook?, part: PartFile?, durability: ItemDurability
+        _ bytes: UnsafeRawBufferPointer, for worker: Worker, book: inout SegmentBook?, part: PartFile?, held: HeldBody?,
+        durability: ItemDurability
     ) -> (written: Int, failure: TransferError?) {
         var count = Int64(bytes.count)
         if let region = book?.region(of: worker.slot) {
@@ -71,13 +74,19 @@ struct BodyWriter {
         }
         guard count > 0 else { return (0, nil) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)])
-        do {
-            try part?.write(slice, at: worker.pos)
-        } catch {
-            return (0, error)
-        }
-        if let observer, let length = book?.length, length <= partFileInlineLimit {
-            observer.written(slice, at: worker.pos)
+        if let held {
+            guard held.write(slice, at: worker.pos) else {
+                return (0, .sizeMismatch("server sent more bytes than announced (\(Redactor.redactURL(worker.url)))"))
+            }
+        } else {
+            do {
+                try part?.write(slice, at: worker.pos)
+            } catch {
+                return (0, error)
+            }
+            if let observer, let length = book?.length, length <= partFileInlineLimit {
+                observer.written(slice, at: worker.pos)
+            }
         }
         worker.pos += count
         bytesThisRun += count

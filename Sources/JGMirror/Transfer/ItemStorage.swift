@@ -2,11 +2,14 @@ import Foundation
 
 /// Where one item's bytes go (SPEC §5, §6): its part file, the `BodyWriter` that
 /// fills it, the `ItemDurability` that syncs it, and the resume state (`.jgd`) kept
-/// for the next run while the item is resumable.
+/// for the next run while the item is resumable; or, for a small fresh file, a
+/// `HeldBody` in memory (`TransferRequest.memoryLimit`).
 ///
 /// Confined like the `ItemTransfer` that owns it: `adoptEarlierRun` and `open` run
 /// on the engine's preparation queue before the item's turn, everything else on the
-/// engine thread.
+/// engine thread. An item that opens its part file lazily
+/// (`TransferRequest.opensPartLazily`) is not prepared: the first response's length
+/// decides between a held body and a part file opened then.
 final class ItemStorage {
     private let request: TransferRequest
     private let durability: ItemDurability
@@ -14,6 +17,8 @@ final class ItemStorage {
     /// Writes the body buffers; counts the bytes of this run.
     private var writer: BodyWriter
     private var part: PartFile?
+    /// The body, held in memory instead of `part`.
+    private var held: HeldBody?
     /// Keeps resume state: ranges supported, and large enough to be worth it.
     private(set) var resumable = false
     /// Why the part file could not be opened; the item fails with it when it starts.
@@ -42,9 +47,11 @@ final class ItemStorage {
     }
 
     /// Opens the part file, new unless an earlier run's bytes were adopted.
-    func open() {
+    func open() { open(fresh: !resumable) }
+
+    private func open(fresh: Bool) {
         do {
-            part = try PartFile(path: request.partPath, fresh: !resumable, root: request.root)
+            part = try PartFile(path: request.partPath, fresh: fresh, root: request.root)
         } catch {
             openFailure = error
         }
@@ -52,9 +59,19 @@ final class ItemStorage {
 
     /// The length of the file is known now: resumable files, and any larger than
     /// 1 MiB, get their whole length reserved at once (a small single-request file is
-    /// written in one go; reserving it costs more than it saves).
+    /// written in one go; reserving it costs more than it saves). An item that has
+    /// no part file yet holds its body in memory when it may, or opens the part file now.
     func learned(length: Int64?, rangesSupported: Bool) -> TransferError? {
         resumable = rangesSupported && (length ?? 0) > request.minSegment && request.resume
+        if part == nil {
+            held = nil
+            if let length, let limit = request.memoryLimit, length <= limit, !resumable, openFailure == nil {
+                held = HeldBody(length: Int(length))
+                return nil
+            }
+            open(fresh: true)
+            if let openFailure { return openFailure }
+        }
         if let length, let part, resumable || length > 1 << 20 {
             // A file that cannot have its space keeps no part file or state behind:
             // the next run asks again, on what the disk has then.
@@ -74,7 +91,7 @@ final class ItemStorage {
     func write(_ bytes: UnsafeRawBufferPointer, for worker: Worker, book: inout SegmentBook?) -> (
         written: Int, failure: TransferError?
     ) {
-        writer.write(bytes, for: worker, book: &book, part: part, durability: durability)
+        writer.write(bytes, for: worker, book: &book, part: part, held: held, durability: durability)
     }
 
     /// Saves resume state when a checkpoint is due.
@@ -98,6 +115,7 @@ final class ItemStorage {
         writer.restarted()
         resumable = false
         durability.dropState()
+        held = nil
         try part?.truncate()
     }
 
@@ -109,6 +127,13 @@ final class ItemStorage {
         return .success(part.map { durability.finish($0) })
     }
 
+    /// The body held in memory, handed over once the item is complete; nil when it
+    /// went to the part file.
+    func takeHeldBody() -> [UInt8]? {
+        defer { held = nil }
+        return held?.bytes
+    }
+
     /// Ends the item early: writes the last checkpoint when state is kept (and there
     /// is any), otherwise removes the part file and its state. A part file another
     /// process holds (`locked`) is that process's.
@@ -118,9 +143,11 @@ final class ItemStorage {
         } else {
             resumable = false
             durability.dropState()
-            if openFailure?.code != .locked { request.root.unlink(request.partPath) }
+            // A lazily opened part file (`learned`) may never have been made.
+            if part != nil || openFailure != nil, openFailure?.code != .locked { request.root.unlink(request.partPath) }
         }
         part = nil
+        held = nil
     }
 
     /// The item never started: a part file opened ahead of its turn goes, unless it

@@ -62,6 +62,10 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Start
 
+    /// Whether `prepare()` has anything to do before the item's turn: not for an item
+    /// whose part file waits for its first response (`TransferRequest.opensPartLazily`).
+    var needsPreparation: Bool { !request.opensPartLazily }
+
     /// Opens the part file and adopts valid resume state (preparation queue, before
     /// the item's turn); `EarlierRun` removes what cannot be trusted.
     func prepare() {
@@ -562,12 +566,14 @@ final class ItemTransfer: @unchecked Sendable {
         }
         finished = true
         announce()
-        request.observer?.prefixCompleted(upTo: total ?? 0)
         var outcome = outcome(.completed)
         if let end {
             outcome.dataSynced = end.synced
             outcome.afterSyncs = end.afterSyncs
         }
+        outcome.body = storage.takeHeldBody()
+        // A body held in memory is hashed by whoever takes it; there is no file to read back.
+        if outcome.body == nil { request.observer?.prefixCompleted(upTo: total ?? 0) }
         completion(outcome)
     }
 

@@ -200,10 +200,15 @@ final class TransferEngine: @unchecked Sendable {
             while running.count < configuration.jobs, let item = ready.popFirst() { admit(item) }
             // Up to `jobs` items (at most 16) are prepared ahead of a free slot, so that
             // a finished item's slot goes to one whose part file is already open; the cap
-            // keeps a large `--jobs` from doubling the descriptors held open.
+            // keeps a large `--jobs` from doubling the descriptors held open. One with
+            // nothing to prepare is ready at once.
             while running.count + ready.count + preparing < configuration.jobs + min(configuration.jobs, 16),
                 let item = waiting.popFirst()
             {
+                guard item.needsPreparation else {
+                    ready.append(item)
+                    continue
+                }
                 preparing += 1
                 preparation.async { [self] in
                     item.prepare()

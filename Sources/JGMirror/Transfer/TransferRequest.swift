@@ -35,11 +35,25 @@ struct TransferRequest: Sendable {
     /// `If-None-Match` / `If-Modified-Since` lines for the first request: a `304` to it
     /// ends the item as `notModified` with nothing written.
     var conditions: [String] = []
+    /// A fresh body of at most this many bytes is held in memory instead of written to
+    /// the part file, and handed over in the outcome (`TransferOutcome.body`) for its
+    /// placer to write once verified (`HeldBody`). Nil: every body goes to the part file
+    /// (a checksums list is read back from it).
+    var memoryLimit: Int64?
 }
 
 extension TransferRequest {
     /// The primary source is a `file:` URL: no connection to open or warm, no ranges.
     var isFileSource: Bool { sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false }
+
+    /// Whether the part file waits for the first response, which tells whether the
+    /// body is held in memory: a fresh item that may be small. The others open it
+    /// ahead of their turn (`ItemTransfer.prepare`); a fresh one that turns out large
+    /// opens it when its first response comes.
+    var opensPartLazily: Bool {
+        guard knownFresh, let memoryLimit else { return false }
+        return (expectedSize ?? 0) <= memoryLimit
+    }
 
     /// The manifest's size, when a fresh download may cut its regions from it before
     /// any response: worth two regions or more, unconditional (a conditional request
@@ -103,6 +117,9 @@ struct TransferOutcome: Sendable {
     /// and checkpoints have run: whoever places the file goes on from there (a
     /// completed item only). It may call back on another thread.
     var afterSyncs: AfterSyncs = { $0(nil) }
+    /// The whole file, when its body was held in memory (`TransferRequest.memoryLimit`):
+    /// nothing of it is on disk, and `afterSyncs` has nothing to wait for.
+    var body: [UInt8]?
 
     typealias AfterSyncs = @Sendable (_ then: @escaping @Sendable (TransferError?) -> Void) -> Void
 }

@@ -15,7 +15,10 @@ import Synchronization
 public final class PrefixHasher: PartFileObserver, Sendable {
     private struct State {
         var fd: Int32 = -1
-        var hasher: SHA256?
+        /// Made on first use (a small body held in memory never needs one); nil once
+        /// made only when libcrypto could not provide one.
+        private var madeHasher: SHA256?
+        private var hasherMade = false
         var hashed: Int64 = 0
         /// The prefix's next bytes after `hashed`, written but not hashed yet.
         var held: [UInt8] = []
@@ -30,8 +33,22 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         /// The end of the prefix seen so far: hashed, then held.
         var covered: Int64 { hashed + Int64(held.count) }
 
+        mutating func hasher() -> SHA256? {
+            if !hasherMade {
+                madeHasher = SHA256()
+                hasherMade = true
+            }
+            return madeHasher
+        }
+
+        /// A new hasher on first use (a restart).
+        mutating func dropHasher() {
+            madeHasher = nil
+            hasherMade = false
+        }
+
         mutating func hashHeld() {
-            guard !held.isEmpty, let hasher else { return }
+            guard !held.isEmpty, let hasher = hasher() else { return }
             held.withUnsafeBytes { hasher.update($0) }
             hashed += Int64(held.count)
             held = []
@@ -53,7 +70,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     init(path: String, root: RootDirectory?) {
         self.path = path
         self.root = root
-        state = Mutex(State(hasher: SHA256()))
+        state = Mutex(State())
     }
 
     deinit {
@@ -74,12 +91,13 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     /// read-back is running) are read back later, as they are on disk already.
     public func written(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         state.withLock { state in
-            guard !state.reading, state.failure == nil, let hasher = state.hasher, offset == state.covered else { return }
+            guard !state.reading, state.failure == nil, offset == state.covered else { return }
             if state.hashed == 0, state.held.count + bytes.count <= Self.heldLimit {
                 state.held.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
                 return
             }
             state.hashHeld()
+            guard let hasher = state.hasher() else { return }
             hasher.update(bytes)
             state.hashed += Int64(bytes.count)
         }
@@ -97,7 +115,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     /// harmlessly.
     public func restarted() {
         state.withLock {
-            $0.hasher = SHA256()
+            $0.dropHasher()
             $0.hashed = 0
             $0.held = []
             $0.failure = nil
@@ -131,7 +149,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     private func digest(_ state: inout State, length: Int64) -> Result<String, VerifyError> {
         state.hashHeld()
         if let failure = state.failure { return .failure(failure) }
-        guard let hasher = state.hasher else { return .failure(.noHasher) }
+        guard let hasher = state.hasher() else { return .failure(.noHasher) }
         guard state.hashed == length else {
             return .failure(.unreadable(path: path, reason: "file is shorter than \(length) bytes"))
         }
@@ -142,7 +160,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     /// without holding the lock the writer's thread takes.
     private func advance(to offset: Int64, generation: Int) {
         let work = state.withLock { state -> (fd: Int32, from: Int64, hasher: SHA256)? in
-            guard state.generation == generation, state.failure == nil, let hasher = state.hasher,
+            guard state.generation == generation, state.failure == nil, let hasher = state.hasher(),
                 offset > state.covered
             else { return nil }
             state.hashHeld()

@@ -40,9 +40,9 @@ final class SHA256: @unchecked Sendable {
         return SHA256.hex(digest.prefix(Int(length)))
     }
 
-    /// SHA-256 of an in-memory buffer.
-    static func hex(of bytes: [UInt8]) -> String? {
-        guard let hasher = SHA256() else { return nil }
+    /// SHA-256 (or `algorithm`) of an in-memory buffer.
+    static func hex(of bytes: [UInt8], algorithm: Algorithm = .sha256) -> String? {
+        guard let hasher = SHA256(algorithm) else { return nil }
         bytes.withUnsafeBytes { hasher.update($0) }
         return hasher.finalizeHex()
     }

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import TestServer
+
+@testable import JGMirror
+
+/// A small fresh file's body is held in memory instead of written to its part file,
+/// and written once, verified, by placement (`TransferRequest.memoryLimit`,
+/// `HeldBody`, `Placement.Commit.contents`).
+@Suite struct HeldBodyTests {
+    private func write(_ bytes: [UInt8], at offset: Int64, into body: HeldBody) -> Bool {
+        bytes.withUnsafeBytes { body.write($0, at: offset) }
+    }
+
+    @Test func bytesLandAtTheirOffsetsAndNeverPastTheLength() {
+        let body = HeldBody(length: 10)
+        #expect(write([1, 2, 3], at: 0, into: body))
+        #expect(write([4, 5], at: 3, into: body))
+        // A region further on arrives first: the gap is zero until its bytes come.
+        #expect(write([9, 10], at: 8, into: body))
+        #expect(body.bytes == [1, 2, 3, 4, 5, 0, 0, 0, 9, 10])
+        #expect(write([6, 7, 8], at: 5, into: body))
+        #expect(body.bytes == Array(1...10))
+        #expect(!write([11], at: 10, into: body))
+        #expect(!write([0, 0], at: 9, into: body))
+        #expect(!write([0], at: -1, into: body))
+        #expect(body.bytes == Array(1...10))
+    }
+
+    private func request(_ dir: String, url: String, limit: Int64?) throws -> TransferRequest {
+        var request = TransferRequest(
+            id: 0, sources: [url], root: try RootDirectory(path: dir), partPath: dir + "/f.jgpart", statePath: dir + "/f.jgd",
+            expectedSize: nil, connections: 4, retries: 2, minSegment: 1 << 20, timeout: 5, headers: [], insecure: false,
+            resume: true)
+        request.knownFresh = true
+        request.memoryLimit = limit
+        return request
+    }
+
+    /// Runs `request` through an engine; `atCompletion` runs on the engine thread as
+    /// the item completes, before anyone could place its file.
+    private func fetch(_ request: TransferRequest, atCompletion: @escaping @Sendable () -> Void) async throws -> TransferOutcome {
+        let engine = try TransferEngine(configuration: testOptions().engineConfiguration) { _ in }
+        defer { engine.shutdown() }
+        return await withCheckedContinuation { done in
+            engine.submit(request) { outcome in
+                atCompletion()
+                done.resume(returning: outcome)
+            }
+        }
+    }
+
+    @Test func aSmallFreshFileIsHandedOverInMemoryWithNoPartFile() async throws {
+        let server = try TestServer()
+        let small = TestServer.bytes(count: 20_000, seed: 3)
+        server.set("/s", TestServer.Route(body: small))
+        try await withTestDirectory { dir in
+            let partSeen = Locked<Bool?>(nil)
+            let outcome = try await fetch(try request(dir, url: server.url("/s"), limit: 64 << 10)) {
+                partSeen.withLock { $0 = exists(dir + "/f.jgpart") }
+            }
+            guard case .completed = outcome.status else {
+                Issue.record("expected a completed item, got \(outcome.status)")
+                return
+            }
+            #expect(outcome.body.map(sha) == sha(small), "the outcome must hand over the whole body")
+            #expect(partSeen.value == false, "a held body must not make a part file")
+        }
+    }
+
+    @Test(arguments: [nil, Int64(16 << 10)])
+    func aLargerFileOrOneWithoutALimitGoesToItsPartFile(limit: Int64?) async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 40_000, seed: 4)
+        server.set("/l", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let onDisk = Locked<[UInt8]?>(nil)
+            let outcome = try await fetch(try request(dir, url: server.url("/l"), limit: limit)) {
+                onDisk.withLock { $0 = FileManager.default.contents(atPath: dir + "/f.jgpart").map { [UInt8]($0) } }
+            }
+            guard case .completed = outcome.status else {
+                Issue.record("expected a completed item, got \(outcome.status)")
+                return
+            }
+            #expect(outcome.body == nil)
+            #expect(onDisk.value.map(sha) == sha(body), "the part file must hold the whole body")
+        }
+    }
+
+    @Test func theFirstResponseDecidesWhetherAPartFileIsMade() async throws {
+        try await withTestDirectory { dir in
+            var configuration = TransferEngine.Configuration()
+            configuration.durable = false
+            let held = ItemStorage(request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+            #expect(held.learned(length: 4096, rangesSupported: true) == nil)
+            #expect(!exists(dir + "/f.jgpart"))
+            // Larger than the limit, or of unknown length: the part file is made now.
+            for length in [Int64(1 << 20), nil] {
+                let storage = ItemStorage(request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+                #expect(storage.learned(length: length, rangesSupported: false) == nil)
+                #expect(exists(dir + "/f.jgpart"), "\(String(describing: length))")
+                storage.close(keepingState: false, book: nil, validators: Validators())
+                #expect(!exists(dir + "/f.jgpart"))
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func placementWritesAHeldBodyThenRenamesIt(durable: Bool) async throws {
+        try await withTestDirectory { dir in
+            let root = try RootDirectory(path: dir)
+            let placement = Placement(durable: durable, root: root)
+            let contents = TestServer.bytes(count: 5000, seed: 9)
+            let failure = await withCheckedContinuation { done in
+                placement.commit(Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: contents) { done.resume(returning: $0) })
+            }
+            #expect(failure == nil)
+            #expect(FileManager.default.contents(atPath: dir + "/a.bin") == Data(contents), "the placed file must hold the body")
+            #expect(!exists(dir + "/a.bin.jgpart"))
+        }
+    }
+
+    /// Another process writing the part file's name (a `get` into the tree) keeps it:
+    /// the held body is not written through its lock, and nothing is placed.
+    @Test func aPartFileAnotherProcessHoldsIsNotTaken() async throws {
+        try await withTestDirectory { dir in
+            let root = try RootDirectory(path: dir)
+            let theirs = try PartFile(path: dir + "/a.bin.jgpart", fresh: true, root: root)
+            try [UInt8]("theirs".utf8).withUnsafeBytes { try theirs.write($0, at: 0) }
+            let placement = Placement(durable: false, root: root)
+            let failure = await withCheckedContinuation { done in
+                placement.commit(Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: [1, 2, 3]) { done.resume(returning: $0) })
+            }
+            #expect(failure?.code == .locked)
+            #expect(!exists(dir + "/a.bin"))
+            #expect(FileManager.default.contents(atPath: dir + "/a.bin.jgpart") == Data("theirs".utf8))
+            withExtendedLifetime(theirs) {}
+        }
+    }
+}
