@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -17,6 +18,16 @@ int jg_syncfs(int fd) { return syncfs(fd); }
 int jg_start_writeback(int fd) { return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); }
 
 const int jg_o_path = O_PATH;
+
+const int jg_o_tmpfile = O_TMPFILE;
+
+int jg_link_open_file(int fd, int dirfd, const char *name) {
+    if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOENT && errno != EPERM) return -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
+}
 
 int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
 #if defined(SYS_openat2) && defined(RESOLVE_BENEATH)

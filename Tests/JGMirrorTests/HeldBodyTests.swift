@@ -8,22 +8,22 @@ import TestServer
 /// and written once, verified, by placement (`TransferRequest.memoryLimit`,
 /// `HeldBody`, `Placement.Commit.contents`).
 @Suite struct HeldBodyTests {
-    private func write(_ bytes: [UInt8], at offset: Int64, into body: HeldBody) -> Bool {
+    private func put(_ bytes: [UInt8], at offset: Int64, into body: HeldBody) -> Bool {
         bytes.withUnsafeBytes { body.write($0, at: offset) }
     }
 
     @Test func bytesLandAtTheirOffsetsAndNeverPastTheLength() {
         let body = HeldBody(length: 10)
-        #expect(write([1, 2, 3], at: 0, into: body))
-        #expect(write([4, 5], at: 3, into: body))
+        #expect(put([1, 2, 3], at: 0, into: body))
+        #expect(put([4, 5], at: 3, into: body))
         // A region further on arrives first: the gap is zero until its bytes come.
-        #expect(write([9, 10], at: 8, into: body))
+        #expect(put([9, 10], at: 8, into: body))
         #expect(body.bytes == [1, 2, 3, 4, 5, 0, 0, 0, 9, 10])
-        #expect(write([6, 7, 8], at: 5, into: body))
+        #expect(put([6, 7, 8], at: 5, into: body))
         #expect(body.bytes == Array(1...10))
-        #expect(!write([11], at: 10, into: body))
-        #expect(!write([0, 0], at: 9, into: body))
-        #expect(!write([0], at: -1, into: body))
+        #expect(!put([11], at: 10, into: body))
+        #expect(!put([0, 0], at: 9, into: body))
+        #expect(!put([0], at: -1, into: body))
         #expect(body.bytes == Array(1...10))
     }
 
@@ -120,14 +120,64 @@ import TestServer
         }
     }
 
+    /// Without syncs, a held body is linked in whole from an unnamed file: its part
+    /// file's name is never used (a folder squats on it here), and a destination
+    /// already there is replaced through the part file as before.
+    @Test func withoutSyncsAHeldBodyIsLinkedInWithoutAPartFile() async throws {
+        try await withTestDirectory { dir in
+            let root = try RootDirectory(path: dir)
+            let placement = Placement(durable: false, root: root)
+            func place(_ name: String, _ contents: [UInt8]) async -> TransferError? {
+                await withCheckedContinuation { done in
+                    placement.commit(
+                        Placement.Commit(part: dir + "/\(name).jgpart", destination: dir + "/\(name)", contents: contents) {
+                            done.resume(returning: $0)
+                        })
+                }
+            }
+            try FileManager.default.createDirectory(atPath: dir + "/new.bin.jgpart", withIntermediateDirectories: false)
+            #expect(await place("new.bin", [1, 2, 3]) == nil)
+            #expect(FileManager.default.contents(atPath: dir + "/new.bin") == Data([1, 2, 3]))
+            write("old", to: "old.bin", in: dir)
+            #expect(await place("old.bin", [4, 5]) == nil)
+            #expect(FileManager.default.contents(atPath: dir + "/old.bin") == Data([4, 5]))
+            #expect(!exists(dir + "/old.bin.jgpart"))
+            // With syncs the part file is written, synced and renamed: here it cannot be.
+            let durable = Placement(durable: true, root: root)
+            let refused = await withCheckedContinuation { done in
+                durable.commit(Placement.Commit(part: dir + "/new.bin.jgpart", destination: dir + "/other.bin", contents: [6]) {
+                    done.resume(returning: $0)
+                })
+            }
+            #expect(refused != nil && !exists(dir + "/other.bin"))
+        }
+    }
+
+    @Test func anUnnamedFileIsLinkedOnlyWhereNothingIsYet() throws {
+        try withTestDirectorySync { dir in
+            let root = try RootDirectory(path: dir)
+            let first = try [UInt8]([7, 8, 9]).withUnsafeBytes { try root.linkNewFile($0, at: dir + "/a") }
+            #expect(first.map { Int($0.st_size) } == 3 && first.map { $0.st_nlink } == 1)
+            #expect(FileManager.default.contents(atPath: dir + "/a") == Data([7, 8, 9]))
+            let second = try [UInt8]([1]).withUnsafeBytes { try root.linkNewFile($0, at: dir + "/a") }
+            #expect(second == nil)
+            #expect(FileManager.default.contents(atPath: dir + "/a") == Data([7, 8, 9]))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["a"])
+            // A folder on the way that is a symlink is refused, as for every write below the root.
+            try FileManager.default.createSymbolicLink(atPath: dir + "/link", withDestinationPath: "/tmp")
+            #expect(throws: TransferError.self) { try [UInt8]([1]).withUnsafeBytes { try root.linkNewFile($0, at: dir + "/link/x") } }
+        }
+    }
+
     /// Another process writing the part file's name (a `get` into the tree) keeps it:
-    /// the held body is not written through its lock, and nothing is placed.
+    /// a held body to be synced (through the part file) is not written through its
+    /// lock, and nothing is placed.
     @Test func aPartFileAnotherProcessHoldsIsNotTaken() async throws {
         try await withTestDirectory { dir in
             let root = try RootDirectory(path: dir)
             let theirs = try PartFile(path: dir + "/a.bin.jgpart", fresh: true, root: root)
             try [UInt8]("theirs".utf8).withUnsafeBytes { try theirs.write($0, at: 0) }
-            let placement = Placement(durable: false, root: root)
+            let placement = Placement(durable: true, root: root)
             let failure = await withCheckedContinuation { done in
                 placement.commit(Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: [1, 2, 3]) { done.resume(returning: $0) })
             }

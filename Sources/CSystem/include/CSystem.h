@@ -14,6 +14,14 @@ int jg_start_writeback(int fd);
 /* O_PATH: a descriptor that names a file or folder without opening it for I/O. */
 extern const int jg_o_path;
 
+/* O_TMPFILE: an unnamed file in a folder, which only linkat(2) gives a name. */
+extern const int jg_o_tmpfile;
+
+/* linkat(2) of the open file fd as name in dirfd, failing if name exists: with
+ * AT_EMPTY_PATH where allowed (it needs CAP_DAC_READ_SEARCH), else through
+ * /proc/self/fd. */
+int jg_link_open_file(int fd, int dirfd, const char *name);
+
 /* openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens
  * path below dirfd, failing (ELOOP, EXDEV) instead of following any symlink or leaving
  * dirfd. -1 with errno ENOSYS where the headers or the kernel lack openat2. */

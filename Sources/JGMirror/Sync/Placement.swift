@@ -49,11 +49,14 @@ final class Placement: Sendable {
     /// A held body is written on the caller's thread, so that no body waits in memory
     /// for a batch's sync, and files are written while the batch before them syncs.
     /// Without syncs (`--no-fsync`) there is nothing to share between files, and the
-    /// whole commit is placed on the caller's thread, a thread hop less per file.
+    /// whole commit is placed on the caller's thread, a thread hop less per file; a
+    /// held body then needs no part file where the file system has unnamed ones
+    /// (`RootDirectory.linkNewFile`).
     func commit(_ commit: Commit) {
         var commit = commit
         if let contents = commit.contents {
             commit.contents = nil
+            if !durable, placer.link(contents, commit) { return }
             if let failure = placer.write(contents, to: commit.part) { return commit.done(failure) }
         }
         if durable {
@@ -111,8 +114,36 @@ final class Placement: Sendable {
                 renamedInto.insert(Paths.parent(of: commit.destination))
             }
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
-            record(batch, failures: failures)
+            let placed = batch.indices.compactMap { index -> (Commit, stat)? in
+                guard failures[index] == nil, batch[index].record != nil, let info = root.status(batch[index].destination) else { return nil }
+                return (batch[index], info)
+            }
+            record(placed)
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
+        }
+
+        /// Places a body held in memory as an unnamed file linked in at its destination
+        /// (`RootDirectory.linkNewFile`): no part file to create, lock, rename and look
+        /// up again (2000 × 16 KiB on ext4: bench/RESULTS.md, "Seventh round"). Unsynced:
+        /// for runs without syncs. False, with nothing done, where the file system has no
+        /// unnamed files or the destination exists.
+        func link(_ contents: [UInt8], _ commit: Commit) -> Bool {
+            let linked = contents.withUnsafeBytes { bytes -> Result<stat?, TransferError> in
+                do throws(TransferError) { return .success(try root.linkNewFile(bytes, at: commit.destination)) } catch {
+                    return .failure(error)
+                }
+            }
+            switch linked {
+            case .failure(let error):
+                commit.done(error)
+            case .success(nil):
+                return false
+            case .success(let info?):
+                if let state = commit.state { root.unlink(state) }
+                record([(commit, info)])
+                commit.done(nil)
+            }
+            return true
         }
 
         /// Writes a body held in memory to `part`, a new part file (one another process
@@ -129,13 +160,11 @@ final class Placement: Sendable {
         }
 
         /// Records each placed file with the stat it has now.
-        private func record(_ batch: [Commit], failures: [TransferError?]) {
+        private func record(_ placedFiles: [(Commit, stat)]) {
             guard let records, beforeRecording?() ?? true else { return }
             var placed: [FileRecord] = []
-            for (index, commit) in batch.enumerated() where failures[index] == nil {
-                guard var record = commit.record, let info = root.status(commit.destination), (info.st_mode & S_IFMT) == S_IFREG else {
-                    continue
-                }
+            for (commit, info) in placedFiles {
+                guard var record = commit.record, (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 let stat = FileStat(info)
                 let now = FileRecord.now()
                 record.stat = stat

@@ -112,6 +112,30 @@ final class RootDirectory: Sendable {
         }
     }
 
+    /// Writes `contents` as a new file at `path` that never has another name: an
+    /// unnamed file in `path`'s folder (`O_TMPFILE`), linked in once written, so the
+    /// name appears with every byte behind it. Returns the new file's status (zero
+    /// when it cannot be read); nil, with nothing left behind, where the file system
+    /// has no unnamed files or cannot link one, or something is at `path` already.
+    func linkNewFile(_ contents: UnsafeRawBufferPointer, at path: String) throws(TransferError) -> stat? {
+        try withFolder(of: path) { (folder, name) throws(TransferError) -> stat? in
+            let file = openat(folder, ".", jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
+            guard file >= 0 else {
+                if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) { return nil }
+                throw failure(errno, in: folder, name: name, path: path, doing: "cannot create")
+            }
+            defer { close(file) }
+            let written = writeAll(file, contents)
+            guard written == 0 else { throw .local(errno: written, path: path, doing: "cannot write") }
+            guard jg_link_open_file(file, folder, name) == 0 else {
+                if [EEXIST, ENOENT, EPERM, EOPNOTSUPP, EXDEV].contains(errno) { return nil }
+                throw failure(errno, in: folder, name: name, path: path, doing: "cannot create")
+            }
+            var info = stat()
+            return fstat(file, &info) == 0 ? info : stat()
+        }
+    }
+
     /// Removes the file at `path`; true when it was there and is gone.
     @discardableResult
     func unlink(_ path: String) -> Bool {
