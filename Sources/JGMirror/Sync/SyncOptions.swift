@@ -66,8 +66,9 @@ public struct SyncOptions: Sendable {
     /// Records of files placed, hashed or answered `304`, written in one transaction
     /// while a run goes on: enough that a transaction costs little per record, few
     /// enough that a run that hashes 100,000 files does not hold a record (and its
-    /// strings) for each until the end.
-    var learnedBatch = 1024
+    /// strings) for each until the end, and that the last batch, which the run waits
+    /// for, is short (2000 small files: 1024 left the run 4 ms of writing at its end).
+    var learnedBatch = 256
     /// Told the size of each transaction of records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
     /// See `TransferEngine.Configuration.flushStep`.
