@@ -1317,6 +1317,37 @@ import TestServer
         }
     }
 
+    /// The state database opens beside the first requests (`StateOpening`): missing
+    /// files are fetched while it is held up, and a present file's look waits for its
+    /// record, which still settles it without hashing.
+    @Test func theFirstRequestsDoNotWaitForTheStateDatabase() async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 4 << 10, seed: 6)
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            var yaml = "version: 1\nitems:\n"
+            for index in 0..<3 { yaml += "  - url: \(server.url("/f"))\n    dest: f\(index).bin\n    sha256: \(sha(body))\n" }
+            var options = testOptions()
+            options.racyWindow = 0
+            let first = try await sync(yaml, in: dir, options: options)
+            #expect(first.items.allSatisfy { $0.status == .downloaded })
+            // The walk goes in plan order: the missing file first, then the present ones.
+            try FileManager.default.removeItem(atPath: dir + "/mirror/f0.bin")
+            let fetchedWhileHeld = Locked<Bool?>(nil)
+            options.beforeStateOpens = {
+                let deadline = Date().addingTimeInterval(10)
+                while server.gets("/f").count < 4, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                fetchedWhileHeld.withLock { $0 = server.gets("/f").count >= 4 }
+            }
+            let hashed = Locked<[String]>([])
+            options.hashedFile = { dest in hashed.withLock { $0.append(dest) } }
+            let second = try await sync(yaml, in: dir, options: options)
+            #expect(fetchedWhileHeld.value == true, "the missing file waited for the state database")
+            #expect(second.items.map(\.status) == [.downloaded, .unchanged, .unchanged])
+            #expect(hashed.value.isEmpty, "the records vouched for the present files: \(hashed.value)")
+        }
+    }
+
     @Test func failFastSkipsItemsWaitingOutsideTheEngine() async throws {
         let server = try TestServer()
         let body = TestServer.bytes(count: 4 << 10, seed: 8)

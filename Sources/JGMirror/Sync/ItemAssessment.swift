@@ -78,9 +78,10 @@ extension PlannedItem {
     /// symlink, and at the state database's `record` of it.
     /// `listings` tells which names the folder surely lacks, so that a first run
     /// stats nothing.
+    /// The record is looked up only for a destination that is there.
     func inspect(
-        resume: Bool, root: RootDirectory, record: FileRecord? = nil, quickCheck: QuickCheck = QuickCheck(),
-        listings: FolderListings = FolderListings()
+        resume: Bool, root: RootDirectory, record lookUp: @autoclosure () -> FileRecord? = nil,
+        quickCheck: QuickCheck = QuickCheck(), listings: FolderListings = FolderListings()
     ) -> Inspection {
         var noState = false
         if resume {
@@ -97,6 +98,7 @@ extension PlannedItem {
         }
         let current = FileStat(info)
         let size = current.size
+        let record = lookUp()
         if let expected = self.size, expected != size {
             return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
         }

@@ -11,10 +11,12 @@ final class ItemRunner: Sendable {
     private let options: SyncOptions
     private let engine: TransferEngine
     private let events: AsyncStream<SyncEvent>.Continuation
-    private let store: StateStore?
-    /// The state database's records, by destination (empty without one); dropped once
+    /// The state database, being opened while the first items go ahead.
+    private let opening: StateOpening
+    /// The state database's records, by destination (empty without one), taken from
+    /// `opening` when the first present file is looked at; dropped once
     /// every item has its result, before the results are put together.
-    private let records: Locked<RecordTable>
+    private let records = Locked<RecordTable?>(nil)
     /// What this run learned about files (placed, hashed, `304`), written in batches
     /// of `SyncOptions.learnedBatch`, the rest at the end.
     private let learned: RecordBatcher
@@ -65,9 +67,18 @@ final class ItemRunner: Sendable {
     /// not hold a request, hasher and transfer object per item before it starts.
     private let window: Int
 
-    init(
+    convenience init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
         root: RootDirectory, store: StateStore?, records: RecordTable, listings: FolderListings = FolderListings()
+    ) {
+        self.init(
+            items: items, options: options, engine: engine, events: events, root: root,
+            state: StateOpening(StateOpening.Opened(store: store, records: records, warnings: [])), listings: listings)
+    }
+
+    init(
+        items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
+        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings()
     ) {
         self.items = items
         self.listings = Locked(listings)
@@ -75,14 +86,13 @@ final class ItemRunner: Sendable {
         self.options = options
         self.engine = engine
         self.events = events
-        self.store = store
-        self.records = Locked(records)
+        self.opening = opening
         let warnings = self.warnings
         learned = RecordBatcher(
-            store: store, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
+            store: { opening.store }, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
             saved: options.savedLearned)
         placement = Placement(
-            durable: options.durable, root: root, records: store == nil ? nil : learned, dataSync: options.dataSync,
+            durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
             beforeRecording: options.beforeRecording)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
@@ -146,7 +156,7 @@ final class ItemRunner: Sendable {
     private func learn(
         _ item: PlannedItem, stat: FileStat?, sha256: String?, sha512: String? = nil, validators: Validators? = nil, verifiedAt: Int64?
     ) {
-        guard store != nil, let stat else { return }
+        guard let stat, opening.store != nil else { return }
         // A file that changed while it was hashed is not recorded.
         guard root.status(item.path).map(FileStat.init) == stat else { return }
         let old = stateRecord(of: item)
@@ -158,7 +168,12 @@ final class ItemRunner: Sendable {
     }
 
     /// The state database's record of `item`'s destination.
-    private func stateRecord(of item: PlannedItem) -> FileRecord? { records.withLock { $0[item.dest] } }
+    private func stateRecord(of item: PlannedItem) -> FileRecord? {
+        records.withLock { records in
+            if records == nil { records = opening.takeRecords() }
+            return records?[item.dest]
+        }
+    }
 
     /// Stops starting items (cancel, fail-fast).
     func stop() { state.withLock { $0.stopped = true } }
@@ -444,6 +459,7 @@ final class ItemRunner: Sendable {
             // The records' pages go back to the system: freed in the middle of the
             // heap, they would stay in the process otherwise.
             records.withLock { $0 = RecordTable() }
+            _ = opening.takeRecords()
             jg_release_free_memory()
             done(rows)
         }

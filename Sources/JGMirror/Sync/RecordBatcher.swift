@@ -8,7 +8,9 @@ import Foundation
 /// file, never a wrong answer: a file whose record does not describe it is hashed.
 /// A transaction per placed small file cost about as much as placing it.
 final class RecordBatcher: Sendable {
-    private let store: StateStore?
+    /// The database, waited for on the batcher's queue (`StateOpening`); nil: the
+    /// records are dropped.
+    private let store: @Sendable () -> StateStore?
     private let size: Int
     private let pending = Locked<[FileRecord]>([])
     private let writing = DispatchQueue(label: "jgmirror.records")
@@ -17,7 +19,10 @@ final class RecordBatcher: Sendable {
     /// Told the size of each transaction (tests).
     private let saved: (@Sendable (Int) -> Void)?
 
-    init(store: StateStore?, size: Int, warn: @escaping @Sendable (String) -> Void, saved: (@Sendable (Int) -> Void)? = nil) {
+    init(
+        store: @escaping @Sendable () -> StateStore?, size: Int, warn: @escaping @Sendable (String) -> Void,
+        saved: (@Sendable (Int) -> Void)? = nil
+    ) {
         self.store = store
         self.size = max(1, size)
         self.warn = warn
@@ -26,7 +31,7 @@ final class RecordBatcher: Sendable {
 
     /// Queues `records`; a full batch is written on the batcher's own queue.
     func add(_ records: [FileRecord]) {
-        guard store != nil, !records.isEmpty else { return }
+        guard !records.isEmpty else { return }
         let batches = pending.withLock { pending -> [[FileRecord]] in
             pending += records
             var full: [[FileRecord]] = []
@@ -49,7 +54,7 @@ final class RecordBatcher: Sendable {
     }
 
     private func save(_ batch: [FileRecord]) {
-        guard let store, !batch.isEmpty else { return }
+        guard !batch.isEmpty, let store = store() else { return }
         if let failure = store.save(batch) { warn(failure) }
         saved?(batch.count)
     }

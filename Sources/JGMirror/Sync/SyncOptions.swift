@@ -53,6 +53,8 @@ public struct SyncOptions: Sendable {
     var racyWindow = 2.0
     /// How long a database write waits for another process's write, in seconds.
     var stateBusyTimeout = 5.0
+    /// Runs on the thread that opens the state database, before it does (tests).
+    var beforeStateOpens: (@Sendable () -> Void)?
     /// Runs between placing a batch and recording it; false skips the recording, as a
     /// process killed at that point would (tests; the CLI's crash test kills itself here).
     package var beforeRecording: (@Sendable () -> Bool)?

@@ -78,11 +78,21 @@ public final class SyncSession: Sendable {
         }
         let folder = usesState ? try StateFolder(root: plan.root, shard: plan.shard) : nil
         defer { withExtendedLifetime(folder) {} }
-        // The state database opens on a thread of its own while the tree is looked at
-        // and the engine starts: a run of small files waits for all three before its
-        // first request.
-        let statePath = folder?.path
-        async let opening = Self.openState(folder: statePath, busyTimeout: options.stateBusyTimeout)
+        // The state database opens on a thread of its own while the tree is looked at,
+        // the engine starts and the first items go (`StateOpening`).
+        let state: StateOpening
+        if let path = folder?.path {
+            let (timeout, before) = (options.stateBusyTimeout, options.beforeStateOpens)
+            state = StateOpening {
+                before?()
+                return Self.openState(folder: path, busyTimeout: timeout)
+            }
+        } else {
+            state = StateOpening(StateOpening.Opened(store: nil, records: RecordTable(), warnings: []))
+        }
+        // Closed before the run returns: every write (placements, what was learned,
+        // pruned records) is over by then.
+        defer { state.store?.close() }
         let listings: FolderListings
         do { listings = try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let root: RootDirectory
@@ -113,13 +123,6 @@ public final class SyncSession: Sendable {
         }) {
             engine.cancel(clearing: clearing)
         }
-        let opened = await opening
-        var warnings = opened.warnings
-        var store = opened.store
-        var records = opened.records
-        // Closed before the run returns: every write (placements, what was learned,
-        // pruned records) is over by then.
-        defer { store?.close() }
         var prune: Prune?
         if options.delete {
             let found = await Blocking.run { [root = plan.root, items = plan.items, kept = plan.manifest.distrustedFolders] in
@@ -136,11 +139,12 @@ public final class SyncSession: Sendable {
         }
         if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
-            items: plan.items, options: options, engine: engine, events: continuation, root: root, store: store,
-            records: records, listings: listings)
-        // The runner holds the only copy, and drops it before the results are put together.
-        records = RecordTable()
+            items: plan.items, options: options, engine: engine, events: continuation, root: root, state: state,
+            listings: listings)
         var results = await run.run()
+        // Open by now: the runner's last records were written to it.
+        let store = state.store
+        var warnings = state.warnings
         if let prune, !isCancelled {
             let (deletions, failure) = await Blocking.run { [root = plan.root, store] in
                 let deletions = prune.execute(root: root)
@@ -150,34 +154,23 @@ public final class SyncSession: Sendable {
             if let failure { warnings.append(failure) }
             results.extra += deletions
         }
-        if let closing = store {
-            store = nil
-            await Blocking.run { closing.close() }
-        }
+        if let store { await Blocking.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
     }
 
-    /// Opens the state database in `folder` (none without one) on a thread of its own.
-    private static func openState(folder: String?, busyTimeout: Double) async -> (
-        store: StateStore?, records: RecordTable, warnings: [String]
-    ) {
-        guard let folder else { return (nil, RecordTable(), []) }
-        return await Blocking.run { openState(folder: folder, busyTimeout: busyTimeout) }
-    }
-
     /// Opens the state database and reads its records; without a usable one, says
     /// why and the run hashes every present file.
-    private static func openState(folder: String, busyTimeout: Double) -> (store: StateStore?, records: RecordTable, warnings: [String]) {
+    private static func openState(folder: String, busyTimeout: Double) -> StateOpening.Opened {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
-        guard let opened = opening.store else { return (nil, RecordTable(), warnings) }
+        guard let opened = opening.store else { return StateOpening.Opened(store: nil, records: RecordTable(), warnings: warnings) }
         do {
-            return (opened, try opened.recordTable(), warnings)
+            return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {
             warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
-            return (nil, RecordTable(), warnings)
+            return StateOpening.Opened(store: nil, records: RecordTable(), warnings: warnings)
         }
     }
 
