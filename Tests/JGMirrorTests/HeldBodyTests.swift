@@ -169,6 +169,63 @@ import TestServer
         }
     }
 
+    /// A part file without resume state, left by a run killed during a small file, is
+    /// removed, not kept beside the file a held body became (it would never go:
+    /// `--delete` keeps an item's part file), with syncs or without.
+    @Test(arguments: [false, true])
+    func aPartFileLeftWithoutStateIsRemoved(durable: Bool) async throws {
+        let server = try TestServer()
+        let body = TestServer.bytes(count: 3000, seed: 11)
+        server.set("/s", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            write("left by a killed run", to: "mirror/out.bin.jgpart", in: dir)
+            var options = testOptions()
+            options.durable = durable
+            let report = try await sync(manifest(url: server.url("/s"), sha256: sha(body)), in: dir, options: options)
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            #expect(!exists(dir + "/mirror/out.bin.jgpart"))
+        }
+    }
+
+    /// Bytes that fail their checksum are kept as `DEST.jgbad`, written through a new
+    /// part file: one another process holds is left to it, and the report says the
+    /// bytes were not kept.
+    @Test func rejectedBytesAreKeptAsideButNeverThroughAPartFileAnotherProcessHolds() async throws {
+        try await withTestDirectory { dir in
+            let root = try RootDirectory(path: dir)
+            let kept = Placement.quarantine(
+                part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", state: dir + "/a.bin.jgd", root: root, contents: [1, 2])
+            #expect(kept == "bytes kept in \(dir)/a.bin.jgbad")
+            #expect(FileManager.default.contents(atPath: dir + "/a.bin.jgbad") == Data([1, 2]) && !exists(dir + "/a.bin.jgpart"))
+            let theirs = try PartFile(path: dir + "/b.bin.jgpart", fresh: true, root: root)
+            try [UInt8]("theirs".utf8).withUnsafeBytes { try theirs.write($0, at: 0) }
+            let refused = Placement.quarantine(
+                part: dir + "/b.bin.jgpart", destination: dir + "/b.bin", state: dir + "/b.bin.jgd", root: root, contents: [3])
+            #expect(refused.hasPrefix("bytes not kept ("), "\(refused)")
+            #expect(FileManager.default.contents(atPath: dir + "/b.bin.jgpart") == Data("theirs".utf8) && !exists(dir + "/b.bin.jgbad"))
+            withExtendedLifetime(theirs) {}
+        }
+    }
+
+    /// A run that stops before it needed the state database closes it once it is
+    /// open, without waiting for it.
+    @Test func aDatabaseStillOpeningIsClosedOnceOpen() async throws {
+        await withTestDirectory { dir in
+            let release = DispatchSemaphore(value: 0)
+            let opening = StateOpening {
+                release.wait()
+                let store = StateStore.open(folder: dir).store
+                return StateOpening.Opened(store: store, records: RecordTable(), warnings: [])
+            }
+            opening.close()
+            release.signal()
+            let store = await Blocking.run { opening.store }
+            #expect(store != nil)
+            #expect(throws: (any Error).self) { try store?.records() }
+        }
+    }
+
     /// Another process writing the part file's name (a `get` into the tree) keeps it:
     /// a held body to be synced (through the part file) is not written through its
     /// lock, and nothing is placed.

@@ -24,7 +24,8 @@ public struct ItemAssessment: Sendable {
     public var sha512: String?
     /// Its length, when it exists.
     public var size: Int64?
-    /// No resume state was found, so a fetch may start a new part file without looking.
+    /// No resume state and no part file were found, so a fetch may start anew without
+    /// looking (and hold a small body in memory, `TransferRequest.opensPartLazily`).
     var noResumeState = false
     /// The destination's stat, when it exists.
     var stat: FileStat?
@@ -85,8 +86,12 @@ extension PlannedItem {
     ) -> Inspection {
         var noState = false
         if resume {
-            noState = !listings.mayHold(statePath) || root.status(statePath) == nil
-            if !noState, root.status(partPath) != nil { return .decided(ItemAssessment(action: .resume)) }
+            let hasState = listings.mayHold(statePath) && root.status(statePath) != nil
+            // A part file without state (a run killed during a small file) is left to
+            // `EarlierRun`, which removes it: it is not fresh.
+            let hasPart = listings.mayHold(partPath) && root.status(partPath) != nil
+            if hasState, hasPart { return .decided(ItemAssessment(action: .resume)) }
+            noState = !hasState && !hasPart
         }
         guard listings.mayHold(path) else { return .decided(ItemAssessment(action: .fetch, noResumeState: noState)) }
         let info: stat

@@ -337,7 +337,7 @@ final class ItemRunner: Sendable {
         var result = base
         switch digest {
         case .failure(let error):
-            root.unlink(item.partPath)
+            if outcome.body == nil { root.unlink(item.partPath) }  // a held body made none
             result.status = .failed
             result.error = ItemError(code: .ioError, message: error.localizedDescription)
             result.durationS = elapsed()
@@ -396,11 +396,11 @@ final class ItemRunner: Sendable {
         elapsed: @escaping @Sendable () -> Double
     ) {
         let item = items[index]
-        let bad = Placement.quarantine(
+        let kept = Placement.quarantine(
             part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body)
         var result = checked
         result.status = .mismatch
-        result.error = ItemError(code: .checksumMismatch, message: "\(difference); bytes kept in \(bad)")
+        result.error = ItemError(code: .checksumMismatch, message: "\(difference); \(kept)")
         result.durationS = elapsed()
         record(index, result)
     }

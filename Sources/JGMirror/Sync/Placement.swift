@@ -2,7 +2,8 @@ import CSystem
 import Foundation
 import Synchronization
 
-/// Moves verified part files onto their destinations durably, in batches.
+/// Moves verified part files onto their destinations durably, in batches (one at a
+/// time, on the caller's thread, under `--no-fsync`).
 ///
 /// A destination only ever receives bytes that were verified and synced (SPEC §4).
 /// Syncing small files one after another costs a journal commit (or, without a
@@ -23,7 +24,8 @@ final class Placement: Sendable {
         /// Its data was synced after its last byte was written (a large download).
         var synced = false
         /// The file, when its body was held in memory (`TransferOutcome.body`): `commit`
-        /// writes it to `part`, a new file, on the caller's thread.
+        /// writes it on the caller's thread, to `part` (a new file), or without syncs
+        /// to an unnamed file linked in as `destination`.
         var contents: [UInt8]?
         var done: @Sendable (TransferError?) -> Void
     }
@@ -67,18 +69,20 @@ final class Placement: Sendable {
     }
 
     /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched. Bytes
-    /// held in memory (`contents`) are written there through `part`.
+    /// held in memory (`contents`) are written there through `part`, a new part file
+    /// (one another process holds is left to it). Returns where the bytes are, for the
+    /// report: "kept in DEST.jgbad", or why they could not be kept.
     static func quarantine(part: String, destination: String, state: String, root: RootDirectory, contents: [UInt8]? = nil)
         -> String
     {
         let bad = destination + ".jgbad"
-        if let contents {
-            try? root.replaceFile(bad, with: Data(contents), temporary: part, exclusive: false, durable: false)
-        } else {
-            try? root.rename(part, to: bad)
-        }
         root.unlink(state)
-        return bad
+        if let contents, let failure = Placer.write(contents, to: part, root: root) { return "bytes not kept (\(failure.message))" }
+        do { try root.rename(part, to: bad) } catch {
+            if contents != nil { root.unlink(part) }  // written just now: ours
+            return "bytes not kept (\(error.message))"
+        }
+        return "bytes kept in \(bad)"
     }
 
     /// What placing a batch needs, apart from the queue that feeds it batches.
@@ -148,7 +152,9 @@ final class Placement: Sendable {
 
         /// Writes a body held in memory to `part`, a new part file (one another process
         /// holds is left to it, `PartFile`); a part file whose write failed is removed.
-        func write(_ contents: [UInt8], to part: String) -> TransferError? {
+        func write(_ contents: [UInt8], to part: String) -> TransferError? { Self.write(contents, to: part, root: root) }
+
+        static func write(_ contents: [UInt8], to part: String, root: RootDirectory) -> TransferError? {
             let file: PartFile
             do { file = try PartFile(path: part, fresh: true, root: root) } catch { return error }
             let failure = contents.withUnsafeBytes { bytes -> TransferError? in

@@ -90,9 +90,9 @@ public final class SyncSession: Sendable {
         } else {
             state = StateOpening(StateOpening.Opened(store: nil, records: RecordTable(), warnings: []))
         }
-        // Closed before the run returns: every write (placements, what was learned,
-        // pruned records) is over by then.
-        defer { state.store?.close() }
+        // Closed before the run returns, or once open when it stops early: every write
+        // (placements, what was learned, pruned records) is over by then.
+        defer { state.close() }
         let listings: FolderListings
         do { listings = try RootConfinement.check(plan) } catch { throw .manifest(error) }
         let root: RootDirectory
@@ -142,9 +142,8 @@ public final class SyncSession: Sendable {
             items: plan.items, options: options, engine: engine, events: continuation, root: root, state: state,
             listings: listings)
         var results = await run.run()
-        // Open by now: the runner's last records were written to it.
-        let store = state.store
-        var warnings = state.warnings
+        let (store, openWarnings) = await Blocking.run { (state.store, state.warnings) }
+        var warnings = openWarnings
         if let prune, !isCancelled {
             let (deletions, failure) = await Blocking.run { [root = plan.root, store] in
                 let deletions = prune.execute(root: root)

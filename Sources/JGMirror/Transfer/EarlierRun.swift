@@ -26,9 +26,10 @@ struct EarlierRun {
         let partSize = partInfo.map { Int64($0.st_size) }
         let stateExists = root.status(request.statePath) != nil
         if !request.resume || !stateExists {
-            // Resume is off, or a part file has no state and holds nothing we can vouch for.
+            // Resume is off, or a part file has no state and holds nothing we can vouch for;
+            // one another process is writing is its own (opening it fails as `locked`).
             if stateExists { root.unlink(request.statePath) }
-            if partExists { root.unlink(request.partPath) }
+            if partExists, !PartFile.isHeld(request.partPath, root: root) { root.unlink(request.partPath) }
             return found
         }
         if let partInfo, partInfo.st_nlink > 1 {

@@ -5,8 +5,8 @@
 /// A part file opened ahead cost each small file a trip to the preparation queue and
 /// back, a create there, a write on the engine thread (whose time per file bounds
 /// how fast small files go) and a rename on placement's, three threads taking the
-/// folder's lock in turn; held here, the body is hashed, written and renamed by
-/// whoever places it (2000 × 16 KiB into tmpfs: bench/RESULTS.md, "Seventh round").
+/// folder's lock in turn; held here, the body is hashed and written once, verified,
+/// by whoever places it (2000 × 16 KiB into tmpfs: bench/RESULTS.md, "Seventh round").
 /// Confined to the engine thread, like the `ItemStorage` that owns it, until the
 /// outcome hands the bytes over.
 final class HeldBody {

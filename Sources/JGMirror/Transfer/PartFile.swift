@@ -44,7 +44,7 @@ final class PartFile: Sendable {
     }
 
     /// Whether another process holds the part file at `path` open for writing.
-    private static func isHeld(_ path: String, root: RootDirectory) -> Bool {
+    static func isHeld(_ path: String, root: RootDirectory) -> Bool {
         guard let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else { return false }
         defer { close(fd) }
         return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK

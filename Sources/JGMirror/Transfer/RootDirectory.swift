@@ -119,6 +119,10 @@ final class RootDirectory: Sendable {
     /// has no unnamed files or cannot link one, or something is at `path` already.
     func linkNewFile(_ contents: UnsafeRawBufferPointer, at path: String) throws(TransferError) -> stat? {
         try withFolder(of: path) { (folder, name) throws(TransferError) -> stat? in
+            // A file there already (a refresh) is replaced through a part file: not
+            // worth writing the body twice.
+            var there = stat()
+            if fstatat(folder, name, &there, AT_SYMLINK_NOFOLLOW) == 0 { return nil }
             let file = openat(folder, ".", jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o644)
             guard file >= 0 else {
                 if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) { return nil }

@@ -25,7 +25,7 @@ struct TransferRequest: Sendable {
     var insecure: Bool
     /// Use and keep resume state.
     var resume: Bool
-    /// The caller just found no resume state: start a new part file without looking.
+    /// The caller just found no resume state and no part file: start anew without looking.
     var knownFresh = false
     /// Told how far the verified-ready prefix reaches.
     var observer: PartFileObserver?
