@@ -1252,6 +1252,18 @@ import TestServer
 }
 
 @Suite struct ItemRunnerTests {
+    /// A manifest of `count` items that all fetch `url`, as `f0.bin`, `f1.bin`, …
+    private func copies(_ count: Int, of url: String, sha256: String) -> String {
+        (0..<count).reduce("version: 1\nitems:\n") { $0 + "  - url: \(url)\n    dest: f\($1).bin\n    sha256: \(sha256)\n" }
+    }
+
+    /// Waits (up to 10 s) until `server` has answered `count` GETs of `path`; whether it has.
+    private func awaitGets(of path: String, count: Int, from server: TestServer) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while server.gets(path).count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return server.gets(path).count >= count
+    }
+
     /// A large run feeds the engine a window of items at a time instead of queueing
     /// a request, a hasher and a transfer object for every item up front.
     @Test func engineHoldsAWindowOfItemsNotTheWholeRun() async throws {
@@ -1288,8 +1300,6 @@ import TestServer
         }
     }
 
-    /// Items still waiting outside the engine when `--fail-fast` stops the run are
-    /// reported as skipped, like the ones queued inside it.
     /// Downloads go on while placement is held up (a long sync, a slow disk): the
     /// finished files are verified, and the next items submitted, off placement's
     /// thread. Here the first batch's records wait until 80 of 120 files were fetched.
@@ -1298,16 +1308,14 @@ import TestServer
         let body = TestServer.bytes(count: 4 << 10, seed: 5)
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
-            var yaml = "version: 1\nitems:\n"
-            for index in 0..<120 { yaml += "  - url: \(server.url("/f"))\n    dest: f\(index).bin\n    sha256: \(sha(body))\n" }
+            let yaml = copies(120, of: server.url("/f"), sha256: sha(body))
             var options = testOptions()
             options.jobs = 2
             let reached = Locked<Bool?>(nil)
             options.beforeRecording = {
                 if reached.value == nil {
-                    let deadline = Date().addingTimeInterval(10)
-                    while server.gets("/f").count < 80, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-                    reached.withLock { $0 = server.gets("/f").count >= 80 }
+                    let fetched = awaitGets(of: "/f", count: 80, from: server)
+                    reached.withLock { $0 = fetched }
                 }
                 return true
             }
@@ -1325,8 +1333,7 @@ import TestServer
         let body = TestServer.bytes(count: 4 << 10, seed: 6)
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
-            var yaml = "version: 1\nitems:\n"
-            for index in 0..<3 { yaml += "  - url: \(server.url("/f"))\n    dest: f\(index).bin\n    sha256: \(sha(body))\n" }
+            let yaml = copies(3, of: server.url("/f"), sha256: sha(body))
             var options = testOptions()
             options.racyWindow = 0
             let first = try await sync(yaml, in: dir, options: options)
@@ -1335,9 +1342,8 @@ import TestServer
             try FileManager.default.removeItem(atPath: dir + "/mirror/f0.bin")
             let fetchedWhileHeld = Locked<Bool?>(nil)
             options.beforeStateOpens = {
-                let deadline = Date().addingTimeInterval(10)
-                while server.gets("/f").count < 4, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-                fetchedWhileHeld.withLock { $0 = server.gets("/f").count >= 4 }
+                let fetched = awaitGets(of: "/f", count: 4, from: server)
+                fetchedWhileHeld.withLock { $0 = fetched }
             }
             let hashed = Locked<[String]>([])
             options.hashedFile = { dest in hashed.withLock { $0.append(dest) } }
@@ -1348,6 +1354,8 @@ import TestServer
         }
     }
 
+    /// Items still waiting outside the engine when `--fail-fast` stops the run are
+    /// reported as skipped, like the ones queued inside it.
     @Test func failFastSkipsItemsWaitingOutsideTheEngine() async throws {
         let server = try TestServer()
         let body = TestServer.bytes(count: 4 << 10, seed: 8)
