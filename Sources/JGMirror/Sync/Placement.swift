@@ -100,13 +100,13 @@ final class Placement: Sendable {
 
         /// One batch on placement's queue.
         func place(_ batch: [Commit]) {
-            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
             // Each folder is opened once per batch, for `syncfs` and for its own `fsync`
             // (a part file and its destination share the folder).
             var folders: [String: Folder?] = [:]
             if durable {
                 for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
             }
+            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
             if durable { syncAll(batch, folders: folders, into: &failures) }
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {
@@ -118,11 +118,7 @@ final class Placement: Sendable {
                 renamedInto.insert(Paths.parent(of: commit.destination))
             }
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
-            let placed = batch.indices.compactMap { index -> (Commit, stat)? in
-                guard failures[index] == nil, batch[index].record != nil, let info = root.status(batch[index].destination) else { return nil }
-                return (batch[index], info)
-            }
-            record(placed)
+            record(batch.indices.filter { failures[$0] == nil }.map { (batch[$0], nil) })
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
         }
 
@@ -165,12 +161,14 @@ final class Placement: Sendable {
             return failure
         }
 
-        /// Records each placed file with the stat it has now.
-        private func record(_ placedFiles: [(Commit, stat)]) {
+        /// Records each placed file with the stat it has now: `known`, or looked up.
+        private func record(_ placedFiles: [(commit: Commit, known: stat?)]) {
             guard let records, beforeRecording?() ?? true else { return }
             var placed: [FileRecord] = []
-            for (commit, info) in placedFiles {
-                guard var record = commit.record, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            for (commit, known) in placedFiles {
+                guard var record = commit.record, let info = known ?? root.status(commit.destination),
+                    (info.st_mode & S_IFMT) == S_IFREG
+                else { continue }
                 let stat = FileStat(info)
                 let now = FileRecord.now()
                 record.stat = stat
