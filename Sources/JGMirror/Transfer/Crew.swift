@@ -3,7 +3,7 @@
 /// fetches what next: the fan-out once the file is known, the next range of a
 /// connection whose region is done (from the pool, else a steal cut so both finish
 /// together), and a new connection for a range given back or held by a stalled one.
-/// It deals the work; `ItemTransfer` sends the requests.
+/// It deals the work; `RequestCycle` sends the requests.
 ///
 /// Confined to the engine thread.
 final class Crew {

@@ -2,9 +2,9 @@ import CCurl
 import Foundation
 
 /// One file being fetched: coordinates its `Crew` of connections (and the
-/// `SegmentBook` they share), what it learns of the `RemoteFile`, its `ItemStorage`,
-/// `ResponseJudge`'s verdicts on response heads, `RequestEnd`'s on finished requests
-/// and `RetryPolicy`'s on failures.
+/// `SegmentBook` they share), the `RequestCycle` that sends and judges their
+/// requests, the `HeadHandler` that carries out the verdict on each response head,
+/// its `ItemStorage`, and the item's start, restarts and end.
 ///
 /// Confined to the engine thread, except `prepare()`, which opens the part file (and
 /// takes over an earlier run's files) on the engine's preparation queue before the
@@ -12,17 +12,23 @@ import Foundation
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
 /// which the engine calls outside callbacks.
+///
+/// The state below is the item's; `Crew`, `RequestCycle` and `HeadHandler` read and
+/// change it on the engine thread as parts of the item.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
     private let completion: @Sendable (TransferOutcome) -> Void
-    private let storage: ItemStorage
-    private var remote: RemoteFile
-    private let isFileSource: Bool
+    let storage: ItemStorage
+    /// What the item knows of the remote file.
+    var remote: RemoteFile
+    let isFileSource: Bool
 
     private(set) var finished = false
     /// The connections, the byte ranges they share and who fetches what next.
-    private lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
+    private(set) lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
+    private lazy var requests = RequestCycle(item: self)
+    private lazy var heads = HeadHandler(item: self)
     private var book: SegmentBook? {
         get { crew.book }
         set { crew.book = newValue }
@@ -32,12 +38,12 @@ final class ItemTransfer: @unchecked Sendable {
     /// The item's start and progress events.
     private var events: ItemEvents
     /// What the report says about the run.
-    private var tally = ItemTally()
+    var tally = ItemTally()
     /// `304` to the request's conditions: the item ends with nothing fetched.
-    private var notModified = false
+    var notModified = false
 
     /// What callbacks decided for `settle()` to carry out.
-    private struct Pending {
+    struct Pending {
         var failure: TransferError?
         /// A start over; no `reason` when nothing is worth a note (`presumed` regions
         /// met a server that refuses ranges, or a redirect).
@@ -48,7 +54,7 @@ final class ItemTransfer: @unchecked Sendable {
         /// `settle()` has fanned out.
         var held: Worker?
     }
-    private var pending = Pending()
+    var pending = Pending()
 
     init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         self.engine = engine
@@ -110,153 +116,17 @@ final class ItemTransfer: @unchecked Sendable {
             crew.rangesSupported = true
             remote.presume()
             _ = book?.take(for: first.slot)
-            launch(first)
-            for worker in crew.fanOut() where !finished { launch(worker) }
+            requests.launch(first)
+            for worker in crew.fanOut() where !finished { requests.launch(worker) }
             return
         }
-        launch(first)
+        requests.launch(first)
         if !finished, !isFileSource { crew.warmUp() }  // a `file:` URL has no connection to warm
     }
 
-    // MARK: Requests
-
-    /// Starts the worker's next request, for the rest of its region (or, before the
-    /// length is known, the whole file), if its host has a free slot; otherwise it waits.
-    private func launch(_ worker: Worker) {
-        worker.resetRequest()
-        worker.sentAt = engine.now()
-        let url = worker.redirectURL ?? remote.url(of: worker.sourceIndex)
-        let host = TransferEngine.hostKey(url)
-        guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
-            worker.state = .ready
-            return
-        }
-        let shape = RequestBuilder.Shape.next(
-            url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
-            rangesSupported: crew.rangesSupported, ifRange: remote.ifRange(for: worker.sourceIndex),
-            connections: request.connections, isFileSource: isFileSource, conditions: request.conditions)
-        worker.sentRange = shape.ranged
-        worker.requestedEnd = shape.end
-        tally.using(workers.count)
-        do {
-            worker.easy = try engine.takeHandle { easy throws(TransferError) in
-                try RequestBuilder.setUp(easy, for: worker, shape, request: request, configuration: engine.configuration)
-            }
-            worker.host = host
-            worker.url = url
-            worker.state = .active
-            try engine.attach(worker)
-        } catch {
-            engine.releaseHost(host)
-            worker.easy = nil
-            fail(error)
-        }
-    }
-
-    // MARK: Response head
-
-    /// Judges the response a worker received and carries out the verdict; returns
-    /// what the write callback must return when the body is not to be written.
-    private func handleHead(_ worker: Worker) -> Int? {
-        worker.headProcessed = true
-        let presumed = remote.presumed
-        var known = ResponseJudge.Known(
-            isFileSource: isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange,
-            length: presumed ? nil : total, validators: remote.validators,
-            fromValidatorSource: remote.gaveValidators(worker.sourceIndex),
-            hasData: tally.resumedFrom > 0 || storage.bytesThisRun > 0 || (total != nil && !presumed),
-            conditional: !request.conditions.isEmpty && book == nil)
-        if let easy = worker.easy {
-            if isFileSource { known.fileLength = easy.contentLength }
-            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
-        }
-        let head = worker.head
-        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL) {
-        case .partial(let length, let rangeEnd):
-            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
-            if book == nil || presumed {
-                let fresh = book == nil
-                guard learn(length: length, ranges: true, from: worker) else { return 0 }
-                if fresh { _ = book?.take(for: worker.slot) }
-            }
-            // A server may send less than asked; the rest of the region stays missing.
-            // It may also send more (to the file's end): that is cut where the request ends.
-            worker.announcedEnd = rangeEnd ?? length
-            worker.requestedEnd = min(worker.requestedEnd ?? length, rangeEnd ?? length)
-            pending.expand = true
-            return nil
-        case .whole where presumed:
-            // Ranges refused: this response is the file, one stream; the other regions' requests go.
-            engine.mustAskFirst(request.sources[worker.sourceIndex])
-            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
-            pending.restart = (nil, worker, false)
-            return jg_writefunc_pause()
-        case .follow where presumed:
-            // Each region would follow its own redirect, perhaps to another mirror (or to
-            // HTTPS): one request learns where the file is first, as without the size.
-            engine.mustAskFirst(request.sources[worker.sourceIndex])
-            pending.restart = (nil, nil, false)
-            return 0
-        case .whole(let length, let ranges):
-            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
-            guard learn(length: length, ranges: ranges, from: worker) else { return 0 }
-            worker.requestedEnd = length
-            crew.adoptStream(worker)
-            pending.expand = ranges
-            return nil
-        case .empty:
-            guard learn(length: 0, ranges: false, from: worker) else { return 0 }
-            worker.requestedEnd = 0
-            return nil
-        case .singleStream(let reason):
-            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
-            pending.restart = (reason, worker, false)
-            return jg_writefunc_pause()
-        case .restartStream(let reason):
-            remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
-            pending.restart = (reason, worker, true)
-            return jg_writefunc_pause()
-        case .restartFresh(let reason):
-            pending.restart = (reason, nil, true)
-            return 0
-        case .follow(let target):
-            worker.redirectTarget = target
-            return 0  // a redirect's body is not the file
-        case .reject(let error):
-            worker.error = error
-            return 0
-        case .notModified:
-            remote.adopt(head.validators)
-            notModified = true
-            return 0
-        }
-    }
-
-    /// Records what the first good response from `worker` says about the file; false
-    /// (with the failure pending) when it contradicts the manifest or the disk refuses
-    /// the space.
-    private func learn(length: Int64?, ranges: Bool, from worker: Worker) -> Bool {
-        crew.rangesSupported = ranges && length != nil
-        if remote.presumed, crew.rangesSupported, length == book?.length {
-            crew.recap()  // the regions stand, cut now for the round trip this response showed
-        } else {
-            book = length.map { crew.makeBook(length: $0) }
-        }
-        remote.revealed(by: worker.head.validators, from: worker.sourceIndex)
-        // A length the manifest refuses reserves no space.
-        if let failure = request.refusal(ofLength: length) {
-            pending.failure = failure
-            return false
-        }
-        if let failure = storage.learned(length: length, rangesSupported: crew.rangesSupported) {
-            pending.failure = failure
-            return false
-        }
-        announce()
-        return true
-    }
-
-    private func announce() {
+    /// Emits the item's start event, once the file is known (or at its end, for an
+    /// item that learned nothing before).
+    func announce() {
         let planned = crew.rangesSupported ? request.connections : 1
         if let event = events.start(length: total, connections: planned, resumedFrom: tally.resumedFrom) { engine.emit(event) }
     }
@@ -271,7 +141,7 @@ final class ItemTransfer: @unchecked Sendable {
         // request of the item: no more bytes for a part file about to go.
         if finished || worker.error != nil || pending.failure != nil { return 0 }
         if !worker.headProcessed {
-            if let stop = handleHead(worker) { return stop }
+            if let stop = heads.handle(worker) { return stop }
             if pending.expand, !crew.fannedOut {
                 if crew.wouldHire {
                     // The other regions are cut before this connection writes a byte,
@@ -305,7 +175,7 @@ final class ItemTransfer: @unchecked Sendable {
             if !worker.head.complete, !isFileSource {
                 worker.error = .retryable(
                     .connection, "connection closed before the response head ended (\(Redactor.redactURL(worker.url)))")
-            } else if handleHead(worker) != nil, pending.restart?.stream === worker {
+            } else if heads.handle(worker) != nil, pending.restart?.stream === worker {
                 pending.restart?.stream = nil  // nothing left of this response to keep
             }
         }
@@ -321,117 +191,14 @@ final class ItemTransfer: @unchecked Sendable {
             settle()
             return
         }
-        if let target = worker.redirectTarget {
-            follow(target, worker)
-        } else {
-            judgeEnd(of: worker, code: code, errorText: errorText)
-        }
+        requests.ended(worker, code: code, errorText: errorText)
         settle()
         checkCompletion()
     }
 
-    /// The response was a redirect: the worker's next request goes where it leads.
-    private func follow(_ target: String, _ worker: Worker) {
-        switch Redirect.nextHop(target, from: worker.url, hops: worker.redirects) {
-        case .success(let next):
-            worker.redirects += 1
-            worker.redirectURL = next
-            launch(worker)
-        case .failure(let error):
-            worker.redirectURL = nil
-            worker.redirects = 0
-            handleFailure(worker, error)
-        }
-    }
-
-    /// Carries out `RequestEnd`'s verdict on a request that was not a redirect.
-    private func judgeEnd(of worker: Worker, code: CURLcode, errorText: String) {
-        worker.redirectURL = nil
-        worker.redirects = 0
-        // After redirects `worker.url` is the hop that failed; the message names the source too.
-        let transportError =
-            code == CURLE_OK
-            ? nil
-            : Curl.error(
-                code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
-                duringHead: !worker.headProcessed)
-        let facts = RequestEnd.Facts(
-            callbackError: worker.error, truncated: worker.truncated, transportError: transportError,
-            region: book?.region(of: worker.slot), requestedEnd: worker.requestedEnd, position: worker.pos,
-            status: worker.head.status, lengthKnown: book != nil, expectedSize: request.expectedSize, url: worker.url)
-        switch RequestEnd.judge(facts) {
-        case .failed(let failure):
-            handleFailure(worker, failure)
-        case .failItem(let failure):
-            fail(failure)
-        case .ended(let length):
-            book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
-            fallthrough
-        case .delivered:
-            worker.retriesLeft = request.retries
-            worker.consecutiveFailures = 0
-            if let region = book?.region(of: worker.slot), region.next < region.end {
-                launch(worker)  // the server sent less than asked: ask for the rest
-            } else if crew.rangesSupported, let range = crew.nextRange(for: worker) {
-                worker.pos = range.lower
-                launch(worker)
-            } else {
-                crew.retire(worker)
-            }
-        }
-    }
-
-    /// A request failed: carries out `RetryPolicy`'s decision for the worker.
-    private func handleFailure(_ worker: Worker, _ error: TransferError) {
-        tally.lastError = error
-        let situation = RetryPolicy.Situation(
-            error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
-            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,
-            deadSources: crew.deadSources)
-        switch RetryPolicy.decide(situation) {
-        case .failItem:
-            fail(error)
-        case .carryOn(let standing):
-            worker.standing = standing
-            relaunch(worker)
-        case .retry(let standing):
-            tally.attempts += 1
-            worker.standing = standing
-            let delay = engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter)
-            worker.state = .backoff(until: engine.now() + delay)
-        case .switchSource(let standing, let sourceDead):
-            if sourceDead { crew.markDead(worker.sourceIndex) }
-            tally.attempts += 1
-            worker.standing = standing
-            relaunch(worker)
-        case .retire(let sourceDead):
-            if sourceDead { crew.markDead(worker.sourceIndex) }
-            crew.retire(worker)
-            // A range given back is taken again before the item can fail (SPEC §5): by a
-            // live worker when its own region ends, or now by a new one.
-            if let replacement = crew.replaceStranded(progress: storage.bytesThisRun) {
-                tally.attempts += 1
-                launch(replacement)
-            }
-        }
-    }
-
-    /// Sends the next request of a worker that waited (to retry, for a connection
-    /// slot, or to move to a mirror): the rest of its region, or, when steals took
-    /// all of it meanwhile, new work; it retires when there is none.
-    private func relaunch(_ worker: Worker) {
-        if worker.redirectURL == nil, crew.owesNothing(worker) {
-            guard let range = crew.nextRange(for: worker) else {
-                crew.retire(worker)
-                checkCompletion()
-                return
-            }
-            worker.pos = range.lower
-        }
-        launch(worker)
-    }
-
-    private func checkCompletion() {
+    /// Completes the item once every byte is in and no connection is left, or fails it
+    /// when the last connection retired with bytes missing.
+    func checkCompletion() {
         guard !finished else { return }
         // Every byte is in: a connection waiting to retry (a `Retry-After`) or for a slot
         // has nothing left to fetch.
@@ -464,7 +231,7 @@ final class ItemTransfer: @unchecked Sendable {
         if pending.expand {
             pending.expand = false
             // Up to `connections` workers, each asking once for a region (SPEC §5).
-            for worker in crew.fanOut() where !finished { launch(worker) }
+            for worker in crew.fanOut() where !finished { requests.launch(worker) }
         }
         if let held = pending.held {
             pending.held = nil
@@ -496,14 +263,14 @@ final class ItemTransfer: @unchecked Sendable {
         }
         request.observer?.restarted()
         guard let stream else {
-            launch(crew.hire())
+            requests.launch(crew.hire())
             return
         }
         stream.pos = 0
         stream.requestStart = 0
         // Ranges were refused just now: this run takes the file as one stream.
         let head = stream.head
-        guard learn(length: head.contentLength, ranges: counts && head.acceptsRanges, from: stream) else {
+        guard heads.learn(length: head.contentLength, ranges: counts && head.acceptsRanges, from: stream) else {
             settle()
             return
         }
@@ -520,14 +287,14 @@ final class ItemTransfer: @unchecked Sendable {
     func tick(now: Double) {
         guard !finished else { return }
         for worker in crew.doneWaiting(now: now) {
-            relaunch(worker)
+            requests.relaunch(worker)
             if finished { return }
         }
         if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
             tally.attempts += 1
-            launch(worker)
+            requests.launch(worker)
         } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(remote.url(of: $0))) }) {
-            launch(worker)
+            requests.launch(worker)
         }
         if finished { return }
         storage.checkpointIfDue(now: now, book: book, validators: remote.validators)

@@ -1,6 +1,6 @@
 /// What a connection does after one of its requests failed (SPEC §5), decided
 /// without curl, clocks or workers: the failure and the connection's standing go
-/// in, a decision comes out. `ItemTransfer` carries it out.
+/// in, a decision comes out. `RequestCycle` carries it out.
 ///
 /// Retries count failures without progress, not requests: a response that brought
 /// new bytes restores the connection's budget before the failure is weighed, so a

@@ -1,0 +1,123 @@
+import CCurl
+
+/// Carries out `ResponseJudge`'s verdict on each response head of one item: what
+/// the item learns of the remote file (its length, validators, whether it takes
+/// ranges, where a source's redirects lead), and what the head makes the item do
+/// next — write the body, fan out, follow a redirect, start over, or stop.
+///
+/// Confined to the engine thread, like the `ItemTransfer` it belongs to. Inside a
+/// libcurl callback nothing here touches a curl handle: what needs one is left in the
+/// item's `pending` for `ItemTransfer.settle()`.
+final class HeadHandler {
+    private unowned let item: ItemTransfer
+    private var crew: Crew { item.crew }
+
+    init(item: ItemTransfer) { self.item = item }
+
+    /// Judges the response a worker received and carries out the verdict; returns
+    /// what the write callback must return when the body is not to be written.
+    func handle(_ worker: Worker) -> Int? {
+        worker.headProcessed = true
+        let request = item.request, storage = item.storage
+        let presumed = item.remote.presumed
+        let length = crew.book?.length
+        var known = ResponseJudge.Known(
+            isFileSource: item.isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange,
+            length: presumed ? nil : length, validators: item.remote.validators,
+            fromValidatorSource: item.remote.gaveValidators(worker.sourceIndex),
+            hasData: item.tally.resumedFrom > 0 || storage.bytesThisRun > 0 || (length != nil && !presumed),
+            conditional: !request.conditions.isEmpty && length == nil)
+        if let easy = worker.easy {
+            if item.isFileSource { known.fileLength = easy.contentLength }
+            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
+        }
+        let head = worker.head
+        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL) {
+        case .partial(let total, let rangeEnd):
+            remember(worker)
+            if length == nil || presumed {
+                guard learn(length: total, ranges: true, from: worker) else { return 0 }
+                if length == nil { _ = crew.book?.take(for: worker.slot) }
+            }
+            // A server may send less than asked; the rest of the region stays missing.
+            // It may also send more (to the file's end): that is cut where the request ends.
+            worker.announcedEnd = rangeEnd ?? total
+            worker.requestedEnd = min(worker.requestedEnd ?? total, rangeEnd ?? total)
+            item.pending.expand = true
+            return nil
+        case .whole where presumed:
+            // Ranges refused: this response is the file, one stream; the other regions' requests go.
+            item.engine.mustAskFirst(request.sources[worker.sourceIndex])
+            remember(worker)
+            item.pending.restart = (nil, worker, false)
+            return jg_writefunc_pause()
+        case .follow where presumed:
+            // Each region would follow its own redirect, perhaps to another mirror (or to
+            // HTTPS): one request learns where the file is first, as without the size.
+            item.engine.mustAskFirst(request.sources[worker.sourceIndex])
+            item.pending.restart = (nil, nil, false)
+            return 0
+        case .whole(let total, let ranges):
+            remember(worker)
+            guard learn(length: total, ranges: ranges, from: worker) else { return 0 }
+            worker.requestedEnd = total
+            crew.adoptStream(worker)
+            item.pending.expand = ranges
+            return nil
+        case .empty:
+            guard learn(length: 0, ranges: false, from: worker) else { return 0 }
+            worker.requestedEnd = 0
+            return nil
+        case .singleStream(let reason):
+            remember(worker)
+            item.pending.restart = (reason, worker, false)
+            return jg_writefunc_pause()
+        case .restartStream(let reason):
+            remember(worker)
+            item.pending.restart = (reason, worker, true)
+            return jg_writefunc_pause()
+        case .restartFresh(let reason):
+            item.pending.restart = (reason, nil, true)
+            return 0
+        case .follow(let target):
+            worker.redirectTarget = target
+            return 0  // a redirect's body is not the file
+        case .reject(let error):
+            worker.error = error
+            return 0
+        case .notModified:
+            item.remote.adopt(head.validators)
+            item.notModified = true
+            return 0
+        }
+    }
+
+    /// Records what the first good response from `worker` says about the file; false
+    /// (with the failure pending) when it contradicts the manifest or the disk refuses
+    /// the space.
+    func learn(length: Int64?, ranges: Bool, from worker: Worker) -> Bool {
+        crew.rangesSupported = ranges && length != nil
+        if item.remote.presumed, crew.rangesSupported, length == crew.book?.length {
+            crew.recap()  // the regions stand, cut now for the round trip this response showed
+        } else {
+            crew.book = length.map { crew.makeBook(length: $0) }
+        }
+        item.remote.revealed(by: worker.head.validators, from: worker.sourceIndex)
+        // A length the manifest refuses reserves no space.
+        if let failure = item.request.refusal(ofLength: length) {
+            item.pending.failure = failure
+            return false
+        }
+        if let failure = item.storage.learned(length: length, rangesSupported: crew.rangesSupported) {
+            item.pending.failure = failure
+            return false
+        }
+        item.announce()
+        return true
+    }
+
+    /// Notes where the worker's source led, so its later ranges skip the redirects.
+    private func remember(_ worker: Worker) {
+        item.remote.remember(worker.easy?.effectiveURL, of: worker.sourceIndex)
+    }
+}

@@ -1,0 +1,163 @@
+import CCurl
+
+/// The requests of one item's connections (SPEC §5): sends each worker's next
+/// request — the rest of its region, or the whole file before the length is known —
+/// follows redirects, and carries out `RequestEnd`'s verdict on every request that
+/// ended and `RetryPolicy`'s on every failure: ask for the rest, take new work from
+/// the `Crew`, wait to retry, move to a mirror, or retire.
+///
+/// Confined to the engine thread, like the `ItemTransfer` it belongs to; failing the
+/// item and deciding that it is complete stay the item's.
+final class RequestCycle {
+    private unowned let item: ItemTransfer
+    private var engine: TransferEngine { item.engine }
+    private var request: TransferRequest { item.request }
+    private var crew: Crew { item.crew }
+
+    init(item: ItemTransfer) { self.item = item }
+
+    /// Starts the worker's next request, for the rest of its region (or, before the
+    /// length is known, the whole file), if its host has a free slot; otherwise it waits.
+    func launch(_ worker: Worker) {
+        worker.resetRequest()
+        worker.sentAt = engine.now()
+        let url = worker.redirectURL ?? item.remote.url(of: worker.sourceIndex)
+        let host = TransferEngine.hostKey(url)
+        guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
+            worker.state = .ready
+            return
+        }
+        let book = crew.book
+        let shape = RequestBuilder.Shape.next(
+            url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
+            rangesSupported: crew.rangesSupported, ifRange: item.remote.ifRange(for: worker.sourceIndex),
+            connections: request.connections, isFileSource: item.isFileSource, conditions: request.conditions)
+        worker.sentRange = shape.ranged
+        worker.requestedEnd = shape.end
+        item.tally.using(crew.workers.count)
+        do {
+            worker.easy = try engine.takeHandle { easy throws(TransferError) in
+                try RequestBuilder.setUp(easy, for: worker, shape, request: request, configuration: engine.configuration)
+            }
+            worker.host = host
+            worker.url = url
+            worker.state = .active
+            try engine.attach(worker)
+        } catch {
+            engine.releaseHost(host)
+            worker.easy = nil
+            item.fail(error)
+        }
+    }
+
+    /// Sends the next request of a worker that waited (to retry, for a connection
+    /// slot, or to move to a mirror): the rest of its region, or, when steals took
+    /// all of it meanwhile, new work; it retires when there is none.
+    func relaunch(_ worker: Worker) {
+        if worker.redirectURL == nil, crew.owesNothing(worker) {
+            guard let range = crew.nextRange(for: worker) else {
+                crew.retire(worker)
+                item.checkCompletion()
+                return
+            }
+            worker.pos = range.lower
+        }
+        launch(worker)
+    }
+
+    /// The worker's request ended with `code` (not decided on its head): it follows
+    /// the redirect the response was, or carries out `RequestEnd`'s verdict.
+    func ended(_ worker: Worker, code: CURLcode, errorText: String) {
+        if let target = worker.redirectTarget {
+            follow(target, worker)
+        } else {
+            judgeEnd(of: worker, code: code, errorText: errorText)
+        }
+    }
+
+    /// The response was a redirect: the worker's next request goes where it leads.
+    private func follow(_ target: String, _ worker: Worker) {
+        switch Redirect.nextHop(target, from: worker.url, hops: worker.redirects) {
+        case .success(let next):
+            worker.redirects += 1
+            worker.redirectURL = next
+            launch(worker)
+        case .failure(let error):
+            worker.redirectURL = nil
+            worker.redirects = 0
+            handleFailure(worker, error)
+        }
+    }
+
+    /// Carries out `RequestEnd`'s verdict on a request that was not a redirect.
+    private func judgeEnd(of worker: Worker, code: CURLcode, errorText: String) {
+        worker.redirectURL = nil
+        worker.redirects = 0
+        // After redirects `worker.url` is the hop that failed; the message names the source too.
+        let transportError =
+            code == CURLE_OK
+            ? nil
+            : Curl.error(
+                code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
+                duringHead: !worker.headProcessed)
+        let facts = RequestEnd.Facts(
+            callbackError: worker.error, truncated: worker.truncated, transportError: transportError,
+            region: crew.book?.region(of: worker.slot), requestedEnd: worker.requestedEnd, position: worker.pos,
+            status: worker.head.status, lengthKnown: crew.book != nil, expectedSize: request.expectedSize, url: worker.url)
+        switch RequestEnd.judge(facts) {
+        case .failed(let failure):
+            handleFailure(worker, failure)
+        case .failItem(let failure):
+            item.fail(failure)
+        case .ended(let length):
+            crew.book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
+            fallthrough
+        case .delivered:
+            worker.retriesLeft = request.retries
+            worker.consecutiveFailures = 0
+            if let region = crew.book?.region(of: worker.slot), region.next < region.end {
+                launch(worker)  // the server sent less than asked: ask for the rest
+            } else if crew.rangesSupported, let range = crew.nextRange(for: worker) {
+                worker.pos = range.lower
+                launch(worker)
+            } else {
+                crew.retire(worker)
+            }
+        }
+    }
+
+    /// A request failed: carries out `RetryPolicy`'s decision for the worker.
+    private func handleFailure(_ worker: Worker, _ error: TransferError) {
+        item.tally.lastError = error
+        let situation = RetryPolicy.Situation(
+            error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
+            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,
+            deadSources: crew.deadSources)
+        switch RetryPolicy.decide(situation) {
+        case .failItem:
+            item.fail(error)
+        case .carryOn(let standing):
+            worker.standing = standing
+            relaunch(worker)
+        case .retry(let standing):
+            item.tally.attempts += 1
+            worker.standing = standing
+            let delay = engine.backoff(attempt: standing.consecutiveFailures, hint: error.retryAfter)
+            worker.state = .backoff(until: engine.now() + delay)
+        case .switchSource(let standing, let sourceDead):
+            if sourceDead { crew.markDead(worker.sourceIndex) }
+            item.tally.attempts += 1
+            worker.standing = standing
+            relaunch(worker)
+        case .retire(let sourceDead):
+            if sourceDead { crew.markDead(worker.sourceIndex) }
+            crew.retire(worker)
+            // A range given back is taken again before the item can fail (SPEC §5): by a
+            // live worker when its own region ends, or now by a new one.
+            if let replacement = crew.replaceStranded(progress: item.storage.bytesThisRun) {
+                item.tally.attempts += 1
+                launch(replacement)
+            }
+        }
+    }
+}
