@@ -165,6 +165,26 @@ import TestServer
             #expect(try await restarted.finish(length: 50).get() == sha(Array(bytes[0..<50])))
         }
     }
+
+    /// A read-back goes a chunk at a time, each read while the one before is hashed:
+    /// a range that starts and ends inside chunks, and a whole file of several, hash
+    /// exactly their bytes.
+    @Test func readBackAcrossChunksHashesExactlyTheRange() async throws {
+        try await withTestDirectory { directory in
+            let path = directory + "/f"
+            let bytes = TestServer.bytes(count: 2 * FileHasher.chunk + 12_345, seed: 11)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let fd = open(path, O_RDONLY)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            let from = 1000, to = 2 * FileHasher.chunk + 5
+            let hasher = try #require(SHA256())
+            let reached = try FileHasher.hashRange(fd: fd, from: Int64(from), to: Int64(to), into: hasher, path: path)
+            #expect(reached == Int64(to))
+            #expect(hasher.finalizeHex() == sha(Array(bytes[from..<to])))
+            #expect(try FileHasher.sha256(path: path) == sha(bytes))
+        }
+    }
 }
 
 @Suite struct BatchedQueueTests {
