@@ -175,7 +175,7 @@ import TestServer
             let bytes = TestServer.bytes(count: 2 * FileHasher.chunk + 12_345, seed: 11)
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let fd = open(path, O_RDONLY)
-            #expect(fd >= 0)
+            try #require(fd >= 0)
             defer { close(fd) }
             let from = 1000, to = 2 * FileHasher.chunk + 5
             let hasher = try #require(SHA256())
@@ -183,6 +183,13 @@ import TestServer
             #expect(reached == Int64(to))
             #expect(hasher.finalizeHex() == sha(Array(bytes[from..<to])))
             #expect(try FileHasher.sha256(path: path) == sha(bytes))
+            // Less than a chunk, and nothing.
+            let small = try #require(SHA256())
+            #expect(try FileHasher.hashRange(fd: fd, from: 5, to: 70_005, into: small, path: path) == 70_005)
+            #expect(small.finalizeHex() == sha(Array(bytes[5..<70_005])))
+            let none = try #require(SHA256())
+            #expect(try FileHasher.hashRange(fd: fd, from: 9, to: 9, into: none, path: path) == 9)
+            #expect(none.finalizeHex() == sha([]))
         }
     }
 }

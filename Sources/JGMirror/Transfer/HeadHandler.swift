@@ -5,9 +5,11 @@ import CCurl
 /// ranges, where a source's redirects lead), and what the head makes the item do
 /// next — write the body, fan out, follow a redirect, start over, or stop.
 ///
-/// Confined to the engine thread, like the `ItemTransfer` it belongs to. Inside a
-/// libcurl callback nothing here touches a curl handle: what needs one is left in the
-/// item's `pending` for `ItemTransfer.settle()`.
+/// Confined to the engine thread, like the `ItemTransfer` it belongs to. It runs
+/// inside libcurl's write callback (and once a request ended, for a head without a
+/// body), so it only reads from curl handles: a restart, a failure or a fan-out,
+/// which attach, detach or resume them, is left in the item's `pending` for
+/// `ItemTransfer.settle()`.
 final class HeadHandler {
     private unowned let item: ItemTransfer
     private var crew: Crew { item.crew }

@@ -2,9 +2,10 @@ import CCurl
 import Foundation
 
 /// One file being fetched: coordinates its `Crew` of connections (and the
-/// `SegmentBook` they share), the `RequestCycle` that sends and judges their
-/// requests, the `HeadHandler` that carries out the verdict on each response head,
-/// its `ItemStorage`, and the item's start, restarts and end.
+/// `SegmentBook` they share), the `RequestCycle` that sends their requests and
+/// carries out the verdict on each one that ended, the `HeadHandler` that carries
+/// out the verdict on each response head, its `ItemStorage`, and the item's start,
+/// restarts and end.
 ///
 /// Confined to the engine thread, except `prepare()`, which opens the part file (and
 /// takes over an earlier run's files) on the engine's preparation queue before the
@@ -13,8 +14,9 @@ import Foundation
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
 /// which the engine calls outside callbacks.
 ///
-/// The state below is the item's; `Crew`, `RequestCycle` and `HeadHandler` read and
-/// change it on the engine thread as parts of the item.
+/// The state below is the item's; `RequestCycle` and `HeadHandler` read and change
+/// it on the engine thread as parts of the item, and only `HeadHandler` runs inside
+/// libcurl's callbacks, where it records its decisions in `pending`.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest

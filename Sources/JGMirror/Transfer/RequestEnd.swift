@@ -1,7 +1,7 @@
 /// What a finished request means for its connection (SPEC §5), decided without
-/// curl: how it ended and what it delivered go in, a verdict comes out. Redirects
-/// and decisions taken on the response head (`HeadHandler`) come before this;
-/// `RequestCycle` carries the verdict out.
+/// curl: how it ended and what it delivered go in, a verdict comes out. A response
+/// that was a redirect is followed instead, and decisions taken on the response head
+/// (`HeadHandler`) come before this; `RequestCycle` carries the verdict out.
 ///
 /// A response that ends short of what it announced is one failure, as a dropped
 /// connection is: a short `206` breaks the protocol, a short `200` the connection.

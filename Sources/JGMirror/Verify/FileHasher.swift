@@ -37,22 +37,27 @@ public enum FileHasher {
     }
 
     /// Feeds bytes `[from, to)` of `fd` (to end of file when `to` is nil) into `hasher`;
-    /// returns the offset reached. Each chunk is read while the one before it is
-    /// hashed, on a second thread when a core is free: a read from the page cache
-    /// costs about a quarter of hashing what it brings, and it is the tail a download
-    /// waits for after its last byte.
+    /// returns the offset reached. A range of more than a chunk reads each chunk while
+    /// the one before it is hashed, on a second thread when a core is free (inside
+    /// another `concurrentPerform` that holds every core, one after the other): a
+    /// read from the page cache costs about a quarter of hashing what it brings.
     @discardableResult
     static func hashRange(fd: Int32, from: Int64, to end: Int64?, into hasher: SHA256, path: String) throws(VerifyError) -> Int64 {
-        let buffers = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 4096) }
+        let size = end.map { Int(max(0, min(Int64(chunk), $0 - from))) } ?? chunk
+        let buffers = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096) }
         defer { buffers.forEach { $0.deallocate() } }
         var offset = from
         var current = 0
         var count = try read(fd, into: buffers[current], at: offset, before: end, path: path).get()
         while count > 0 {
             nonisolated(unsafe) let filled = UnsafeRawBufferPointer(rebasing: buffers[current][0..<count])
+            offset += Int64(count)
+            if let end, offset >= end {
+                hasher.update(filled)  // the last chunk: nothing left to read beside it
+                break
+            }
             nonisolated(unsafe) let spare = buffers[1 - current]
             nonisolated(unsafe) var next: Result<Int, VerifyError> = .success(0)
-            offset += Int64(count)
             let nextOffset = offset
             DispatchQueue.concurrentPerform(iterations: 2) { task in
                 if task == 0 {
@@ -67,11 +72,11 @@ public enum FileHasher {
         return offset
     }
 
-    /// Reads up to a chunk of `fd` at `offset` (not past `end`) into `buffer`.
+    /// Reads up to a buffer's worth of `fd` at `offset` (not past `end`) into `buffer`.
     private static func read(
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, before end: Int64?, path: String
     ) -> Result<Int, VerifyError> {
-        let want = end.map { Int(min(Int64(chunk), $0 - offset)) } ?? chunk
+        let want = end.map { Int(max(0, min(Int64(buffer.count), $0 - offset))) } ?? buffer.count
         guard want > 0 else { return .success(0) }
         while true {
             let count = pread(fd, buffer.baseAddress, want, off_t(offset))
