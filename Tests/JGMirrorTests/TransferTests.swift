@@ -1317,7 +1317,7 @@ import TestServer
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
-                items: plan.items, options: options, engine: engine, events: continuation, root: root, store: nil, records: RecordTable()
+                items: plan.items, options: options, engine: engine, events: continuation, root: root, state: StateOpening(.none())
             ).run().all
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })

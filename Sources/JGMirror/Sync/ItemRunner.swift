@@ -67,15 +67,6 @@ final class ItemRunner: Sendable {
     /// not hold a request, hasher and transfer object per item before it starts.
     private let window: Int
 
-    convenience init(
-        items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, store: StateStore?, records: RecordTable, listings: FolderListings = FolderListings()
-    ) {
-        self.init(
-            items: items, options: options, engine: engine, events: events, root: root,
-            state: StateOpening(StateOpening.Opened(store: store, records: records, warnings: [])), listings: listings)
-    }
-
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
         root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings()

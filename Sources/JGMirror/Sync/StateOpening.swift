@@ -15,6 +15,9 @@ final class StateOpening: Sendable {
         var store: StateStore?
         var records: RecordTable
         var warnings: [String]
+
+        /// No database this run: records are neither read nor written.
+        static func none(warnings: [String] = []) -> Opened { Opened(store: nil, records: RecordTable(), warnings: warnings) }
     }
 
     private struct Progress: Sendable {
@@ -76,6 +79,6 @@ final class StateOpening: Sendable {
 
     private func wait() -> Opened {
         done.wait()
-        return progress.value.opened ?? Opened(store: nil, records: RecordTable(), warnings: [])
+        return progress.value.opened ?? .none()
     }
 }

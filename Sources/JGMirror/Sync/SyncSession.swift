@@ -88,7 +88,7 @@ public final class SyncSession: Sendable {
                 return Self.openState(folder: path, busyTimeout: timeout)
             }
         } else {
-            state = StateOpening(StateOpening.Opened(store: nil, records: RecordTable(), warnings: []))
+            state = StateOpening(.none())
         }
         // Closed before the run returns, or once open when it stops early: every write
         // (placements, what was learned, pruned records) is over by then.
@@ -164,12 +164,12 @@ public final class SyncSession: Sendable {
     private static func openState(folder: String, busyTimeout: Double) -> StateOpening.Opened {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
-        guard let opened = opening.store else { return StateOpening.Opened(store: nil, records: RecordTable(), warnings: warnings) }
+        guard let opened = opening.store else { return .none(warnings: warnings) }
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {
             warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
-            return StateOpening.Opened(store: nil, records: RecordTable(), warnings: warnings)
+            return .none(warnings: warnings)
         }
     }
 
