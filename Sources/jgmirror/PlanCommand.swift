@@ -25,6 +25,8 @@ struct PlanCommand: AsyncParsableCommand {
                 .usage(UsageError("--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")),
                 command: "plan", outputs: nil)
         }
+        // A list that failed fails its set alone; sync would report it and delete nothing.
+        for failure in plan.manifest.listFailures { Terminal.error("\(failure.result.dest): \(failure.error.message)") }
         // The state database's records spare hashing files it vouches for, as in sync.
         let records = (try? StateStore.openExisting(root: plan.root)?.recordTable()) ?? RecordTable()
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
@@ -70,6 +72,9 @@ struct PlanCommand: AsyncParsableCommand {
         Terminal.info(
             "plan: \(plan.items.count) of \(plan.totalInManifest) items selected under \(plan.root)"
                 + (summary.isEmpty ? "" : ": \(summary)"))
+        // A failed list fails its set in sync too (exit 1, or 3 for a signature).
+        let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result))
+        if failed != .success { throw ArgumentParser.ExitCode(failed.rawValue) }
     }
 }
 

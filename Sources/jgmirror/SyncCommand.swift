@@ -17,19 +17,30 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Hash every present file instead of trusting the state database's quick check.")
     var rehash = false
 
-    @Flag(help: "Delete files under the root that no item produces, then empty folders.")
+    @Flag(help: "After a run in which every item and list succeeded, delete files under the root that no item produces, then empty folders.")
     var delete = false
 
-    @Option(name: .customLong("max-delete"), help: "Refuse (exit 4, nothing deleted) to delete more files than this; 0 forbids deleting.")
-    var maxDelete = 1000
+    @Option(
+        name: .customLong("max-delete"),
+        help: "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root or a set's folder (default 1000 and 50%; repeat to set both; 0 forbids deleting).")
+    var maxDelete: [String] = []
+
+    @Option(
+        name: .customLong("backup-dir"),
+        help: "Move files that --delete removes or the sync replaces to DIR/<run start>/<path> instead (same file system as the root).")
+    var backupDir: String?
 
     /// Fault injection for the crash test, not an interface: set, the process kills
     /// itself (SIGKILL) after placing its first batch of files and before recording
     /// them in the state database, where a crash costs the most.
     static let crashBeforeRecording = "JGMIRROR_TEST_CRASH_BEFORE_RECORDING"
 
+    /// Fault injection for the crash test, not an interface: set to N, the process
+    /// kills itself (SIGKILL) once `--delete` has removed N files.
+    static let crashAfterDeletions = "JGMIRROR_TEST_CRASH_AFTER_DELETIONS"
+
     func validate() throws {
-        guard maxDelete >= 0 else { throw ValidationError("--max-delete must be 0 or more") }
+        do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
     }
 
     func run() async throws {
@@ -46,12 +57,17 @@ struct SyncCommand: AsyncParsableCommand {
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
         options.rehash = rehash
         options.delete = delete
-        options.maxDelete = maxDelete
-        if ProcessInfo.processInfo.environment[Self.crashBeforeRecording] != nil {
+        options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
+        options.backupDir = backupDir
+        let environment = ProcessInfo.processInfo.environment
+        if environment[Self.crashBeforeRecording] != nil {
             options.beforeRecording = {
                 raise(SIGKILL)
                 return false
             }
+        }
+        if let text = environment[Self.crashAfterDeletions], let limit = Int(text) {
+            options.afterDeletion = { deleted in if deleted >= limit { raise(SIGKILL) } }
         }
         let session = SyncSession(plan: plan, options: options)
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)

@@ -803,6 +803,7 @@ final class HashLog: Sendable {
             let yaml = try strayMirror(dir)
             var pruning = options()
             pruning.delete = true
+            pruning.deleteLimits.share = 1  // 4 strays beside 2 items
             let report = try await sync(yaml, in: dir, options: pruning)
             let deleted = report.items.filter { $0.status == .deleted }.map(\.dest).sorted()
             #expect(deleted == ["dead.bin.jgpart", "old/deep/y.bin", "old/x.bin", "stray.txt"])
@@ -853,7 +854,7 @@ final class HashLog: Sendable {
             for limit in [3, 0] {
                 var pruning = options()
                 pruning.delete = true
-                pruning.maxDelete = limit
+                pruning.deleteLimits.count = limit
                 do {
                     _ = try await sync(yaml, in: dir, options: pruning)
                     Issue.record("expected a refusal")

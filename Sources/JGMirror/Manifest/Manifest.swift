@@ -26,6 +26,12 @@ public struct Manifest: Sendable {
     /// The destination folders of sets whose list failed its signature check (`""`:
     /// the root): such a list decides nothing, so `--delete` removes nothing there.
     public var distrustedFolders: [String] = []
+    /// Lists that could not be fetched, parsed or trusted (SPEC §10): each fails its
+    /// own set, the other sets and items go on, and the run deletes nothing.
+    public var listFailures: [ListFailure] = []
+    /// The destination folders of the manifest's sets (`""`: the root), kept once the
+    /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
+    public var setFolders: [String] = []
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []
@@ -265,4 +271,29 @@ struct ItemExtras: Sendable {
 final class SettingsBox: Sendable {
     let settings: ItemSettings
     init(_ settings: ItemSettings) { self.settings = settings }
+}
+
+/// A checksums list that failed as a whole (SPEC §10): it could not be fetched or
+/// parsed, named no usable file, or failed its signature with nothing to name. Its
+/// set's items cannot be known, so the report carries one row for the list.
+public struct ListFailure: Sendable, Equatable {
+    /// The set's destination folder (`""`: the root), or nil for a `checksums:` list,
+    /// which has no folder of its own.
+    public var folder: String?
+    /// The list's URL, as the manifest names it.
+    public var url: String
+    /// `list`, or `signature` for a list whose signature failed.
+    public var error: ItemError
+
+    public init(folder: String?, url: String, error: ItemError) {
+        self.folder = folder
+        self.url = url
+        self.error = error
+    }
+
+    /// The report row: the set's folder (or the list's URL) as its destination.
+    public var result: ItemResult {
+        let url = Redactor.redactURLAndQuery(self.url)
+        return ItemResult(dest: folder ?? url, url: url, status: .failed, error: error)
+    }
 }

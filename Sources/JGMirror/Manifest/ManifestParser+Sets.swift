@@ -113,8 +113,15 @@ extension ManifestParser {
                 let parent = Paths.parent(of: parser.reader.sourceName)
                 let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
                 let path = URL(fileURLWithPath: relative).standardizedFileURL.path
-                guard FileManager.default.isReadableFile(atPath: path) else {
+                guard let keys = FileManager.default.contents(atPath: path) else {
                     throw parser.error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
+                }
+                // An armored keyring is dearmored for gpgv; one that cannot be is refused now.
+                if Keyring.isArmored(keys) {
+                    do { _ = try Keyring.dearmor(keys) } catch {
+                        throw parser.error(
+                            keyring.1, "keyring '\(keyring.0)' is ASCII-armored but \(error.message); export it again, or convert it with 'gpg --dearmor'")
+                    }
                 }
                 return ListSignature(url: url.0, keyring: path)
             }

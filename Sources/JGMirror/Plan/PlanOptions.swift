@@ -81,4 +81,10 @@ public struct UsageError: LocalizedError, Sendable, Equatable {
     public static let deleteUnderFilter = UsageError(
         "--delete cannot be combined with --shard, --tag or --skip-tag: the run does not see the whole manifest, so it cannot tell which files no item produces"
     )
+
+    /// `sync --delete` of a manifest that selects no item (SPEC §10): it would empty the
+    /// root, which a templating mistake is far likelier to ask for than an operator.
+    public static let deleteEverything = UsageError(
+        "--delete with a manifest that names no item would delete every file under the root; nothing was deleted or fetched"
+    )
 }

@@ -150,7 +150,7 @@ public final class ProgressRenderer: @unchecked Sendable {
             ("downloaded", totals.downloaded), ("unchanged", totals.unchanged), ("verified", totals.verified),
             ("unverified", totals.unverified), ("failed", totals.failed), ("mismatch", totals.mismatch),
             ("missing", totals.missing), ("interrupted", totals.interrupted), ("skipped", totals.skipped),
-            ("deleted", totals.deleted),
+            ("deleted", totals.deleted), ("delete skipped", totals.deleteSkipped),
         ]
         for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
         if parts.isEmpty { parts.append("nothing to do") }

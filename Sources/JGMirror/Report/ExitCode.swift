@@ -40,6 +40,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
         switch status {
         case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
         case .interrupted: .interrupted
+        case .deleteSkipped: .transferFailed
         case .mismatch, .missing: .integrity
         case .failed:
             switch error?.code.exitCode {

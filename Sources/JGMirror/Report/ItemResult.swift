@@ -22,9 +22,14 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     case missing
     /// `sync --delete`: a file under the root that no item produces, removed.
     case deleted
+    /// `sync --delete`: a file no item produces, left in place because the run was not
+    /// clean (an item or a list failed, or it was interrupted); the error says why.
+    case deleteSkipped = "delete_skipped"
 
     /// Whether the status needs the operator's attention, whatever the verbosity.
-    public var isProblem: Bool { self == .failed || self == .mismatch || self == .missing || self == .interrupted }
+    public var isProblem: Bool {
+        self == .failed || self == .mismatch || self == .missing || self == .interrupted || self == .deleteSkipped
+    }
 }
 
 /// An item's error in a report: `{"code": "http_404", "message": "…"}`.

@@ -114,6 +114,7 @@ extension RunReport {
                     ("failed", .int(totals.failed)), ("mismatch", .int(totals.mismatch)), ("unverified", .int(totals.unverified)),
                     ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)), ("verified", .int(totals.verified)),
                     ("missing", .int(totals.missing)), ("deleted", .int(totals.deleted)),
+                    ("delete_skipped", .int(totals.deleteSkipped)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
             ),

@@ -12,7 +12,7 @@ public enum JUnitReport {
     /// report is never held whole.
     public static func write(_ report: RunReport, to emit: (String) -> Void) {
         let totals = report.totals
-        let failures = totals.failed + totals.mismatch + totals.missing + totals.interrupted
+        let failures = totals.failed + totals.mismatch + totals.missing + totals.interrupted + totals.deleteSkipped
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuites>\n"
         xml +=
@@ -20,7 +20,7 @@ public enum JUnitReport {
         report.forEachItem { item in
             xml += "    <testcase classname=\"\(escape(report.manifest ?? "jgmirror"))\" name=\"\(escape(item.dest))\" time=\"\(RunReport.rounded(item.durationS))\">\n"
             switch item.status {
-            case .failed, .mismatch, .missing, .interrupted:
+            case .failed, .mismatch, .missing, .interrupted, .deleteSkipped:
                 let code = item.error?.code.rawValue ?? item.status.rawValue
                 let message = item.error?.message ?? item.status.rawValue
                 xml += "      <failure type=\"\(escape(code))\" message=\"\(escape(message))\">\(escape(describe(item)))</failure>\n"

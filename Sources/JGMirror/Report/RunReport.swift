@@ -90,6 +90,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         public var verified = 0
         public var missing = 0
         public var deleted = 0
+        public var deleteSkipped = 0
         public var bytesDownloaded: Int64 = 0
 
     }
@@ -110,6 +111,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
             case .verified: totals.verified += 1
             case .missing: totals.missing += 1
             case .deleted: totals.deleted += 1
+            case .deleteSkipped: totals.deleteSkipped += 1
             }
         }
         return totals

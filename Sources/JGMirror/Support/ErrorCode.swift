@@ -37,6 +37,12 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case checksumMismatch
     /// A checksums list's signature does not check out (`signature`).
     case signature
+    /// A checksums list could not be fetched or parsed, or names no usable file: its
+    /// set fails, the rest of the run goes on (`list`).
+    case list
+    /// `sync --delete` left a file no item produces, because the run was not clean
+    /// or the list deciding it failed (`delete_skipped`).
+    case deleteSkipped
     /// `verify`: the file is not on disk (`missing`).
     case missing
     /// The disk or quota is full (`disk_full`).
@@ -83,6 +89,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .tooLarge: "too_large"
         case .checksumMismatch: "checksum_mismatch"
         case .signature: "signature"
+        case .list: "list"
+        case .deleteSkipped: "delete_skipped"
         case .missing: "missing"
         case .diskFull: "disk_full"
         case .permissionDenied: "permission_denied"
@@ -101,7 +109,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// Every code without a parameter, to look spellings up.
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
         .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
     ]
 
@@ -126,7 +134,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge:
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped:
             .transferFailed
         }
     }

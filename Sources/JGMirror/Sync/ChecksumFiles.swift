@@ -3,16 +3,28 @@ import Foundation
 /// SHA256SUMS- and SHA512SUMS-style files (`HASH  NAME` or `HASH *NAME`), SPEC §3
 /// `checksums:`. A 64-digit hash is SHA-256, a 128-digit one SHA-512.
 enum ChecksumFiles {
+    /// Why a list cannot give hashes: a name listed twice with two hashes.
+    struct Conflict: Error {
+        let message: String
+    }
+
     /// Maps each listed name, resolved against the file's own URL, to its hash. Lines
     /// are read as a set's list reads them (`SumsList`); one that is not `HASH NAME`
-    /// is skipped.
-    static func parse(_ text: String, baseURL: String) -> [String: String] {
+    /// is skipped. A name listed twice with two hashes of one kind makes the list
+    /// useless (which one did the publisher mean?): it throws.
+    static func parse(_ text: String, baseURL: String) throws(Conflict) -> [String: String] {
         var sums: [String: String] = [:]
+        var lines: [String: Int] = [:]
         let base = baseURL.split(separator: "?", maxSplits: 1)[0]
         let folder = base.lastIndex(of: "/").map { String(base[...$0]) } ?? String(base)
         for entry in (try? SumsList(parsing: text, lenient: true))?.entries ?? [] {
             let url = entry.name.contains(ascii: "://") ? entry.name : folder + entry.name
+            if let earlier = sums[url], earlier.utf8.count == entry.hash.utf8.count, earlier != entry.hash {
+                throw Conflict(
+                    message: "line \(entry.line): '\(Rules.printable(entry.name))' is listed again with another hash (line \(lines[url] ?? 0))")
+            }
             sums[url] = entry.hash
+            lines[url] = entry.line
         }
         return sums
     }

@@ -69,7 +69,7 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings()
+        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings(), backup: BackupFolder? = nil
     ) {
         self.items = items
         self.listings = Locked(listings)
@@ -84,7 +84,7 @@ final class ItemRunner: Sendable {
             saved: options.savedLearned)
         placement = Placement(
             durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
-            beforeRecording: options.beforeRecording)
+            beforeRecording: options.beforeRecording, backup: backup)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)

@@ -80,11 +80,22 @@ final class ListFetcher: Sendable {
         }
     }
 
-    /// Fetches `url` as text; a failure stops the run (SPEC §9: exit 1, nothing fetched).
-    /// `path` holds exactly the bytes of `text`, for `check`: the fetched body, or on a
+    /// A list as fetched: `path` holds exactly the bytes of `text`, for `check`.
+    struct FetchedList {
+        var path: String
+        var text: String
+        /// The server answered `304` and these are the cached copy's bytes.
+        var fromCache: Bool
+        /// Why the list's signature fails, when it has one and it does (`signature`).
+        var signatureFailure: ItemError?
+    }
+
+    /// Fetches `url` as text, conditionally against the cached copy unless `fresh`.
+    /// Throws `.checksums` when it cannot be fetched (the caller fails the list's set),
+    /// `.local` when this machine cannot hold it. `path` is the fetched body, or on a
     /// `304` the cached copy, written out afresh.
-    func text(_ url: String, headers: [HTTPHeader]) async throws(SyncError) -> (path: String, text: String) {
-        let cached = cache?.load(url)
+    func text(_ url: String, headers: [HTTPHeader], fresh: Bool = false) async throws(SyncError) -> FetchedList {
+        let cached = fresh ? nil : cache?.load(url)
         switch await fetch(url, headers: headers, conditions: cached?.conditions ?? []) {
         case .failure(let error): throw .checksums(url: url, error: error)
         case .success(.notModified):
@@ -93,7 +104,7 @@ final class ListFetcher: Sendable {
             guard FileManager.default.createFile(atPath: path, contents: cached.body) else {
                 throw .local("cannot write the cached list of \(Redactor.redactURLAndQuery(url)) to \(path)")
             }
-            return (path, String(decoding: cached.body, as: UTF8.self))
+            return FetchedList(path: path, text: String(decoding: cached.body, as: UTF8.self), fromCache: true)
         case .success(.body(let path, let validators)):
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
@@ -101,8 +112,23 @@ final class ListFetcher: Sendable {
             if let cache, let warning = cache.store(CachedList(url: url, validators: validators, body: data)) {
                 warnings.withLock { $0.append(warning) }
             }
-            return (path, String(decoding: data, as: UTF8.self))
+            return FetchedList(path: path, text: String(decoding: data, as: UTF8.self), fromCache: false)
         }
+    }
+
+    /// `text`, then the signature when the list has one. A cached copy that fails it is
+    /// fetched once more, unconditionally (SPEC §10): a list rewritten upstream under
+    /// its old ETag, or a damaged cache, must not fail every run until someone clears
+    /// the cache by hand.
+    func verifiedText(_ url: String, headers: [HTTPHeader], signature: ListSignature?) async throws(SyncError) -> FetchedList {
+        var list = try await text(url, headers: headers)
+        guard let signature else { return list }
+        list.signatureFailure = await check(list: list.path, listURL: url, signature: signature, headers: headers)
+        if list.signatureFailure != nil, list.fromCache {
+            list = try await text(url, headers: headers, fresh: true)
+            list.signatureFailure = await check(list: list.path, listURL: url, signature: signature, headers: headers)
+        }
+        return list
     }
 
     /// Checks the list at `path` against `signature`: nil when gpgv accepts it, else
@@ -120,10 +146,15 @@ final class ListFetcher: Sendable {
             // Signatures are fetched without conditions: `fetch` has already refused a 304.
             return ItemError(code: .signature, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(signature.url))")
         case .success(.body(let signaturePath, _)):
-            return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map {
-                ItemError(
-                    code: .signature,
-                    message: "\(Redactor.redactURLAndQuery(listURL)) is not signed by a key in \(signature.keyring): \($0)")
+            let list = Redactor.redactURLAndQuery(listURL)
+            return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map { reason in
+                // gpgv's "BAD signature" means a key of the keyring made the signature
+                // over other bytes: the list or the signature was changed since.
+                let message =
+                    reason.contains("BAD signature")
+                    ? "\(list) or its signature was altered after signing (gpgv: \(reason))"
+                    : "\(list) is not signed by a key in \(signature.keyring): \(reason)"
+                return ItemError(code: .signature, message: message)
             }
         }
     }

@@ -11,9 +11,10 @@ extension Manifest {
     ///
     /// A list whose signature fails (bad, missing, unknown key) still names its
     /// items, but each fails with `signature` (exit 3) and nothing is fetched for it.
-    /// Throws `.checksums` when a list cannot be fetched (exit 1) and `.manifest`
-    /// for a malformed list, a name that leaves the set's folder or a destination
-    /// another item or set already has (exit 2).
+    /// A list that cannot be fetched or parsed, names no usable file, or a name that
+    /// leaves the set's folder or is another's destination, fails its own set
+    /// (`listFailures`, code `list`, exit 1); the other sets go on (SPEC §10).
+    /// Throws only what stops the run as a whole (this machine cannot hold a list).
     public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil) async throws(SyncError) {
         guard !sets.isEmpty else { return }
         var cache = cache
@@ -28,37 +29,62 @@ extension Manifest {
     private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
         var expansion = SetExpansion(file: path, items: itemChunks)
         for set in sets {
+            setFolders.append(set.dest)
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
-            let (listPath, text) = try await fetcher.text(set.sums, headers: setHeaders)
-            var failure: ItemError?
-            if let signature = set.signature {
-                failure = await fetcher.check(list: listPath, listURL: set.sums, signature: signature, headers: setHeaders)
-            }
-            let list: SumsList
-            do { list = try SumsList(parsing: text, lenient: failure != nil) } catch {
-                switch error {
-                case .malformed(let line, let message):
-                    throw .manifest(
-                        ManifestError(
-                            file: path, location: set.sumsLocation, message: "\(Redactor.redactURLAndQuery(set.sums)) line \(line): \(message)"))
-                }
-            }
-            let expanded: [ManifestItem]
-            do { expanded = try expansion.items(of: set, list: list, trusted: failure == nil) } catch { throw .manifest(error) }
-            if let failure {
-                // An empty or cut list whose signature failed must not pass for a set
-                // with no files, nor decide what --delete removes under its folder.
-                guard !expanded.isEmpty else {
-                    throw .manifest(
-                        ManifestError(
-                            file: path, location: set.sumsLocation,
-                            message: "\(Redactor.redactURLAndQuery(set.sums)) names no file, and \(failure.message)"))
-                }
+            switch try await expand(set, with: fetcher, headers: setHeaders, into: &expansion) {
+            case .items(let expanded, nil):
+                itemChunks.append(contentsOf: expanded)
+            case .items(let expanded, let failure?):
+                // The list names its items, but they fail with the signature, and the
+                // list decides nothing about what --delete removes under its folder.
                 for item in expanded { failures[item.dest ?? ""] = failure }
                 distrustedFolders.append(set.dest)
+                itemChunks.append(contentsOf: expanded)
+            case .failed(let error):
+                listFailures.append(ListFailure(folder: set.dest, url: set.sums, error: error))
+                distrustedFolders.append(set.dest)
             }
-            itemChunks.append(contentsOf: expanded)
         }
         sets = []
+    }
+
+    /// What one set's list gives: its items (failing with `signature` when the list is
+    /// not signed as it must be), or why the set fails as a whole (`list`, or
+    /// `signature` for a list that fails its signature and names nothing).
+    private enum SetOutcome {
+        case items([ManifestItem], signatureFailure: ItemError?)
+        case failed(ItemError)
+    }
+
+    /// Fetches, checks and reads `set`'s list. Throws only what stops the whole run (this
+    /// machine cannot hold the list); a list's own faults fail its set alone.
+    private func expand(
+        _ set: ManifestSet, with fetcher: ListFetcher, headers: [HTTPHeader], into expansion: inout SetExpansion
+    ) async throws(SyncError) -> SetOutcome {
+        let source = Redactor.redactURLAndQuery(set.sums)
+        let fetched: ListFetcher.FetchedList
+        do { fetched = try await fetcher.verifiedText(set.sums, headers: headers, signature: set.signature) } catch {
+            guard case .checksums = error else { throw error }
+            return .failed(ItemError(code: .list, message: error.errorDescription ?? ""))
+        }
+        let failure = fetched.signatureFailure
+        let list: SumsList
+        do { list = try SumsList(parsing: fetched.text, lenient: failure != nil) } catch {
+            switch error {
+            case .malformed(let line, let message): return .failed(ItemError(code: .list, message: "\(source) line \(line): \(message)"))
+            }
+        }
+        // A list refused half-way must not keep the destinations it took.
+        var trial = expansion
+        let expanded: [ManifestItem]
+        do { expanded = try trial.items(of: set, list: list, trusted: failure == nil) } catch {
+            return .failed(ItemError(code: .list, message: error.message))
+        }
+        if let failure, expanded.isEmpty {
+            // An empty or cut list whose signature failed must not pass for a set with no files.
+            return .failed(ItemError(code: .signature, message: "\(source) names no file, and \(failure.message)"))
+        }
+        expansion = trial
+        return .items(expanded, signatureFailure: failure)
     }
 }

@@ -37,9 +37,11 @@ final class Placement: Sendable {
 
     init(
         durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
-        dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil
+        dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil,
+        backup: BackupFolder? = nil
     ) {
-        let placer = Placer(durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording)
+        let placer = Placer(
+            durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording, backup: backup)
         self.placer = placer
         self.durable = durable
         batches = BatchedQueue(label: "jgmirror.placement") { placer.place($0) }
@@ -97,6 +99,8 @@ final class Placement: Sendable {
         /// Runs between the renames and the database write; false skips the write, as a
         /// process killed there would (tests).
         let beforeRecording: (@Sendable () -> Bool)?
+        /// Where a file about to be replaced is hard-linked first (`--backup-dir`).
+        let backup: BackupFolder?
 
         /// One batch on placement's queue.
         func place(_ batch: [Commit]) {
@@ -110,7 +114,10 @@ final class Placement: Sendable {
             if durable { syncAll(batch, folders: folders, into: &failures) }
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {
-                do { try root.rename(commit.part, to: commit.destination) } catch {
+                do {
+                    if let backup { try keep(commit.destination, in: backup) }
+                    try root.rename(commit.part, to: commit.destination)
+                } catch {
                     failures[index] = error
                     continue
                 }
@@ -120,6 +127,17 @@ final class Placement: Sendable {
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
             record(batch.indices.filter { failures[$0] == nil }.map { (batch[$0], nil) })
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
+        }
+
+        /// Hard-links the regular file at `destination`, if there is one, into `backup`
+        /// before a new file is renamed over it.
+        private func keep(_ destination: String, in backup: BackupFolder) throws(TransferError) {
+            let folder = try root.openFolder(Paths.parent(of: destination))
+            defer { close(folder) }
+            let name = Paths.lastComponent(of: destination)
+            var info = stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+            try backup.link(name, in: folder, as: String(destination.dropFirst(root.path.count + 1)))
         }
 
         /// Places a body held in memory as an unnamed file linked in at its destination

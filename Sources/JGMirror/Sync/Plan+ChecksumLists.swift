@@ -23,24 +23,34 @@ extension Plan {
                 message: "item '\(item.dest)' has no checksum (inline or from a checksums file) and --require-checksums is set"))
     }
 
-    /// The same through `fetcher` (and its engine and cache).
+    /// The same through `fetcher` (and its engine and cache). A list that cannot be
+    /// fetched or read fails alone (`manifest.listFailures`, code `list`), and so do the
+    /// items left without a checksum, which it may have listed (SPEC §10).
     mutating func applyChecksumLists(with fetcher: ListFetcher) async throws(SyncError) {
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
+        var failed: [ListFailure] = []
         for source in manifest.checksums {
             let headers = listHeaders[source.url] ?? []
-            let (path, text) = try await fetcher.text(source.url, headers: headers)
-            let hashes = ChecksumFiles.parse(text, baseURL: source.url)
-            // An empty answer, or one in another encoding, must not leave every item
-            // silently unverified: as a set's list would, it stops the run.
-            guard !hashes.isEmpty else {
-                throw .manifest(
-                    ManifestError(
-                        file: manifest.path, location: source.location,
-                        message: "\(Redactor.redactURLAndQuery(source.url)) lists no file ('HASH  NAME' lines)"))
+            let name = Redactor.redactURLAndQuery(source.url)
+            func fail(_ message: String) { failed.append(ListFailure(folder: nil, url: source.url, error: ItemError(code: .list, message: message))) }
+            let list: ListFetcher.FetchedList
+            do { list = try await fetcher.verifiedText(source.url, headers: headers, signature: source.signature) } catch {
+                guard case .checksums = error else { throw error }
+                fail(error.errorDescription ?? "")
+                continue
             }
-            if let signature = source.signature,
-                let failure = await fetcher.check(list: path, listURL: source.url, signature: signature, headers: headers)
-            {
+            let hashes: [String: String]
+            do { hashes = try ChecksumFiles.parse(list.text, baseURL: source.url) } catch {
+                fail("\(name) \(error.message)")
+                continue
+            }
+            // An empty answer, or one in another encoding, must not leave every item
+            // silently unverified.
+            guard !hashes.isEmpty else {
+                fail("\(name) lists no file ('HASH  NAME' lines)")
+                continue
+            }
+            if let failure = list.signatureFailure {
                 for index in items.indices where ([items[index].url] + items[index].mirrors).contains(where: { hashes[$0] != nil }) {
                     items[index].failure = failure
                 }
@@ -49,5 +59,11 @@ extension Plan {
             sums.append((source, hashes))
         }
         do { try ChecksumFiles.apply(sums, to: &self) } catch { throw .manifest(error) }
+        guard let first = failed.first else { return }
+        manifest.listFailures += failed
+        let reason = "no checksum, and the checksums list that may give it failed: \(first.error.message)"
+        for index in items.indices where !items[index].hasChecksum && items[index].failure == nil {
+            items[index].failure = ItemError(code: .list, message: reason)
+        }
     }
 }

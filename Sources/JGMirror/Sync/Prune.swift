@@ -67,11 +67,22 @@ public struct Prune: Sendable {
         return Prune(files: files, folders: deepestFirst)
     }
 
+    /// The results of a run that deletes nothing: each file `delete_skipped`, with why.
+    public func skipped(because reason: String) -> [ItemResult] {
+        files.map {
+            ItemResult(
+                dest: $0.path, url: "", status: .deleteSkipped, bytes: $0.size, error: ItemError(code: .deleteSkipped, message: reason))
+        }
+    }
+
     /// Deletes the files, then the folders, each through a descriptor of its folder
     /// opened component by component from the root without following symlinks, and
-    /// only while it is still a regular file (an empty folder). Returns a result per
-    /// file: `deleted`, or `failed` with the reason.
-    public func execute(root: String) -> [ItemResult] {
+    /// only while it is still a regular file (an empty folder). With `backup`, each
+    /// file is moved there instead of removed. `deleted` is told each file gone.
+    /// Returns a result per file: `deleted`, or `failed` with the reason.
+    public func execute(root: String) -> [ItemResult] { execute(root: root, backup: nil) }
+
+    func execute(root: String, backup: BackupFolder?, deleted: (Int) -> Void = { _ in }) -> [ItemResult] {
         var results: [ItemResult] = []
         results.reserveCapacity(files.count)
         var openFolders: [String: Int32] = [:]
@@ -99,12 +110,18 @@ public struct Prune: Sendable {
                 continue
             }
             guard (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            if unlinkat(parent, name, 0) != 0, errno != ENOENT {
+            if let backup {
+                do { try backup.move(name, in: parent, as: file.path) } catch {
+                    results.append(ItemResult(dest: file.path, url: "", status: .failed, bytes: file.size, error: ItemError(code: error.code, message: error.message)))
+                    continue
+                }
+            } else if unlinkat(parent, name, 0) != 0, errno != ENOENT {
                 results.append(failure(file, errno, "cannot delete"))
                 continue
             }
             result.bytes = Int64(info.st_size)
             results.append(result)
+            deleted(results.count)
         }
         for path in folders {
             let parent = folder(Paths.parent(of: path))

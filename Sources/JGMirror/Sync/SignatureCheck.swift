@@ -10,9 +10,11 @@ enum SignatureCheck {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-gpgv-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
+        let keys: String
+        do { keys = try Keyring.usable(keyring, in: home) } catch { return "cannot use keyring \(keyring): \(error.message)" }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gpgv", "--homedir", home, "--keyring", keyring, signature, list]
+        process.arguments = ["gpgv", "--homedir", home, "--keyring", keys, signature, list]
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors

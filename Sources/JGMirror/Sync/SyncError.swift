@@ -12,8 +12,9 @@ public enum SyncError: LocalizedError, Sendable {
     case locked(String)
     /// The root cannot be created or locked: exit 4.
     case local(String)
-    /// `--delete` would remove more files than `--max-delete` allows: exit 4, nothing deleted.
-    case tooManyDeletions(count: Int, limit: Int)
+    /// `--delete` would remove more files, or a larger share of a folder, than
+    /// `--max-delete` allows (the message says which): exit 4, nothing deleted.
+    case tooManyDeletions(String)
     /// A checksums file could not be fetched: exit 1, nothing fetched.
     case checksums(url: String, error: TransferError)
 
@@ -23,10 +24,7 @@ public enum SyncError: LocalizedError, Sendable {
         case .usage(let error): error.errorDescription
         case .locked(let message): message + "; try again when it finishes"
         case .local(let message): message
-        case .tooManyDeletions(let count, let limit):
-            limit == 0
-                ? "--delete would remove \(count) file\(count == 1 ? "" : "s") and --max-delete 0 forbids deleting; nothing was deleted or fetched"
-                : "--delete would remove \(count) files, more than --max-delete \(limit); nothing was deleted or fetched (check the manifest and the root, then raise --max-delete)"
+        case .tooManyDeletions(let message): message
         case .checksums(let url, let error):
             "cannot fetch checksums file \(Redactor.redactURLAndQuery(url)): \(Redactor.redactURLsAndQueries(in: error.message))"
         }

@@ -44,9 +44,15 @@ public struct SyncOptions: Sendable {
     public var rehash = false
     /// Remove files under the root that no item produces, then empty folders (`--delete`).
     public var delete = false
-    /// Refuse the run (exit 4, nothing deleted) when more files than this would be
-    /// deleted; 0 forbids any deletion (`--max-delete`).
-    public var maxDelete = 1000
+    /// Refuse the run (exit 4, nothing deleted or fetched) when it would delete more
+    /// files, or a larger share of a folder, than these allow (`--max-delete`).
+    public var deleteLimits = DeleteLimits()
+    /// Move what `delete` removes and what a sync replaces to `DIR/<run start>/<path>`
+    /// instead (`--backup-dir`); DIR must be on the root's file system.
+    public var backupDir: String?
+    /// Told the count of files deleted so far after each deletion (the CLI's crash
+    /// test kills itself here).
+    package var afterDeletion: (@Sendable (Int) -> Void)?
     /// How close to the moment a record was taken a file's timestamps make it racy
     /// (hashed rather than trusted), in seconds. Two seconds covers the coarsest
     /// common timestamps (FAT) and small clock steps; tests set 0.

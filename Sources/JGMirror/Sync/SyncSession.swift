@@ -62,8 +62,9 @@ public final class SyncSession: Sendable {
     ///
     /// Throws only for what stops a run as a whole: another run holds the tree, the
     /// root cannot be made, a destination escapes through a symlink, `--delete` would
-    /// remove more than `--max-delete`, or a checksums file is unreachable or
-    /// contradicts the manifest. Item failures are in the report.
+    /// remove more than `--max-delete` or everything, `--backup-dir` is unusable, or a
+    /// checksums list contradicts the manifest. Item and list failures are in the
+    /// report; a run with any of them deletes nothing (`delete_skipped`).
     public func run() async throws(SyncError) -> RunReport {
         defer { continuation.finish() }
         let started = Date()
@@ -123,15 +124,14 @@ public final class SyncSession: Sendable {
         }) {
             engine.cancel(clearing: clearing)
         }
+        let backup = try options.backupDir.map { directory throws(SyncError) in
+            try BackupFolder(directory: directory, root: plan.root, started: started)
+        }
+        defer { backup?.removeIfEmpty() }
         var prune: Prune?
         if options.delete {
-            let found = await Blocking.run { [root = plan.root, items = plan.items, kept = plan.manifest.distrustedFolders] in
-                Prune.plan(root: root, items: items, keeping: kept)
-            }
-            if found.files.count > options.maxDelete {
-                throw .tooManyDeletions(count: found.files.count, limit: options.maxDelete)
-            }
-            prune = found
+            if plan.items.isEmpty, plan.manifest.listFailures.isEmpty { throw .usage(.deleteEverything) }
+            prune = try await planDeletions(plan, keeping: backup)
         }
 
         if !plan.manifest.checksums.isEmpty {
@@ -140,23 +140,66 @@ public final class SyncSession: Sendable {
         if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, state: state,
-            listings: listings)
+            listings: listings, backup: backup)
         var results = await run.run()
+        let listFailures = plan.manifest.listFailures.map(\.result)
+        for result in listFailures { continuation.yield(.itemFinished(result)) }
+        results.extra += listFailures
         let (store, openWarnings) = await Blocking.run { (state.store, state.warnings) }
         var warnings = openWarnings
-        if let prune, !isCancelled {
-            let (deletions, failure) = await Blocking.run { [root = plan.root, store] in
-                let deletions = prune.execute(root: root)
-                return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))
+        if let prune {
+            let deletions: [ItemResult]
+            if let reason = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled) {
+                deletions = prune.skipped(because: reason)
+            } else {
+                let failure: String?
+                (deletions, failure) = await Blocking.run { [root = plan.root, store, deleted = options.afterDeletion] in
+                    let deletions = prune.execute(root: root, backup: backup, deleted: deleted ?? { _ in })
+                    return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))
+                }
+                if let failure { warnings.append(failure) }
             }
             for result in deletions { continuation.yield(.itemFinished(result)) }
-            if let failure { warnings.append(failure) }
             results.extra += deletions
         }
         if let store { await Blocking.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
+    }
+
+    /// What `--delete` would remove, refused (exit 4, before anything is fetched) past
+    /// `--max-delete`. A backup folder inside the root is no stray.
+    private func planDeletions(_ plan: Plan, keeping backup: BackupFolder?) async throws(SyncError) -> Prune {
+        var kept = plan.manifest.distrustedFolders
+        let backupFolder = backup.map { Paths.parent(of: $0.path) + "/" }
+        if let backupFolder, backupFolder.hasPrefix(plan.root + "/") { kept.append(String(backupFolder.dropFirst(plan.root.count + 1))) }
+        let found = await Blocking.run { [root = plan.root, items = plan.items, kept] in
+            Prune.plan(root: root, items: items, keeping: kept)
+        }
+        if let refusal = options.deleteLimits.refusal(deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders) {
+            throw .tooManyDeletions(refusal)
+        }
+        return found
+    }
+
+    /// Why a run may not delete (SPEC §10: only a clean run proves what the tree should
+    /// hold), or nil when every item and every list succeeded.
+    static func uncleanRun(_ results: ReportItems, listFailures: Int, cancelled: Bool) -> String? {
+        if cancelled { return "the run was interrupted, so nothing was deleted" }
+        var unclean = 0
+        results.forEachOutcome { status, _, _ in
+            switch status {
+            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped: break
+            case .failed, .mismatch, .interrupted, .skipped, .missing: unclean += 1
+            }
+        }
+        unclean -= listFailures
+        guard unclean > 0 || listFailures > 0 else { return nil }
+        var what: [String] = []
+        if unclean > 0 { what.append(unclean == 1 ? "1 item" : "\(unclean) items") }
+        if listFailures > 0 { what.append(listFailures == 1 ? "1 list" : "\(listFailures) lists") }
+        return "\(what.joined(separator: " and ")) did not succeed, so the run cannot tell what the tree should hold; nothing was deleted"
     }
 
     /// Opens the state database and reads its records; without a usable one, says

@@ -22,7 +22,7 @@ public enum Verification {
         }
         var report = RunReport(
             command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
-            items: results)
+            items: results + plan.manifest.listFailures.map(\.result))
         if let store {
             // The remote's validators stay as the last sync saw them, while the bytes do.
             let known = (try? store.recordTable()) ?? RecordTable()
