@@ -78,14 +78,16 @@ public final class ProgressRenderer: @unchecked Sendable {
         run.forEachItem { result in if result.status.isProblem { report(result) } }
     }
 
-    /// The longest status and one space: every path starts in one column.
-    static let statusWidth = ItemStatus.allCases.map(\.rawValue.count).max()! + 1
+    /// The longest status an item shows and one space: every path starts in one
+    /// column. `delete_skipped`, a file's rather than an item's, takes what it needs.
+    static let statusWidth = ItemStatus.allCases.filter { $0 != .deleteSkipped }.map(\.rawValue.count).max()! + 1
 
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
         if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
         // A pruned file's name comes from disk and may hold a newline: one line each, escaped.
-        var text = result.status.rawValue.padding(toLength: Self.statusWidth, withPad: " ", startingAt: 0) + Rules.printable(result.dest)
+        let status = result.status.rawValue
+        var text = status.padding(toLength: max(Self.statusWidth, status.count + 1), withPad: " ", startingAt: 0) + Rules.printable(result.dest)
         if let error = result.error {
             text += ": \(error.code): \(error.message)"
         } else if result.bytesDownloaded > 0 {
