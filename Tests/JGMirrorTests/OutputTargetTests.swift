@@ -69,41 +69,50 @@ import Testing
     @Test func aCharacterDeviceStaysOne() async throws {
         try await withTestDirectory { dir in
             let path = oneItemManifest(in: dir)
-            // A null device of the test's own where it may be made (root), so that a
-            // failure replaces nothing the machine needs.
-            let own = dir + "/null"
-            let made = mknod(own, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0
-            if made {
-                let run = try await execute(["sync", path, "--report", own, "--junit", dir + "/j.xml", "--progress", "none"])
-                #expect(run.status == 0, "\(run.stderr)")
-                #expect(fileType(own) == S_IFCHR)
-            }
+            // A null device of the test's own (1, 3), so that a failure replaces nothing
+            // the machine needs. Making one takes root; without it, /dev/null below.
+            let device = dir + "/null"
+            guard mknod(device, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0 else { return }
+            let run = try await execute(["sync", path, "--report", device, "--junit", dir + "/j.xml", "--progress", "none"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(fileType(device) == S_IFCHR)
+        }
+    }
+
+    @Test func devNullStaysACharacterDevice() async throws {
+        try await withTestDirectory { dir in
+            let path = oneItemManifest(in: dir)
             let run = try await execute(["sync", path, "--report", "/dev/null", "--progress", "none"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(fileType("/dev/null") == S_IFCHR)
         }
     }
 
-    @Test func devStdoutIsStdout() async throws {
+    /// `/dev/stdout` is a link to `/proc/self/fd/1`; one of the test's own stands in for
+    /// it, so that a failure replaces nothing the machine needs.
+    @Test func aLinkToStdoutIsStdoutAndStaysALink() async throws {
         try await withTestDirectory { dir in
             let path = oneItemManifest(in: dir)
-            let run = try await execute(["sync", path, "--events", "/dev/stdout", "--progress", "none"])
+            try FileManager.default.createSymbolicLink(atPath: dir + "/stdout", withDestinationPath: "/proc/self/fd/1")
+            let run = try await execute(["sync", path, "--events", dir + "/stdout", "--progress", "none"])
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(fileType("/dev/stdout") == S_IFLNK)
-            #expect(run.stdout.split(separator: "\n").last?.contains("\"run_finished\"") == true)
+            #expect(fileType(dir + "/stdout") == S_IFLNK)
+            #expect(run.stdout.split(separator: "\n").last?.contains("\"run_finished\"") == true, "\(run.stdout)")
         }
     }
 
     @Test(arguments: [
         (["--report", "r.json", "--junit", "r.json"], "--junit"),
         (["--report", "r.json", "--metrics", "./link.json"], "--metrics"),
-        (["--report", "-", "--events", "/dev/stdout"], "--events"),
+        (["--report", "-", "--events", "stdout"], "--events"),
         (["--report", "-", "--events", "-"], "--events"),
     ])
     func onePathForTwoOutputsIsRefusedBeforeTheRun(options: [String], named: String) async throws {
         try await withTestDirectory { dir in
             let path = oneItemManifest(in: dir)
             try FileManager.default.createSymbolicLink(atPath: dir + "/link.json", withDestinationPath: "r.json")
+            // What /dev/stdout is.
+            try FileManager.default.createSymbolicLink(atPath: dir + "/stdout", withDestinationPath: "/proc/self/fd/1")
             let run = try await execute(["sync", path, "--progress", "none"] + options, in: dir)
             #expect(run.status == 2)
             let lines = run.stderr.split(separator: "\n")
