@@ -23,7 +23,9 @@ struct OperatorOptionGroup: ParsableArguments {
     /// for one no output may take; an events file that cannot be opened is said once,
     /// and the run goes on without it (exit 4).
     func outputs() -> OperatorOutputs {
-        OperatorOutputs.open([("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics), ("--events", events, .events)])
+        OperatorOutputs.open([
+            ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics), ("--events", events, .events),
+        ])
     }
 }
 

@@ -28,7 +28,9 @@ struct MergeCommand: ParsableCommand {
     func run() throws {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
         // Before any report is read: a path no output may take is refused at once.
-        let outputs = OperatorOutputs.open([("-o", output ?? "-", .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics)])
+        let outputs = OperatorOutputs.open([
+            ("-o", output ?? "-", .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
+        ])
         var loaded: [RunReport] = []
         for path in reports {
             let data: Data

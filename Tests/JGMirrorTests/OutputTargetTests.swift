@@ -63,6 +63,12 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
             #expect(fileType(dir + "/report.json") == S_IFLNK)
             #expect(try loadReport(dir + "/reports/today.json")["exit_code"] as? Int == 0)
+            // A link to a name not made yet, in a folder that exists: made there.
+            try FileManager.default.createSymbolicLink(atPath: dir + "/junit.xml", withDestinationPath: "reports/junit.xml")
+            let again = try await execute(["sync", path, "--junit", dir + "/junit.xml", "--progress", "none"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(fileType(dir + "/junit.xml") == S_IFLNK)
+            #expect(fileType(dir + "/reports/junit.xml") == S_IFREG)
         }
     }
 
