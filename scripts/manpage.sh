@@ -5,7 +5,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift package --allow-writing-to-package-directory generate-manual --configuration debug >/dev/null
-generated=.build/plugins/GenerateManual/outputs/jgmirror/jgmirror.1
+plugin_output=.build/plugins/GenerateManual/outputs/jgmirror/jgmirror.1
+# The plugin's EXIT STATUS is the generic "0 on success, >0 on error": it is replaced
+# by the binary's own table of exit codes (JGMirror.ExitCode), the one --help shows.
+generated=.build/jgmirror.1
+table=$("$(swift build --configuration debug --show-bin-path)/jgmirror" --exit-code-table)
+{
+  sed '/^\.Sh "EXIT STATUS"/,$d' "$plugin_output"
+  echo '.Sh "EXIT STATUS"'
+  echo '.Bl -tag -width 6n'
+  printf '%s\n' "$table" | awk -F '\t' '$1 != "order" { print ".It " $1; print $2 }'
+  echo '.El'
+  echo '.Pp'
+  printf '%s\n' "$table" | awk -F '\t' '$1 == "order" { print $2 }'
+  # Whatever the plugin put after EXIT STATUS, kept.
+  sed -n '/^\.Sh "EXIT STATUS"/,$p' "$plugin_output" | sed '1d' | sed -n '/^\.Sh /,$p'
+} >"$generated"
 if [ "${1:-}" = "--check" ]; then
   if ! diff <(grep -v '^\.Dd ' docs/jgmirror.1) <(grep -v '^\.Dd ' "$generated") >/dev/null; then
     echo "docs/jgmirror.1 is stale: run scripts/manpage.sh and commit it" >&2

@@ -55,6 +55,7 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var transferOptions: TransferOptionGroup
 
     func run() async throws {
+        let outputs = OperatorOutputs.open([("--report", report, .report)])
         var download = Download(url: url, destination: output)
         download.connections = connections
         download.retries = retries
@@ -78,12 +79,12 @@ struct GetCommand: AsyncParsableCommand {
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
         do {
             let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
-            Terminal.finish(result, reportPath: report, junitPath: nil, quiet: quiet)
+            Terminal.finish(result, outputs: outputs, quiet: quiet)
         } catch .manifest(let refusal) {
             // There is no manifest to point into: the refusal is said on its own.
-            Terminal.fail(.usage(UsageError(refusal.message)), command: "get", manifest: nil, reportPath: report, junitPath: nil)
+            Terminal.fail(.usage(UsageError(refusal.message)), command: "get", manifest: nil, outputs: outputs)
         } catch {
-            Terminal.fail(error, command: "get", manifest: nil, reportPath: report, junitPath: nil)
+            Terminal.fail(error, command: "get", manifest: nil, outputs: outputs)
         }
     }
 }

@@ -15,13 +15,7 @@ struct JGMirrorCommand: AsyncParsableCommand {
             or a CI job can read. Human output goes to stderr; stdout carries only what \
             was asked for (the plan table, --report -, --events -).
 
-            EXIT CODES: 0 every selected item is present and verified (or unverified by \
-            choice). 1 at least one item failed to download. 2 usage error or invalid \
-            manifest; nothing was fetched. 3 integrity failure: a checksum mismatch, a \
-            missing or mismatching file (verify), or a checksums list whose signature \
-            fails. 4 local failure: disk full, permission denied, unsafe path, the tree \
-            is locked by another sync. 130 interrupted; resume state saved. When several \
-            apply: 130, then 2, 3, 4, 1.
+            EXIT CODES: \(exitCodes)
 
             MANIFEST (version 1): root (relative to the manifest), defaults (connections, \
             retries, min_segment, timeout, headers, redact, tags, insecure, \
@@ -60,6 +54,26 @@ struct JGMirrorCommand: AsyncParsableCommand {
         version: JGMirrorVersion.string,
         subcommands: [SyncCommand.self, VerifyCommand.self, PlanCommand.self, GetCommand.self, ReportCommand.self]
     )
+
+    /// The exit codes in one paragraph, from `JGMirror.ExitCode`'s table.
+    static var exitCodes: String {
+        JGMirror.ExitCode.allCases.map { "\($0.rawValue) \($0.meaning)." }.joined(separator: " ") + " "
+            + JGMirror.ExitCode.precedenceRule
+    }
+
+    /// Not an interface: `scripts/manpage.sh` makes the man page's EXIT STATUS from
+    /// it, so that the page and `--help` say what `JGMirror.ExitCode` says.
+    @Flag(name: .customLong("exit-code-table"), help: .hidden)
+    var exitCodeTable = false
+
+    /// Prints the exit codes, one `CODE<TAB>MEANING` line each and then the rule for
+    /// several (`order<TAB>…`); with no subcommand and no flag, the help, as before.
+    func run() async throws {
+        guard exitCodeTable else { throw CleanExit.helpRequest(self) }
+        var lines = JGMirror.ExitCode.allCases.map { "\($0.rawValue)\t\($0.meaning)" }
+        lines.append("order\t" + JGMirror.ExitCode.precedenceRule)
+        Terminal.out(lines.joined(separator: "\n") + "\n")
+    }
 }
 
 /// Parses the command line, maps usage errors to exit 2 (SPEC §9) rather than

@@ -18,54 +18,75 @@ struct OperatorOptionGroup: ParsableArguments {
     @Option(help: "Write JSON Lines events there as they happen ('-' for stdout).")
     var events: String?
 
-    /// Opens the events file (stdout for `-`); exits 4 naming the file when it cannot.
+    /// Decides where each output goes and opens the events stream, before anything
+    /// is fetched (SPEC §10 "Output files"): exits 2 naming the option and the path
+    /// for one no output may take; an events file that cannot be opened is said once,
+    /// and the run goes on without it (exit 4).
     func outputs() -> OperatorOutputs {
-        var sink: FileHandle?
-        if let events {
-            if events == "-" {
-                if report == "-" {
-                    Terminal.error("--events - and --report - cannot share stdout; write one of them to a file")
-                    Foundation.exit(JGMirror.ExitCode.usage.rawValue)
-                }
-                sink = .standardOutput
-            } else {
-                guard FileManager.default.createFile(atPath: events, contents: nil),
-                    let handle = FileHandle(forWritingAtPath: events)
-                else {
-                    Terminal.error("cannot write events \(events): \(String(cString: strerror(errno)))")
-                    Foundation.exit(JGMirror.ExitCode.local.rawValue)
-                }
-                sink = handle
-            }
-        }
-        return OperatorOutputs(events: sink, metricsPath: metrics, reportPath: report, junitPath: junit)
+        OperatorOutputs.open([
+            ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics), ("--events", events, .events),
+        ])
     }
 }
 
-/// The open `--events` stream and the `--metrics`, `--report` and `--junit` paths of one run.
+/// The outputs of one run: the open `--events` stream, and where the reports and the
+/// metrics go once it has ended.
 ///
 /// `@unchecked Sendable`: `write` runs only in the task that drains the session's
-/// events and `finish` only after that task has ended, so the handle is never used
+/// events and `finish` only after that task has ended, so the stream is never used
 /// by two threads at once.
 final class OperatorOutputs: @unchecked Sendable {
-    private let events: FileHandle?
-    private let metricsPath: String?
-    let reportPath: String?
-    let junitPath: String?
+    /// What an output option asks for.
+    enum Role {
+        case report, junit, metrics, events
+    }
 
-    init(events: FileHandle?, metricsPath: String?, reportPath: String? = nil, junitPath: String? = nil) {
-        self.events = events
-        self.metricsPath = metricsPath
-        self.reportPath = reportPath
-        self.junitPath = junitPath
+    private let targets: [(role: Role, target: OutputTarget)]
+    private let events: OutputFile.Writer?
+    private let eventsTarget: OutputTarget?
+
+    /// Why the events stream stopped taking lines (it could not be opened, its reader
+    /// went away, its disk filled): later events are dropped, the run goes on, and it
+    /// exits 4.
+    private var eventsFailure: String?
+
+    /// Resolves each option given (`nil` paths are left out) and opens the events
+    /// stream; exits 2 for a path no output may take or one named twice.
+    static func open(_ options: [(option: String, path: String?, role: Role)]) -> OperatorOutputs {
+        var targets: [(role: Role, target: OutputTarget)] = []
+        do {
+            for (option, path, role) in options {
+                guard let path else { continue }
+                targets.append((role, try OutputTarget.resolve(path, option: option)))
+            }
+            try OutputTarget.refuseShared(targets.map(\.target))
+        } catch {
+            Terminal.error(error.message)
+            Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+        }
+        return OperatorOutputs(targets: targets)
+    }
+
+    private init(targets: [(role: Role, target: OutputTarget)]) {
+        self.targets = targets
+        eventsTarget = targets.first { $0.role == .events }?.target
+        var stream: OutputFile.Writer?
+        if let eventsTarget {
+            do {
+                let writer = try OutputFile.Writer(eventsTarget.kind)
+                // The file is there from the start, so it can be followed as the run goes.
+                try writer.commit()
+                stream = writer
+            } catch {
+                eventsFailure = error.reason
+                Terminal.error("cannot write events \(Rules.printable(eventsTarget.given)): \(error.reason); the run goes on without them")
+            }
+        }
+        events = stream
     }
 
     /// Whether anyone reads sync events.
     var wantsEvents: Bool { events != nil }
-
-    /// Why the events stream stopped taking lines (its reader went away, its disk
-    /// filled): later events are dropped, the run goes on, and it exits 4.
-    private var eventsFailure: String?
 
     /// The events stream failed: the run exits 4.
     var failed: Bool { eventsFailure != nil }
@@ -75,29 +96,36 @@ final class OperatorOutputs: @unchecked Sendable {
 
     private func send(_ line: String) {
         guard let events, eventsFailure == nil else { return }
-        do { try events.write(contentsOf: Data((line + "\n").utf8)) } catch {
-            let reason = Terminal.reason(error)
+        events.write(line + "\n")
+        if let reason = events.failureReason {
             eventsFailure = reason
             Terminal.error("cannot write events: \(reason); the run goes on without them")
         }
     }
 
-    /// Writes the metrics, then `run_finished` with the final exit code (4 when the
-    /// metrics or an event could not be written), and returns that code.
+    /// Writes the reports, the metrics and `run_finished`, each with the final exit
+    /// code (4 when one of them or an event could not be written), says which could
+    /// not be written, and returns that code.
     func finish(_ report: RunReport) -> JGMirror.ExitCode {
         var report = report
         if eventsFailure != nil { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local]) }
-        if let metricsPath {
-            do {
-                try RunMetrics.write(RunMetrics.render(report), to: metricsPath)
-            } catch {
-                Terminal.error(error.localizedDescription)
-                report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local])
+        var outputs: [OutputBatch.Output] = []
+        for (role, target) in targets {
+            switch role {
+            case .report: outputs.append(.report(target))
+            case .junit: outputs.append(.junit(target))
+            case .metrics: outputs.append(.metrics(target))
+            case .events: break
             }
         }
-        send(EventLine.runFinished(report))
-        if eventsFailure != nil { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .local]) }
-        return report.exitCode
+        // The events' last line goes first among the streams: the likeliest to fail (its
+        // reader gone), so that a report on stdout already carries that failure.
+        if let events, let eventsTarget, eventsFailure == nil {
+            outputs.insert(.eventsEnd(events, target: eventsTarget), at: 0)
+        }
+        let outcome = OutputBatch(outputs).write(report)
+        for failure in outcome.failures { Terminal.error(failure) }
+        return outcome.exitCode
     }
 }
 

@@ -27,6 +27,10 @@ struct MergeCommand: ParsableCommand {
 
     func run() throws {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
+        // Before any report is read: a path no output may take is refused at once.
+        let outputs = OperatorOutputs.open([
+            ("-o", output ?? "-", .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
+        ])
         var loaded: [RunReport] = []
         for path in reports {
             let data: Data
@@ -40,9 +44,7 @@ struct MergeCommand: ParsableCommand {
             }
         }
         let merged = RunReport.merge(loaded)
-        Terminal.finish(
-            merged, reportPath: output ?? "-", junitPath: junit, quiet: false, label: "report merge",
-            outputs: OperatorOutputs(events: nil, metricsPath: metrics))
+        Terminal.finish(merged, outputs: outputs, quiet: false, label: "report merge")
     }
 }
 

@@ -59,15 +59,13 @@ struct ManifestOptionGroup: ParsableArguments {
 
     /// Writes the reports asked for (`outputs`) and exits with the report's code.
     func finish(_ report: RunReport, outputs: OperatorOutputs) -> Never {
-        Terminal.finish(report, reportPath: outputs.reportPath, junitPath: outputs.junitPath, quiet: quiet, outputs: outputs)
+        Terminal.finish(report, outputs: outputs, quiet: quiet)
     }
 
     /// Reports a run that stopped as a whole (in the reports `outputs` asks for, if
     /// any) and exits with its code.
     func fail(_ error: SyncError, command: String, outputs: OperatorOutputs?) -> Never {
-        Terminal.fail(
-            error, command: command, manifest: manifest, reportPath: outputs?.reportPath, junitPath: outputs?.junitPath,
-            outputs: outputs)
+        Terminal.fail(error, command: command, manifest: manifest, outputs: outputs)
     }
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }

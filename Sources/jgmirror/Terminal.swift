@@ -39,66 +39,27 @@ enum Terminal {
         posixCode(error).map { String(cString: strerror($0)) } ?? error.localizedDescription
     }
 
-    /// Writes the JSON and JUnit reports where asked, then exits with the report's code.
-    /// The summary line starts with `label` (default: the report's command).
+    /// Writes the outputs `outputs` asks for, each with the final exit code, then exits
+    /// with that code. The summary line starts with `label` (default: the report's
+    /// command) and names the code.
     static func finish(
-        _ report: RunReport, reportPath: String?, junitPath: String?, quiet: Bool, label: String? = nil, summary: Bool = true,
-        outputs: OperatorOutputs? = nil
+        _ report: RunReport, outputs: OperatorOutputs, quiet: Bool, label: String? = nil, summary: Bool = true
     ) -> Never {
-        // An events stream that failed during the run is in the report's exit code too.
-        var code = JGMirror.ExitCode.combine([report.exitCode] + (outputs?.failed == true ? [.local] : []))
-        var report = report
-        report.exitCode = code
         for warning in report.warnings { error(warning) }
-        if let reportPath, let problem = write(report, to: reportPath) {
-            Terminal.error("cannot write report \(reportPath): \(problem)")
-            code = JGMirror.ExitCode.combine([code, .local])
-        }
-        if let junitPath, let problem = writeFile(junitPath, { JUnitReport.write(report, to: $0) }) {
-            Terminal.error("cannot write JUnit report \(junitPath): \(problem)")
-            code = JGMirror.ExitCode.combine([code, .local])
-        }
-        // From here on the exit code includes the reports that could not be written.
-        report.exitCode = code
-        if let outputs { report.exitCode = outputs.finish(report) }
+        var report = report
+        report.exitCode = outputs.finish(report)
         if summary, !quiet || report.exitCode != .success { info(ProgressRenderer.summary(report, label: label)) }
         Foundation.exit(report.exitCode.rawValue)
     }
 
-    /// Writes the JSON report to `path` (stdout for `-`) piece by piece. Returns why it
-    /// could not be written.
-    private static func write(_ report: RunReport, to path: String) -> String? {
-        let document: ((String) -> Void) -> Void = { write in
-            report.writeJSON(write)
-            write("\n")
-        }
-        guard path == "-" else { return writeFile(path, document) }
-        var failure: String?
-        document { text in
-            guard failure == nil else { return }
-            do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch { failure = reason(error) }
-        }
-        return failure
-    }
-
-    private static func writeFile(_ path: String, _ produce: ((String) -> Void) -> Void) -> String? {
-        do { try OutputFile.write(path, produce) } catch { return error.reason }
-        return nil
-    }
-
     /// Reports a run that stopped as a whole (bad manifest, lock held) and exits: the
     /// error is the last line, with no item summary after it (no item was looked at).
-    static func fail(
-        _ error: SyncError, command: String, manifest: String?, reportPath: String?, junitPath: String?,
-        outputs: OperatorOutputs? = nil
-    ) -> Never {
+    static func fail(_ error: SyncError, command: String, manifest: String?, outputs: OperatorOutputs?) -> Never {
         Terminal.error(error.localizedDescription)
         let now = Date()
         var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
         report.error = error.itemError
-        if reportPath != nil || junitPath != nil || outputs != nil {
-            finish(report, reportPath: reportPath, junitPath: junitPath, quiet: true, summary: false, outputs: outputs)
-        }
+        if let outputs { finish(report, outputs: outputs, quiet: true, summary: false) }
         Foundation.exit(error.exitCode.rawValue)
     }
 }

@@ -45,14 +45,14 @@ import TestServer
             #expect(try mode(dir + "/r.json") == mode(dir + "/plain"))
             let leftOver = { try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") } }
             #expect(try leftOver().isEmpty)
-            // A report that cannot be written is a local failure, and leaves nothing:
-            // a missing folder, or a folder where the file would go (the rename fails).
+            // A report that cannot be written is a local failure, and leaves nothing; a
+            // folder where the file would go is refused before the run (SPEC §10).
             let failed = try await execute(["sync", path, "--progress", "none", "--report", dir + "/missing/r.json"])
             #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(dir)/missing/r.json"), "\(failed.stderr)")
             try FileManager.default.removeItem(atPath: dir + "/r.json")
             try FileManager.default.createDirectory(atPath: dir + "/r.json", withIntermediateDirectories: false)
             let onFolder = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
-            #expect(onFolder.status == 4 && onFolder.stderr.contains("cannot write report \(dir)/r.json"), "\(onFolder.stderr)")
+            #expect(onFolder.status == 2 && onFolder.stderr.contains("--report \(dir)/r.json: a folder"), "\(onFolder.stderr)")
             #expect(try leftOver().isEmpty)
             let plan = try await execute(["plan", path, "--report", dir + "/p.json"])
             #expect(plan.status == 2 && plan.stderr.contains("Unknown option '--report'"), "\(plan.stderr)")

@@ -65,17 +65,87 @@ public final class ProgressRenderer: @unchecked Sendable {
         if bars, Date().timeIntervalSince(lastDraw) >= 0.1 { draw() }
     }
 
-    /// Takes the live bars off the terminal once the last event was shown.
+    /// Takes the live bars off the terminal once the last event was shown, and says
+    /// the problems still held back.
     public func finish() {
         if bars { clear() }
+        flushProblems()
     }
 
     /// Under `--progress none` no event is shown (or even delivered), but a person
     /// still needs to know why an item failed: prints one line per problem of the
-    /// finished run. Does nothing in the other modes, which printed them as they came.
+    /// finished run, items with the same status, code and message on one line. Does
+    /// nothing in the other modes, which printed them as they came.
     public func reportProblems(in run: RunReport) {
         guard silent else { return }
-        run.forEachItem { result in if result.status.isProblem { report(result) } }
+        var groups: [ProblemGroup] = []
+        var index: [ProblemGroup.Key: Int] = [:]
+        run.forEachItem { result in
+            guard result.status.isProblem else { return }
+            let key = ProblemGroup.Key(result)
+            if let at = index[key] {
+                groups[at].add(result)
+            } else {
+                index[key] = groups.count
+                groups.append(ProblemGroup(result))
+            }
+        }
+        for group in groups { line(group.line) }
+    }
+
+    /// Items with one problem (status, error code and message), said on one line: a
+    /// list that fails, fails every item of its set with one message, and a Ctrl-C
+    /// interrupts every item in flight; a line each drowned the rest (147 lines).
+    struct ProblemGroup {
+        struct Key: Hashable {
+            let status: ItemStatus
+            let code: ErrorCode?
+            let message: String?
+
+            init(_ result: ItemResult) {
+                status = result.status
+                code = result.error?.code
+                message = result.error?.message
+            }
+        }
+
+        let key: Key
+        /// The first item, said in full when it is the only one.
+        let first: ItemResult
+        /// The first two items' destinations, to name in the line.
+        private(set) var named: [String]
+        private(set) var count = 1
+
+        init(_ result: ItemResult) {
+            key = Key(result)
+            first = result
+            named = [result.dest]
+        }
+
+        mutating func add(_ result: ItemResult) {
+            count += 1
+            if named.count < 2 { named.append(result.dest) }
+        }
+
+        /// `failed      53 items (a.iso, b.iso, …): list: why`.
+        var line: String {
+            guard count > 1 else { return ProgressRenderer.line(for: first) }
+            let names = named.map(Rules.printable).joined(separator: ", ") + (count > named.count ? ", …" : "")
+            var text = key.status.rawValue.padding(toLength: ProgressRenderer.statusWidth, withPad: " ", startingAt: 0)
+                + "\(count) items (\(names))"
+            if let code = key.code { text += ": \(code): \(key.message ?? "")" }
+            return text
+        }
+    }
+
+    /// Problems alike in a row, held until a different line comes or the run ends, then
+    /// said as one line. Held, not printed at once, so the line can carry the count.
+    private var pendingProblems: ProblemGroup?
+
+    private func flushProblems() {
+        guard let group = pendingProblems else { return }
+        pendingProblems = nil
+        line(group.line)
     }
 
     /// The longest status an item shows and one space: every path starts in one
@@ -85,6 +155,21 @@ public final class ProgressRenderer: @unchecked Sendable {
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
         if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
+        if result.status.isProblem {
+            if pendingProblems?.key == ProblemGroup.Key(result) {
+                pendingProblems?.add(result)
+            } else {
+                flushProblems()
+                pendingProblems = ProblemGroup(result)
+            }
+            return
+        }
+        flushProblems()
+        line(Self.line(for: result))
+    }
+
+    /// The line for one finished item: status, path, and the error or the transfer.
+    static func line(for result: ItemResult) -> String {
         // A pruned file's name comes from disk and may hold a newline: one line each, escaped.
         let status = result.status.rawValue
         var text = status.padding(toLength: max(Self.statusWidth, status.count + 1), withPad: " ", startingAt: 0) + Rules.printable(result.dest)
@@ -96,7 +181,7 @@ public final class ProgressRenderer: @unchecked Sendable {
                 " (\(Units.formatBytes(result.bytesDownloaded)) in \(String(format: "%.1f", result.durationS))s, \(Units.formatBytes(Int64(speed)))/s, \(result.connections) conn"
                 + (result.resumedFrom > 0 ? ", resumed from \(Units.formatBytes(result.resumedFrom))" : "") + ")"
         }
-        line(text)
+        return text
     }
 
     private func draw() {

@@ -1,17 +1,43 @@
 /// The process exit codes of SPEC §9, and the one place results map onto them.
 public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
+    /// Every selected item is present and verified (or unverified by choice).
     case success = 0
-    /// At least one item failed to download.
+    /// An item failed to download, a list failed, or a deletion was skipped.
     case transferFailed = 1
     /// Usage error or invalid manifest; nothing was fetched.
     case usage = 2
-    /// Checksum mismatch (sync), missing/mismatching file (verify), or a checksums
-    /// list whose signature fails.
+    /// Checksum mismatch or a list whose signature fails (sync), missing or mismatching
+    /// file (verify).
     case integrity = 3
-    /// Disk full, permission denied, lock held.
+    /// Disk full, permission denied, unsafe path, lock held, prune over `--max-delete`,
+    /// an output that could not be written.
     case local = 4
     /// Interrupted; state saved for resume.
     case interrupted = 130
+
+    /// What the code means, for the person reading `--help` or the man page's EXIT
+    /// STATUS, both made from this one table (SPEC §9's wording).
+    public var meaning: String {
+        switch self {
+        case .success: "every selected item is present and verified (or unverified by choice)"
+        case .transferFailed:
+            "at least one item failed to download (network, HTTP, remote), a list could not be fetched or parsed, or a deletion was skipped because the run was not clean"
+        case .usage: "usage error or invalid manifest (the manifest itself, not a list it names); nothing was fetched"
+        case .integrity:
+            "integrity failure: a checksum mismatch or a list whose signature fails (sync), or a missing/mismatching file (verify)"
+        case .local:
+            "local failure: disk full, permission denied, unsafe path, a sync already holds the tree, prune over --max-delete, a report, metrics or events output that could not be written"
+        case .interrupted: "interrupted; state saved for resume"
+        }
+    }
+
+    /// The codes from the one that wins when several apply to the one that loses.
+    public static var byPrecedence: [ExitCode] { allCases.sorted { $0.precedence > $1.precedence } }
+
+    /// "When several apply, …": the rule of `combine`, in words.
+    public static var precedenceRule: String {
+        "When several apply, the highest in this order wins: " + byPrecedence.filter { $0 != .success }.map { String($0.rawValue) }.joined(separator: ", ") + "."
+    }
 
     /// Higher wins when several apply: 130, 2, 3, 4, 1, 0.
     var precedence: Int {

@@ -144,12 +144,18 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
+    /// UTC with milliseconds (`2026-11-22T10:00:00.123Z`): a merge of shard reports
+    /// takes its duration from these, and whole seconds rounded it away.
     static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: false).timeSeparator(.colon).dateSeparator(.dash))
+        date.formatted(withMilliseconds)
     }
 
+    private static let withMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// Reads a report's timestamp, with milliseconds or (as reports written before
+    /// they had them) without.
     static func parseTimestamp(_ text: String) -> Date? {
-        try? Date(text, strategy: .iso8601)
+        (try? Date(text, strategy: withMilliseconds)) ?? (try? Date(text, strategy: .iso8601))
     }
 
     /// The report as pretty JSON with keys in the documented order.
