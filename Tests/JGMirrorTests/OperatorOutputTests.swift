@@ -230,6 +230,7 @@ func prometheusSamples(_ path: String) throws -> [String: Double] {
             for status in ItemStatus.allCases {
                 renderer.show(.itemFinished(ItemResult(dest: "a/f", url: "http://h/f", status: status)))
             }
+            renderer.finish()  // a problem line may be held to be grouped with the next
             try handle.close()
             let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
             #expect(lines.count == ItemStatus.allCases.count)
