@@ -39,6 +39,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case signature
     /// `verify`: the file is not on disk (`missing`).
     case missing
+    /// `verify`: a `link:` item's destination is not a symlink to its target (`link_mismatch`).
+    case linkMismatch
     /// The disk or quota is full (`disk_full`).
     case diskFull
     /// The file system refused access (`permission_denied`).
@@ -84,6 +86,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .checksumMismatch: "checksum_mismatch"
         case .signature: "signature"
         case .missing: "missing"
+        case .linkMismatch: "link_mismatch"
         case .diskFull: "disk_full"
         case .permissionDenied: "permission_denied"
         case .ioError: "io_error"
@@ -101,7 +104,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// Every code without a parameter, to look spellings up.
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
         .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
     ]
 
@@ -122,7 +125,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     public var exitCode: ExitCode {
         switch self {
         case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
-        case .checksumMismatch, .signature, .missing: .integrity
+        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
