@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// `link:` items (issue 30, point 3; SPEC §3, §10): relative symlinks placed
 /// atomically after the files, recorded, verified, pruned like files.
@@ -27,12 +27,27 @@ import TestServer
     @Test(arguments: [
         ("  - link: /etc\n    dest: current\n", "m.yaml:3:11: link target '/etc' is absolute"),
         ("  - link: ../../x\n    dest: a/current\n", "m.yaml:3:11: link target '../../x' of 'a/current' leaves the root"),
-        ("  - link: ../a/current/x\n    dest: a/current\n", "m.yaml:3:11: link target '../a/current/x' of 'a/current' points at the link itself"),
-        ("  - link: current/x\n    dest: current\n", "m.yaml:3:11: link target 'current/x' of 'current' points at the link itself"),
+        (
+            "  - link: ../a/current/x\n    dest: a/current\n",
+            "m.yaml:3:11: link target '../a/current/x' of 'a/current' points at the link itself"
+        ),
+        (
+            "  - link: current/x\n    dest: current\n",
+            "m.yaml:3:11: link target 'current/x' of 'current' points at the link itself"
+        ),
         ("  - link: .jgmirror\n    dest: current\n", "m.yaml:3:11: link target '.jgmirror' points into jgmirror's state folder"),
-        ("  - link: releases/v2\n    dest: current\n    url: http://127.0.0.1:9/a\n", "m.yaml:5:5: 'url' cannot be used with 'link'"),
-        ("  - sha256: \(String(repeating: "a", count: 64))\n    link: v2\n    dest: current\n", "m.yaml:3:5: 'sha256' cannot be used with 'link'"),
-        ("  - link: v2\n    mirrors: [http://127.0.0.1:9/a]\n    dest: current\n", "m.yaml:4:5: 'mirrors' cannot be used with 'link'"),
+        (
+            "  - link: releases/v2\n    dest: current\n    url: http://127.0.0.1:9/a\n",
+            "m.yaml:5:5: 'url' cannot be used with 'link'"
+        ),
+        (
+            "  - sha256: \(String(repeating: "a", count: 64))\n    link: v2\n    dest: current\n",
+            "m.yaml:3:5: 'sha256' cannot be used with 'link'"
+        ),
+        (
+            "  - link: v2\n    mirrors: [http://127.0.0.1:9/a]\n    dest: current\n",
+            "m.yaml:4:5: 'mirrors' cannot be used with 'link'"
+        ),
         ("  - link: v2\n    dest: current\n    size: 10\n", "m.yaml:5:5: 'size' cannot be used with 'link'"),
         ("  - link: v2\n", "m.yaml:3:5: a 'link' item needs a 'dest'"),
         ("  - link: v2\n    dest: current/\n", "m.yaml:4:11: the 'dest' of a link names the link itself"),
@@ -56,7 +71,8 @@ import TestServer
             #expect {
                 try plan.checkDestinationsOnDisk()
             } throws: { error in
-                (error as? ManifestError)?.errorDescription?.contains("m.yaml:3:5: link target 'out/x' of 'current' resolves outside the root") == true
+                (error as? ManifestError)?.errorDescription?.contains(
+                    "m.yaml:3:5: link target 'out/x' of 'current' resolves outside the root") == true
             }
         }
     }
@@ -252,7 +268,9 @@ import TestServer
             #expect(FileManager.default.contents(atPath: dir + "/mirror/current/b.bin") == Data(second))
             let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
             let link = try #require(items.first { $0["dest"] as? String == "current" })
-            #expect(link["link"] as? String == "releases/v2" && link["url"] as? String == "" && link["status"] as? String == "downloaded")
+            #expect(
+                link["link"] as? String == "releases/v2" && link["url"] as? String == ""
+                    && link["status"] as? String == "downloaded")
             let again = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r2.json"])
             #expect(again.status == 0, "\(again.stderr)")
             let second = try #require(try loadReport(dir + "/r2.json")["items"] as? [[String: Any]])
@@ -265,7 +283,10 @@ import TestServer
             // An escaping target is refused before anything is fetched.
             let bad = write("version: 1\nitems:\n  - link: ../../x\n    dest: a/current\n", to: "bad.yaml", in: dir)
             let refused = try await execute(["plan", bad])
-            #expect(refused.status == 2 && refused.stderr.contains("bad.yaml:3:11: link target '../../x' of 'a/current' leaves the root"), "\(refused.stderr)")
+            #expect(
+                refused.status == 2
+                    && refused.stderr.contains("bad.yaml:3:11: link target '../../x' of 'a/current' leaves the root"),
+                "\(refused.stderr)")
         }
     }
 }

@@ -16,7 +16,8 @@ enum LinkTarget {
             switch self {
             case .empty: "'link' is empty; give the relative path the link points at"
             case .absolute(let target):
-                "link target '\(Rules.abbreviated(target))' is absolute; it must be relative to the link's folder, so the mirror stays whole when moved"
+                "link target '\(Rules.abbreviated(target))' is absolute; it must be relative to the link's folder, "
+                    + "so the mirror stays whole when moved"
             case .invalid(let target): "link target '\(Rules.printable(target))' contains a control character"
             case .escapes(let target, let dest):
                 "link target '\(Rules.abbreviated(target))' of '\(Rules.abbreviated(dest))' leaves the root"

@@ -256,7 +256,9 @@ struct ManifestParser {
                 if options.portableNames { throw problem }
                 manifest.warnings.append(problem)
             }
-            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, item.link == nil, manifest.checksums.isEmpty {
+            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, item.link == nil,
+                manifest.checksums.isEmpty
+            {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
         }

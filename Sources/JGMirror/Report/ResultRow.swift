@@ -51,7 +51,8 @@ struct ResultRow: Sendable {
         let fromItem =
             result.dest == item.dest && result.url == item.displayURL && result.tag == item.tag && result.tags == item.tags
             && result.sha256Expected.map(PackedSHA256.init) == item.expectedSHA256 && result.sha512Expected == item.sha512 && result.insecure == item.insecure
-            && result.link == item.link && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
+            && result.link == item.link
+            && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual
         let actual512 = actual512IsExpected ? nil : result.sha512Actual
         if !fromItem {

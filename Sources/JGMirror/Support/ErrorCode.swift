@@ -104,7 +104,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// Every code without a parameter, to look spellings up.
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .missing, .linkMismatch, .diskFull, .permissionDenied,
+        .ioError, .unsafePath, .curl,
         .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
     ]
 

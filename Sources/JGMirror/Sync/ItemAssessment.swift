@@ -283,7 +283,8 @@ enum RootConfinement {
             if let target = item.link, !linkStaysInside(target, from: folder, root: root) {
                 throw ManifestError(
                     file: plan.manifest.path, location: item.location,
-                    message: "link target '\(Rules.abbreviated(target))' of '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
+                    message: "link target '\(Rules.abbreviated(target))' of '\(item.dest)' resolves outside the root "
+                        + "\(plan.root) through a symlink")
             }
         }
         return FolderListings(checkedFolders.mapValues(\.listing))

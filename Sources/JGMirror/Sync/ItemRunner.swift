@@ -124,7 +124,9 @@ final class ItemRunner: Sendable {
     /// is while a file below its target did not reach its place this run, so that it
     /// never leads readers to a half-made folder. Returns each link's row.
     private func placeLinks(after rows: [ResultRow?]) -> [(Int, ResultRow)] {
-        let stopped = state.withLock { $0.stopped }
+        // Stopped (fail-fast), or interrupted: the next run finishes the files and then
+        // places the links.
+        let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
         let placedStatuses: Set<ItemStatus> = [.downloaded, .unchanged, .unverified]
         let unfinished = rows.indices.compactMap { index -> String? in
             guard let row = rows[index], !placedStatuses.contains(row.outcome.status) else { return nil }

@@ -33,7 +33,9 @@ extension Prune {
                 forgotten.append(dest)
             } catch {
                 results.append(
-                    ItemResult(dest: dest, url: "", status: .failed, error: ItemError(code: error.code, message: error.message), link: target))
+                    ItemResult(
+                        dest: dest, url: "", status: .failed, error: ItemError(code: error.code, message: error.message),
+                        link: target))
             }
         }
         store.remove(forgotten)

@@ -145,7 +145,8 @@ public final class SyncSession: Sendable {
         let (store, openWarnings) = await Blocking.run { (state.store, state.warnings) }
         var warnings = openWarnings
         if let prune, !isCancelled {
-            let (deletions, failure) = await Blocking.run { [root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders] in
+            let (deletions, failure) = await Blocking.run {
+                [root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders] in
                 let deletions =
                     prune.execute(root: root) + Prune.removeStaleLinks(root: root, items: items, store: store, keeping: kept)
                 return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))

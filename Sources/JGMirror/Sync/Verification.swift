@@ -63,7 +63,8 @@ public enum Verification {
         if let current {
             result.status = .mismatch
             result.error = ItemError(
-                code: .linkMismatch, message: "\(item.path) points at '\(Rules.printable(current))', the manifest says '\(target)'")
+                code: .linkMismatch,
+                message: "\(item.path) points at '\(Rules.printable(current))', the manifest says '\(target)'")
         } else if let info = root?.status(item.path) {
             result.status = .mismatch
             result.error = ItemError(

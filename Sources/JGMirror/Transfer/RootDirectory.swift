@@ -197,7 +197,8 @@ final class RootDirectory: Sendable {
             let temporaryName = Paths.lastComponent(of: temporary)
             // A leftover of a run killed between the two steps is ours: replaced.
             if symlinkat(target, folder, temporaryName) != 0 {
-                guard errno == EEXIST, unlinkat(folder, temporaryName, 0) == 0, symlinkat(target, folder, temporaryName) == 0 else {
+                guard errno == EEXIST, unlinkat(folder, temporaryName, 0) == 0, symlinkat(target, folder, temporaryName) == 0
+                else {
                     throw failure(errno, in: folder, name: temporaryName, path: temporary, doing: "cannot create the link")
                 }
             }
@@ -210,7 +211,8 @@ final class RootDirectory: Sendable {
                     let code = errno
                     unlinkat(folder, temporaryName, 0)
                     if code == ENOTEMPTY || code == EEXIST {
-                        throw Self.unsafe(path, "is a folder with files in it; jgmirror never replaces a folder's contents with a link")
+                        throw Self.unsafe(
+                            path, "is a folder with files in it; jgmirror never replaces a folder's contents with a link")
                     }
                     throw .local(errno: code, path: path, doing: "cannot replace with a link")
                 }
