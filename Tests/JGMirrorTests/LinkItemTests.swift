@@ -60,6 +60,14 @@ import Testing
         }
     }
 
+    /// A link has no checksum and needs none: `--require-checksums` is about downloads.
+    @Test func requireChecksumsLeavesLinkItemsAlone() throws {
+        let yaml = "version: 1\nitems:\n  - link: releases/v2\n    dest: current\n"
+        let manifest = try Manifest.parse(yaml, name: "m.yaml", options: ManifestOptions(requireChecksums: true))
+        try Plan(manifest: manifest).requireChecksums()
+        #expect(manifest.items.count == 1)
+    }
+
     /// A target that stays inside lexically but leads out through a symlink already
     /// on disk is refused before the run, as `plan` and `sync` check.
     @Test func aTargetLeadingOutThroughASymlinkOnDiskIsRefusedAtPlanTime() async throws {

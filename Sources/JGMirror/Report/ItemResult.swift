@@ -2,9 +2,10 @@ import Foundation
 
 /// What happened to one item (SPEC §4, §8).
 public enum ItemStatus: String, Sendable, Codable, CaseIterable {
-    /// Fetched, verified and placed this run.
+    /// Fetched, verified and placed this run (a `link:` item: made or changed).
     case downloaded
-    /// Already on disk with the right SHA-256; nothing was sent.
+    /// Already on disk with the right SHA-256; nothing was sent (a `link:` item: already
+    /// a link to its target).
     case unchanged
     /// Present (fetched or already there) but the manifest gives no checksum.
     case unverified
@@ -20,7 +21,8 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     case verified
     /// `verify`: not on disk.
     case missing
-    /// `sync --delete`: a file under the root that no item produces, removed.
+    /// `sync --delete`: a file under the root that no item produces, or a link a former
+    /// `link:` item placed, removed.
     case deleted
 
     /// Whether the status needs the operator's attention, whatever the verbosity.
