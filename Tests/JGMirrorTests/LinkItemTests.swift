@@ -155,6 +155,21 @@ import Testing
         }
     }
 
+    /// A link in folders no item makes: they are made, and the link checks out.
+    @Test func aLinkInAFolderNoItemMakesIsPlacedWithItsFolders() async throws {
+        try await withTestDirectory { dir in
+            let root = dir + "/mirror"
+            let yaml = "version: 1\nitems:\n  - link: ../../releases/v2\n    dest: a/b/latest\n"
+            let (report, _) = try await run(yaml, root: root)
+            #expect(report.exitCode == .success && status(report, "a/b/latest") == .downloaded)
+            #expect(target(root + "/a/b/latest") == "../../releases/v2")
+            let verified = try Verification.run(plan: try plan(yaml, root: root))
+            #expect(verified.exitCode == .success && status(verified, "a/b/latest") == .verified)
+            let (again, _) = try await run(yaml, root: root)
+            #expect(status(again, "a/b/latest") == .unchanged)
+        }
+    }
+
     @Test func aSecondRunLeavesTheLinkAndAChangedTargetRewritesIt() async throws {
         try await withTestDirectory { dir in
             let root = dir + "/mirror"

@@ -171,9 +171,17 @@ final class RootDirectory: Sendable {
     }
 
     /// The target of the symlink at `path` (its folder reached without following any);
-    /// nil when nothing is there or it is not a symlink. Throws `unsafe_path` when a
-    /// folder on the way is a symlink.
+    /// nil when nothing is there, not even its folder, or it is not a symlink. Throws
+    /// `unsafe_path` when a folder on the way is a symlink, and when it cannot be read.
     func linkTarget(_ path: String) throws(TransferError) -> String? {
+        do {
+            return try readLink(path)
+        } catch where error.code == .ioError {
+            return nil  // a folder on the way is missing (or a file): no link there
+        }
+    }
+
+    private func readLink(_ path: String) throws(TransferError) -> String? {
         try withFolder(of: path) { (folder, name) throws(TransferError) -> String? in
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlinkat(folder, name, &buffer, buffer.count - 1)
