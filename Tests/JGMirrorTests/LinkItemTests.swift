@@ -167,6 +167,11 @@ import Testing
             #expect(verified.exitCode == .success && status(verified, "a/b/latest") == .verified)
             let (again, _) = try await run(yaml, root: root)
             #expect(status(again, "a/b/latest") == .unchanged)
+            // Pruned with the folders it leaves empty; a folder an item needs stays.
+            let other = "version: 1\nitems:\n  - link: x\n    dest: a/other\n"
+            let (pruned, _) = try await run(other, root: root, delete: true)
+            #expect(status(pruned, "a/b/latest") == .deleted)
+            #expect(!exists(root + "/a/b") && target(root + "/a/other") == "x")
         }
     }
 

@@ -24,11 +24,22 @@ extension Prune {
         guard !stale.isEmpty, let root = try? RootDirectory(path: path) else { return [] }
         var results: [ItemResult] = []
         var forgotten: [String] = []
+        // Folders an item needs stay, even empty (as `plan` leaves them).
+        var itemFolders = Set<String>()
+        for item in items {
+            var folder = Paths.parent(of: item.dest)
+            while !folder.isEmpty, itemFolders.insert(folder).inserted { folder = Paths.parent(of: folder) }
+        }
         for dest in stale {
             guard let target = managed[dest] else { continue }
             do {
                 if try root.removeLink(path + "/" + dest, ifTarget: target) {
                     results.append(ItemResult(dest: dest, url: "", status: .deleted, link: target))
+                    // The folders the link leaves empty go too, as a pruned file's do.
+                    var folder = Paths.parent(of: dest)
+                    while !folder.isEmpty, !itemFolders.contains(folder), root.removeEmptyFolder(path + "/" + folder) {
+                        folder = Paths.parent(of: folder)
+                    }
                 }
                 forgotten.append(dest)
             } catch {

@@ -247,6 +247,12 @@ final class RootDirectory: Sendable {
         }
     }
 
+    /// Removes the folder at `path` if it is empty; true when it was removed.
+    @discardableResult
+    func removeEmptyFolder(_ path: String) -> Bool {
+        (try? withFolder(of: path) { folder, name in unlinkat(folder, name, AT_REMOVEDIR) == 0 }) ?? false
+    }
+
     /// `fsync`s the folder at `path`, so the names created, renamed or removed in it
     /// are durable; best effort, like `Paths.syncFolder`.
     func syncFolder(_ path: String) {
