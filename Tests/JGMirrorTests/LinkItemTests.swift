@@ -75,12 +75,19 @@ import Testing
             try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir + "/mirror/out", withDestinationPath: dir + "/outside")
-            let plan = try plan("version: 1\nitems:\n  - link: out/x\n    dest: current\n", root: dir + "/mirror")
+            var plan = try plan("version: 1\nitems:\n  - link: out/x\n    dest: current\n", root: dir + "/mirror")
             #expect {
                 try plan.checkDestinationsOnDisk()
             } throws: { error in
                 (error as? ManifestError)?.errorDescription?.contains(
                     "m.yaml:3:5: link target 'out/x' of 'current' resolves outside the root") == true
+            }
+            // A plan changed through the library is held to the parser's rules too.
+            plan.items[0].link = "/etc"
+            #expect {
+                try plan.checkDestinationsOnDisk()
+            } throws: { error in
+                (error as? ManifestError)?.errorDescription?.contains("m.yaml:3:5: link target '/etc' is absolute") == true
             }
         }
     }

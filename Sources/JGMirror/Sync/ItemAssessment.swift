@@ -280,6 +280,10 @@ enum RootConfinement {
                     file: plan.manifest.path, location: item.location,
                     message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
             }
+            // Checked here too for a plan the library built or changed, not the parser.
+            if let target = item.link, case .failure(let problem) = LinkTarget.resolve(target, dest: item.dest) {
+                throw ManifestError(file: plan.manifest.path, location: item.location, message: problem.message)
+            }
             if let target = item.link, !linkStaysInside(target, from: folder, root: root) {
                 throw ManifestError(
                     file: plan.manifest.path, location: item.location,
