@@ -250,6 +250,28 @@ import Testing
         }
     }
 
+    /// A file item takes the place of a link that a former link item placed; a symlink
+    /// jgmirror did not place still fails its item.
+    @Test func aFileItemReplacesALinkALinkItemPlacedButNoOther() async throws {
+        try await withTestDirectory { dir in
+            let root = dir + "/mirror"
+            _ = try await run(layout("v2"), root: root)
+            try FileManager.default.createSymbolicLink(atPath: root + "/mine", withDestinationPath: "releases/v2")
+            server.set("/c.bin", TestServer.Route(body: first))
+            let yaml = layout("v2", link: false) + """
+                  - {url: \(server.url("/c.bin")), dest: current, sha256: \(sha(first))}
+                  - {url: \(server.url("/c.bin")), dest: mine, sha256: \(sha(first))}
+
+                """
+            let (report, _) = try await run(yaml, root: root)
+            #expect(status(report, "current") == .downloaded)
+            #expect(target(root + "/current") == nil && FileManager.default.contents(atPath: root + "/current") == Data(first))
+            let mine = try #require(report.items.first { $0.dest == "mine" })
+            #expect(mine.status == .failed && mine.error?.code == .unsafePath)
+            #expect(target(root + "/mine") == "releases/v2")
+        }
+    }
+
     @Test func verifyChecksTheLinksTarget() async throws {
         try await withTestDirectory { dir in
             let root = dir + "/mirror"

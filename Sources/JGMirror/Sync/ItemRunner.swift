@@ -46,6 +46,9 @@ final class ItemRunner: Sendable {
     private let listings: Locked<FolderListings>
     /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
     private let links: [Int]
+    /// The links earlier runs' `link:` items placed (destination → target), read from
+    /// the state database the first time a file's destination is found to be a symlink.
+    private let managedLinks = Locked<[String: String]?>(nil)
 
     private struct State {
         /// Compact until the end: a full `ItemResult` per item held for the whole run
@@ -175,6 +178,17 @@ final class ItemRunner: Sendable {
         return results
     }
 
+    /// Whether `item`'s destination itself is a symlink that a `link:` item placed and
+    /// that still points where it was made to (any other symlink stays `unsafe_path`).
+    private func isManagedLink(_ item: PlannedItem) -> Bool {
+        guard let current = try? root.linkTarget(item.path) else { return false }
+        let managed = managedLinks.withLock { links in
+            if links == nil { links = (try? opening.store?.links()) ?? [:] }
+            return links?[item.dest]
+        }
+        return managed == current
+    }
+
     /// The first of `dests` at or below the path a link at `dest` to `target` leads to.
     private static func unfinished(_ dests: [String], below target: String, of dest: String) -> String? {
         guard !dests.isEmpty, case .success(let resolved) = LinkTarget.resolve(target, dest: dest) else { return nil }
@@ -211,6 +225,10 @@ final class ItemRunner: Sendable {
                     self.options.hashedFile?(item.dest)
                     self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
                 }
+            case .unsafe where isManagedLink(item):
+                // A link a former `link:` item placed, where a file goes now: the
+                // verified file is renamed over it, as over any file.
+                decide(index, ItemAssessment(action: .fetch))
             case .unsafe(let error):
                 var result = result(item, status: .failed)
                 result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
