@@ -258,11 +258,12 @@ import Testing
             _ = try await run(layout("v2"), root: root)
             try FileManager.default.createSymbolicLink(atPath: root + "/mine", withDestinationPath: "releases/v2")
             server.set("/c.bin", TestServer.Route(body: first))
-            let yaml = layout("v2", link: false) + """
-                  - {url: \(server.url("/c.bin")), dest: current, sha256: \(sha(first))}
-                  - {url: \(server.url("/c.bin")), dest: mine, sha256: \(sha(first))}
+            let yaml =
+                layout("v2", link: false) + """
+                      - {url: \(server.url("/c.bin")), dest: current, sha256: \(sha(first))}
+                      - {url: \(server.url("/c.bin")), dest: mine, sha256: \(sha(first))}
 
-                """
+                    """
             let (report, _) = try await run(yaml, root: root)
             #expect(status(report, "current") == .downloaded)
             #expect(target(root + "/current") == nil && FileManager.default.contents(atPath: root + "/current") == Data(first))
