@@ -172,7 +172,8 @@ final class RootDirectory: Sendable {
 
     /// The target of the symlink at `path` (its folder reached without following any);
     /// nil when nothing is there, not even its folder, or it is not a symlink. Throws
-    /// `unsafe_path` when a folder on the way is a symlink, and when it cannot be read.
+    /// `unsafe_path` when a folder on the way is a symlink, and the local error (such as
+    /// `permission_denied`) when it cannot be read.
     func linkTarget(_ path: String) throws(TransferError) -> String? {
         do {
             return try readLink(path)
@@ -195,8 +196,9 @@ final class RootDirectory: Sendable {
 
     /// Places a symlink to `target` at `path` atomically: made as `temporary` (a name in
     /// the same folder), then renamed over `path`, so a reader sees the old entry or the
-    /// new link, never neither. A file or link at `path` is replaced; an empty folder
-    /// is removed first; a folder with anything in it is never touched (`unsafe_path`).
+    /// new link, never neither. A file or link at `path` is replaced; an empty folder,
+    /// which holds nothing to read, is removed first; a folder with anything in it is
+    /// never touched (`unsafe_path`).
     func placeLink(_ path: String, target: String, temporary: String) throws(TransferError) {
         guard Paths.parent(of: temporary) == Paths.parent(of: path) else {
             throw Self.unsafe(temporary, "is not in the folder of \(path)")
