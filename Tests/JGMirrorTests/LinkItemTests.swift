@@ -101,9 +101,11 @@ import Testing
     }
 
     /// Runs `yaml` into `root`; the report and the events in the order they came.
-    func run(_ yaml: String, root: String, delete: Bool = false) async throws -> (RunReport, [SyncEvent]) {
+    func run(_ yaml: String, root: String, delete: Bool = false, failFast: Bool = false) async throws -> (RunReport, [SyncEvent])
+    {
         var options = testOptions()
         options.delete = delete
+        options.failFast = failFast
         let session = SyncSession(plan: try plan(yaml, root: root), options: options)
         let collector = Task { () -> [SyncEvent] in
             var events: [SyncEvent] = []
@@ -230,6 +232,20 @@ import Testing
             let row = try #require(report.items.first { $0.dest == "current" })
             #expect(row.status == .skipped && row.note?.contains("releases/v3/b.bin") == true, "\(String(describing: row.note))")
             #expect(target(root + "/current") == "releases/v2")
+        }
+    }
+
+    /// A run stopped by `--fail-fast` places no link, even one whose target is whole.
+    @Test func aFailFastStopLeavesEveryLinkAsItWas() async throws {
+        try await withTestDirectory { dir in
+            let root = dir + "/mirror"
+            var missing = TestServer.Route(body: second)
+            missing.fault = { _ in .status(404) }
+            server.set("/gone.bin", missing)
+            let yaml = layout("v2") + "  - {url: \(server.url("/gone.bin")), dest: other/gone.bin}\n"
+            let (report, _) = try await run(yaml, root: root, failFast: true)
+            #expect(status(report, "other/gone.bin") == .failed)
+            #expect(status(report, "current") == .skipped && target(root + "/current") == nil)
         }
     }
 
