@@ -22,7 +22,8 @@ struct JGMirrorCommand: AsyncParsableCommand {
             forward_headers, max_size, refresh), checksums (SHA256SUMS-style lists: url, signature, keyring), \
             sets (every file a checksums list names becomes an item: sums, dest, include, \
             exclude, mirrors_base, signature, keyring and any item option) and items \
-            (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys). Every mistake \
+            (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys; or \
+            link: TARGET with dest, tag and tags, a relative symlink placed after the files). Every mistake \
             is reported as FILE:LINE:COLUMN and exits 2. Checksums lists are fetched \
             conditionally: sync keeps each one with its ETag and Last-Modified in \
             ROOT/.jgmirror/lists/ and uses that copy when the server answers 304 Not \

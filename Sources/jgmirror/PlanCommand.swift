@@ -28,7 +28,9 @@ struct PlanCommand: AsyncParsableCommand {
         // A list that failed fails its set alone; sync would report it and delete nothing.
         for failure in plan.manifest.listFailures { Terminal.error("\(failure.result.dest): \(failure.error.message)") }
         // The state database's records spare hashing files it vouches for, as in sync.
-        let records = (try? StateStore.openExisting(root: plan.root)?.recordTable()) ?? RecordTable()
+        let store = StateStore.openExisting(root: plan.root)
+        defer { store?.close() }
+        let records = (try? store?.recordTable()) ?? RecordTable()
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
         var counts: [String: Int] = [:]
         var leading: [(action: String, size: String)] = []
@@ -41,13 +43,13 @@ struct PlanCommand: AsyncParsableCommand {
             let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: folder)
             folderExists[folder] = exists
             let assessment = exists ? item.assess(resume: !noResume, record: records[item.dest]) : nil
-            let action = (assessment?.action ?? .fetch).rawValue
+            let action = (assessment?.action ?? (item.isLink ? .link : .fetch)).rawValue
             counts[action, default: 0] += 1
             let size = (item.size ?? assessment?.size).map(Units.formatBytes) ?? "-"
             leading.append((action, size))
             widths[0] = max(widths[0], action.count)
             widths[1] = max(widths[1], size.count)
-            widths[2] = max(widths[2], String(item.connections).count)
+            widths[2] = max(widths[2], item.isLink ? 1 : String(item.connections).count)
             widths[3] = max(widths[3], item.tag.map { String($0).count } ?? 1)
             widths[4] = max(widths[4], item.dest.count)
         }
@@ -55,9 +57,10 @@ struct PlanCommand: AsyncParsableCommand {
         output.row(["ACTION", "SIZE", "CONN", "TAG", "DEST"], last: "URL")
         for (item, (action, size)) in zip(plan.items, leading) {
             let mirrors = item.mirrors.isEmpty ? "" : " (+\(item.mirrors.count) mirror\(item.mirrors.count == 1 ? "" : "s"))"
+            // A link item fetches nothing: its last column is where the link points.
             output.row(
-                [action, size, String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
-                last: item.displayURL + mirrors)
+                [action, size, item.isLink ? "-" : String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
+                last: item.link.map { "-> " + Rules.printable($0) } ?? item.displayURL + mirrors)
         }
         if delete {
             let prune = Prune.plan(root: plan.root, items: plan.items, keeping: plan.manifest.distrustedFolders)
@@ -65,6 +68,13 @@ struct PlanCommand: AsyncParsableCommand {
             for file in prune.files {
                 // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
                 output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
+            }
+            // Links that `link:` items placed and no item makes any more.
+            let managed = (try? store?.links()) ?? [:]
+            let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
+            if !links.isEmpty { counts["delete", default: 0] += links.count }
+            for dest in links {
+                output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
             }
         }
         output.flush()

@@ -191,6 +191,12 @@ public struct ManifestItem: Sendable {
         get { extras.tag }
         set { extras.tag = newValue }
     }
+    /// `link:`: the item is a symlink at `dest` with this relative target, as written,
+    /// and has no URL (SPEC §3, §10).
+    public var link: String? {
+        get { extras.link }
+        set { extras.link = newValue }
+    }
     /// Options set on the item itself.
     public var settings: ItemSettings {
         get { overrides?.settings ?? ItemSettings() }
@@ -224,7 +230,7 @@ public struct ManifestItem: Sendable {
 }
 
 /// The fields a manifest item and its planned item store alike, out of the way of
-/// the many items that lack them: mirrors, SHA-512 and tag in an immutable box shared
+/// the many items that lack them: mirrors, SHA-512, tag and link target in an immutable box shared
 /// by copies (one empty reference instead of 40 empty bytes; a planned item shares
 /// its manifest item's), and the size without an optional's padding (`Int64.min`
 /// reads back as nil). 16 bytes.
@@ -233,33 +239,42 @@ struct ItemExtras: Sendable {
         let mirrors: [String]
         let sha512: String?
         let tag: Int?
+        let link: String?
 
-        init(mirrors: [String], sha512: String?, tag: Int?) {
+        init(mirrors: [String], sha512: String?, tag: Int?, link: String?) {
             self.mirrors = mirrors
             self.sha512 = sha512
             self.tag = tag
+            self.link = link
         }
     }
 
     private var box: Box?
     private var storedSize: Int64
 
-    init(mirrors: [String] = [], sha512: String? = nil, tag: Int? = nil, size: Int64? = nil) {
+    init(mirrors: [String] = [], sha512: String? = nil, tag: Int? = nil, size: Int64? = nil, link: String? = nil) {
         storedSize = size ?? .min
-        box = mirrors.isEmpty && sha512 == nil && tag == nil ? nil : Box(mirrors: mirrors, sha512: sha512, tag: tag)
+        box =
+            mirrors.isEmpty && sha512 == nil && tag == nil && link == nil
+            ? nil : Box(mirrors: mirrors, sha512: sha512, tag: tag, link: link)
     }
 
     var mirrors: [String] {
         get { box?.mirrors ?? [] }
-        set { self = ItemExtras(mirrors: newValue, sha512: sha512, tag: tag, size: size) }
+        set { self = ItemExtras(mirrors: newValue, sha512: sha512, tag: tag, size: size, link: link) }
     }
     var sha512: String? {
         get { box?.sha512 }
-        set { self = ItemExtras(mirrors: mirrors, sha512: newValue, tag: tag, size: size) }
+        set { self = ItemExtras(mirrors: mirrors, sha512: newValue, tag: tag, size: size, link: link) }
     }
     var tag: Int? {
         get { box?.tag }
-        set { self = ItemExtras(mirrors: mirrors, sha512: sha512, tag: newValue, size: size) }
+        set { self = ItemExtras(mirrors: mirrors, sha512: sha512, tag: newValue, size: size, link: link) }
+    }
+    /// The target of a `link:` item (rare: boxed with the other rare fields).
+    var link: String? {
+        get { box?.link }
+        set { self = ItemExtras(mirrors: mirrors, sha512: sha512, tag: tag, size: size, link: newValue) }
     }
     var size: Int64? {
         get { storedSize == .min ? nil : storedSize }

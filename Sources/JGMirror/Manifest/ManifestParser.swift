@@ -19,7 +19,9 @@ struct ManifestParser {
         "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size",
         "refresh",
     ]
-    static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag"] + settingKeys
+    static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag", "link"] + settingKeys
+    /// The keys a `link:` item may have besides `link`: it fetches nothing.
+    static let linkKeys: Set<String> = ["link", "dest", "tag", "tags"]
     static let checksumKeys = ["url", "signature", "keyring"]
     static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
 
@@ -100,8 +102,14 @@ struct ManifestParser {
         var url = ""
         var dest: String?
         var seen = SeenKeys(Self.itemKeys)
+        // The first key a `link:` item cannot have, for the error if it has `link`.
+        var fileKey: (String, SourceLocation)?
+        var link: (String, SourceLocation)?
         while let (key, keyLocation) = try nextKey(in: "an item", seen: &seen) {
+            if fileKey == nil, !Self.linkKeys.contains(key) { fileKey = (key, keyLocation) }
             switch key {
+            case "link":
+                link = try readString(key)
             case "url":
                 let urlLocation: SourceLocation
                 (url, urlLocation) = try readString(key)
@@ -142,6 +150,7 @@ struct ManifestParser {
                 }
             }
         }
+        if let link { return try linkItem(item, target: link, dest: dest, conflicting: fileKey) }
         guard seen.contains("url") else { throw error(location, "item has no 'url'") }
         // Normalised now, so that the item's texts are stored once.
         switch DestinationPath.normalize(dest, url: url) {
@@ -151,6 +160,30 @@ struct ManifestParser {
             destinationFailures[index] = error(item.destLocation, problem.message)
             item.setTexts(texts.texts(url: url, dest: dest ?? ""), hasDest: dest != nil)
         }
+        return item
+    }
+
+    /// Completes a `link:` item: a destination of its own, and a target that stays
+    /// inside the root (SPEC §10); `conflicting` is the first key that only an item
+    /// with a URL may have.
+    private mutating func linkItem(
+        _ item: ManifestItem, target: (String, SourceLocation), dest: String?, conflicting: (String, SourceLocation)?
+    ) throws(ManifestError) -> ManifestItem {
+        var item = item
+        if let (key, keyLocation) = conflicting {
+            throw error(keyLocation, "'\(key)' cannot be used with 'link': a link item has only 'link', 'dest', 'tag' and 'tags'")
+        }
+        guard let dest else { throw error(item.location, "a 'link' item needs a 'dest': the path of the link itself") }
+        guard !dest.hasSuffix("/") else {
+            throw error(item.destLocation, "the 'dest' of a link names the link itself; remove the trailing '/'")
+        }
+        let normalized = try DestinationPath.normalize(dest, url: "").get(file: reader.sourceName, at: item.destLocation)
+        switch LinkTarget.resolve(target.0, dest: normalized) {
+        case .success: break
+        case .failure(let problem): throw error(target.1, problem.message)
+        }
+        item.setTexts(texts.texts(url: "", dest: normalized), hasDest: true)
+        item.link = target.0
         return item
     }
 
@@ -223,7 +256,9 @@ struct ManifestParser {
                 if options.portableNames { throw problem }
                 manifest.warnings.append(problem)
             }
-            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, manifest.checksums.isEmpty {
+            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, item.link == nil,
+                manifest.checksums.isEmpty
+            {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
         }

@@ -60,6 +60,14 @@ public struct PlannedItem: Sendable, Identifiable {
         get { extras.tag }
         set { extras.tag = newValue }
     }
+    /// For a `link:` item, the symlink's target as the manifest writes it (relative to
+    /// the link's folder); nil for an item fetched from `url`, which a link item lacks.
+    public var link: String? {
+        get { extras.link }
+        set { extras.link = newValue }
+    }
+    /// Whether the item is a symlink to place rather than a file to fetch.
+    public var isLink: Bool { extras.link != nil }
 
     /// Absolute destination root.
     public var root: String {

@@ -175,6 +175,8 @@ public final class ProgressRenderer: @unchecked Sendable {
         var text = status.padding(toLength: max(Self.statusWidth, status.count + 1), withPad: " ", startingAt: 0) + Rules.printable(result.dest)
         if let error = result.error {
             text += ": \(error.code): \(error.message)"
+        } else if let link = result.link {
+            text += " -> " + Rules.printable(link)
         } else if result.bytesDownloaded > 0 {
             let speed = result.durationS > 0 ? Double(result.bytesDownloaded) / result.durationS : 0
             text +=

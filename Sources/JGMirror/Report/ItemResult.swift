@@ -2,9 +2,10 @@ import Foundation
 
 /// What happened to one item (SPEC §4, §8).
 public enum ItemStatus: String, Sendable, Codable, CaseIterable {
-    /// Fetched, verified and placed this run.
+    /// Fetched, verified and placed this run (a `link:` item: made or changed).
     case downloaded
-    /// Already on disk with the right SHA-256; nothing was sent.
+    /// Already on disk with the right SHA-256; nothing was sent (a `link:` item: already
+    /// a link to its target).
     case unchanged
     /// Present (fetched or already there) but the manifest gives no checksum.
     case unverified
@@ -20,7 +21,8 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     case verified
     /// `verify`: not on disk.
     case missing
-    /// `sync --delete`: a file under the root that no item produces, removed.
+    /// `sync --delete`: a file under the root that no item produces, or a link a former
+    /// `link:` item placed, removed.
     case deleted
     /// `sync --delete`: a file no item produces, left in place because the run was not
     /// clean (an item or a list failed, or it was interrupted); the error says why.
@@ -71,13 +73,16 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     public var insecure: Bool
     /// Why resume state was discarded or the download restarted, when it was.
     public var note: String?
+    /// For a `link:` item, the symlink's target (its `url` is empty); the report shows
+    /// `link` only for such items.
+    public var link: String?
 
     public init(
         dest: String, url: String, tag: Int? = nil, tags: [String] = [], status: ItemStatus, bytes: Int64? = nil,
         bytesDownloaded: Int64 = 0, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0, durationS: Double = 0,
         sha256Expected: String? = nil, sha256Actual: String? = nil, sha512Expected: String? = nil, sha512Actual: String? = nil,
         error: ItemError? = nil, insecure: Bool = false,
-        note: String? = nil
+        note: String? = nil, link: String? = nil
     ) {
         self.dest = dest
         self.url = url
@@ -97,6 +102,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         self.error = error
         self.insecure = insecure
         self.note = note
+        self.link = link
     }
 
     enum CodingKeys: String, CodingKey {
@@ -109,7 +115,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         case sha256Actual = "sha256_actual"
         case sha512Expected = "sha512_expected"
         case sha512Actual = "sha512_actual"
-        case error, insecure, note
+        case error, insecure, note, link
     }
 
     public init(from decoder: Decoder) throws {
@@ -132,6 +138,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         note = try container.decodeIfPresent(String.self, forKey: .note)
+        link = try container.decodeIfPresent(String.self, forKey: .link)
         for (key, count) in [(CodingKeys.bytes, bytes ?? 0), (.bytesDownloaded, bytesDownloaded), (.resumedFrom, resumedFrom)]
         where !(0...Rules.maximumSize).contains(count) {
             throw DecodingError.dataCorruptedError(

@@ -85,6 +85,7 @@ extension ItemResult {
         }
         if insecure { members.append(("insecure", .bool(true))) }
         if let note { members.append(("note", .string(note))) }
+        if let link { members.append(("link", .string(link))) }
         return .object(members)
     }
 }

@@ -40,7 +40,7 @@ public enum JUnitReport {
     }
 
     private static func describe(_ item: ItemResult) -> String {
-        var lines = ["status: \(item.status.rawValue)", "url: \(item.url)"]
+        var lines = ["status: \(item.status.rawValue)", item.link.map { "link: \($0)" } ?? "url: \(item.url)"]
         if let bytes = item.bytes { lines.append("bytes: \(bytes)") }
         if let expected = item.sha256Expected { lines.append("sha256 expected: \(expected)") }
         if let actual = item.sha256Actual { lines.append("sha256 actual: \(actual)") }

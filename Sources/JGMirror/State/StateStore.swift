@@ -147,6 +147,18 @@ public final class StateStore: Sendable {
             // hashed once more and recorded with it.
             try db.execute(sql: "ALTER TABLE file ADD COLUMN sha512 BLOB")
         }
+        migrator.registerMigration("v3") { db in
+            // The symlinks `link:` items placed, so that `--delete` removes one no item
+            // makes any more, and never a link someone else made (SPEC §10).
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS link (
+                        dest TEXT PRIMARY KEY NOT NULL,
+                        target TEXT NOT NULL,
+                        placed_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
@@ -240,13 +252,45 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Forgets the records of `dests` (pruned files), in one transaction.
+    /// Forgets the records of `dests` (pruned files and links), in one transaction.
     @discardableResult
     public func remove(_ dests: [String]) -> String? {
         guard !dests.isEmpty else { return nil }
         return write { db in
-            let statement = try db.cachedStatement(sql: "DELETE FROM file WHERE dest = ?")
-            for dest in dests { try statement.execute(arguments: [dest]) }
+            let files = try db.cachedStatement(sql: "DELETE FROM file WHERE dest = ?")
+            let links = try db.cachedStatement(sql: "DELETE FROM link WHERE dest = ?")
+            for dest in dests {
+                try files.execute(arguments: [dest])
+                try links.execute(arguments: [dest])
+            }
+        }
+    }
+
+    // MARK: Links
+
+    /// Every symlink a `link:` item placed and the target it was given, by destination.
+    public func links() throws -> [String: String] {
+        try pool.read { db in
+            var links: [String: String] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT dest, target FROM link")
+            while let row = try rows.next() { links[row[0]] = row[1] }
+            return links
+        }
+    }
+
+    /// Records the links `link:` items placed (or found in place), in one transaction;
+    /// a file record of the same destination is dropped, since a link stands there now.
+    @discardableResult
+    public func saveLinks(_ links: [(dest: String, target: String)]) -> String? {
+        guard !links.isEmpty else { return nil }
+        return write { db in
+            let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO link (dest, target, placed_at) VALUES (?, ?, ?)")
+            let files = try db.cachedStatement(sql: "DELETE FROM file WHERE dest = ?")
+            let now = FileRecord.now()
+            for link in links {
+                try save.execute(arguments: [link.dest, link.target, now])
+                try files.execute(arguments: [link.dest])
+            }
         }
     }
 

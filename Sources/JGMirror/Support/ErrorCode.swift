@@ -45,6 +45,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case deleteSkipped
     /// `verify`: the file is not on disk (`missing`).
     case missing
+    /// `verify`: a `link:` item's destination is not a symlink to its target (`link_mismatch`).
+    case linkMismatch
     /// The disk or quota is full (`disk_full`).
     case diskFull
     /// The file system refused access (`permission_denied`).
@@ -92,6 +94,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .list: "list"
         case .deleteSkipped: "delete_skipped"
         case .missing: "missing"
+        case .linkMismatch: "link_mismatch"
         case .diskFull: "disk_full"
         case .permissionDenied: "permission_denied"
         case .ioError: "io_error"
@@ -109,7 +112,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// Every code without a parameter, to look spellings up.
     private static let plain: [ErrorCode] = [
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
+        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .linkMismatch,
+        .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
         .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
     ]
 
@@ -130,7 +134,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     public var exitCode: ExitCode {
         switch self {
         case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
-        case .checksumMismatch, .signature, .missing: .integrity
+        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,

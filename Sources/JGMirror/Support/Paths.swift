@@ -22,6 +22,7 @@ public enum Paths {
     /// What a file of this `st_mode` is, for messages: "a folder", "a FIFO"…
     static func kind(of mode: mode_t) -> String {
         switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
         case S_IFDIR: "a folder"
         case S_IFIFO: "a FIFO"
         case S_IFSOCK: "a socket"

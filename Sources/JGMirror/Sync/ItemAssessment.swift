@@ -13,6 +13,8 @@ public enum ItemAction: String, Sendable {
     case present
     /// On disk without a checksum: a conditional request decides (`refresh: conditional`).
     case check
+    /// A `link:` item whose symlink is missing or points elsewhere: placed after the files.
+    case link
 }
 
 /// An item's action and what was learned deciding it.
@@ -57,6 +59,12 @@ extension PlannedItem {
     /// and `record` cannot vouch for it. A destination reached through a symlink below
     /// the root counts as absent.
     public func assess(resume: Bool = true, record: FileRecord? = nil) -> ItemAssessment {
+        if let link {
+            // Nothing is fetched or hashed: the link is right, or it is placed.
+            let root = try? RootDirectory(path: root)
+            let current = root.flatMap { try? $0.linkTarget(path) }
+            return ItemAssessment(action: current == link ? .unchanged : .link)
+        }
         guard let root = try? RootDirectory(path: root) else { return ItemAssessment(action: .fetch) }
         switch inspect(resume: resume, root: root, record: record, quickCheck: QuickCheck()) {
         case .decided(let assessment): return assessment
@@ -241,6 +249,9 @@ enum RootConfinement {
             var info = stat()
             if !escapes, checked.listing.mayBeOtherThanAFile(Paths.lastComponent(of: item.path)), lstat(item.path, &info) == 0 {
                 switch info.st_mode & S_IFMT {
+                // A link item replaces the link at its destination, never follows it; a
+                // folder there fails that item alone, its contents untouched.
+                case S_IFLNK where item.isLink, S_IFDIR where item.isLink: break
                 case S_IFLNK: escapes = !(canonical(item.path).map { isInside($0, root) } ?? false)
                 case S_IFDIR:
                     throw ManifestError(
@@ -268,6 +279,16 @@ enum RootConfinement {
                 throw ManifestError(
                     file: plan.manifest.path, location: item.location,
                     message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
+            }
+            // Checked here too for a plan the library built or changed, not the parser.
+            if let target = item.link, case .failure(let problem) = LinkTarget.resolve(target, dest: item.dest) {
+                throw ManifestError(file: plan.manifest.path, location: item.location, message: problem.message)
+            }
+            if let target = item.link, !linkStaysInside(target, from: folder, root: root) {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "link target '\(Rules.abbreviated(target))' of '\(item.dest)' resolves outside the root "
+                        + "\(plan.root) through a symlink")
             }
         }
         return FolderListings(checkedFolders.mapValues(\.listing))
@@ -342,6 +363,13 @@ enum RootConfinement {
             case .unread: true
             }
         }
+    }
+
+    /// Whether `target`, read from a link in `folder`, stays inside `root` once the
+    /// symlinks on disk along it are followed (the parser has checked it lexically).
+    private static func linkStaysInside(_ target: String, from folder: String, root: String) -> Bool {
+        guard let resolved = resolvingMissing(folder + "/" + target) else { return true }
+        return isInside(resolved, root)
     }
 
     /// Whether `folder` stays inside `root` once the symlinks among its existing

@@ -44,6 +44,11 @@ final class ItemRunner: Sendable {
     /// What each folder held before the run, for the walk's first look at an item;
     /// the walk takes it, and it is gone when the walk ends.
     private let listings: Locked<FolderListings>
+    /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
+    private let links: [Int]
+    /// The links earlier runs' `link:` items placed (destination → target), read from
+    /// the state database the first time a file's destination is found to be a symlink.
+    private let managedLinks = Locked<[String: String]?>(nil)
 
     private struct State {
         /// Compact until the end: a full `ItemResult` per item held for the whole run
@@ -89,21 +94,105 @@ final class ItemRunner: Sendable {
         // the next items.
         let threads = max(1, options.hashThreads)
         hashing = BoundedWork(threads: threads, limit: options.hashWindow ?? 4 * threads, onFull: options.hashWindowFull)
-        state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count))
+        links = items.indices.filter { items[$0].isLink }
+        state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count - links.count))
         window = max(32, 2 * options.jobs)
     }
 
     /// Processes every item; returns when each has a result.
     func run() async -> ReportItems {
         guard !items.isEmpty else { return ReportItems(rows: [], of: []) }
-        let rows = await withCheckedContinuation { continuation in
-            state.withLock { $0.done = { continuation.resume(returning: $0) } }
-            // The walk stats every destination and waits for the hashing window: on a
-            // thread of its own (see `Blocking`).
-            Thread { self.walk() }.start()
+        var rows: [ResultRow?]
+        if links.count < items.count {
+            rows = await withCheckedContinuation { continuation in
+                state.withLock { $0.done = { continuation.resume(returning: $0) } }
+                // The walk stats every destination and waits for the hashing window: on a
+                // thread of its own (see `Blocking`).
+                Thread { self.walk() }.start()
+            }
+        } else {
+            rows = Array(repeating: nil, count: items.count)
         }
         await Blocking.run { self.learned.flush() }
+        if !links.isEmpty {
+            // After every file: a reader never follows a new link to a file not there yet.
+            let settled = rows
+            for (index, row) in await Blocking.run({ self.placeLinks(after: settled) }) { rows[index] = row }
+        }
         return ReportItems(rows: rows, of: items)
+    }
+
+    /// Places every `link:` item once the files have their results (`rows`), and
+    /// records the links in the state database. A link that would change is left as it
+    /// is while a file below its target did not reach its place this run, so that it
+    /// never leads readers to a half-made folder. Returns each link's row.
+    private func placeLinks(after rows: [ResultRow?]) -> [(Int, ResultRow)] {
+        // Stopped (fail-fast), or interrupted: the next run finishes the files and then
+        // places the links.
+        let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
+        let placedStatuses: Set<ItemStatus> = [.downloaded, .unchanged, .unverified]
+        let unfinished = rows.indices.compactMap { index -> String? in
+            guard let row = rows[index], !placedStatuses.contains(row.outcome.status) else { return nil }
+            return items[index].dest
+        }
+        var results: [(Int, ResultRow)] = []
+        var recorded: [(dest: String, target: String)] = []
+        var changedFolders = Set<String>()
+        for index in links {
+            let item = items[index]
+            guard let target = item.link else { continue }
+            var result = result(item, status: .downloaded)
+            let started = Date()
+            if stopped {
+                result.status = .skipped
+            } else {
+                do throws(TransferError) {
+                    if try root.linkTarget(item.path) == target {
+                        result.status = .unchanged
+                        recorded.append((item.dest, target))
+                    } else if let blocker = Self.unfinished(unfinished, below: target, of: item.dest) {
+                        result.status = .skipped
+                        result.note = "kept as it was: '\(blocker)', below its target, did not reach its place this run"
+                    } else {
+                        let folder = Paths.parent(of: item.path)
+                        if !madeFolders.withLock({ $0.contains(folder) }) {
+                            try root.makeFolders(folder)
+                            madeFolders.withLock { _ = $0.insert(folder) }
+                        }
+                        // The part file's name: reserved, and never used by a link item otherwise.
+                        try root.placeLink(item.path, target: target, temporary: item.partPath)
+                        changedFolders.insert(folder)
+                        recorded.append((item.dest, target))
+                    }
+                } catch {
+                    result.status = .failed
+                    result.error = ItemError(code: error.code, message: error.message)
+                }
+            }
+            result.durationS = Date().timeIntervalSince(started)
+            events.yield(.itemFinished(result))
+            results.append((index, ResultRow(result, of: item)))
+        }
+        if options.durable { for folder in changedFolders { root.syncFolder(folder) } }
+        if let failure = opening.store?.saveLinks(recorded) { warnings.withLock { $0.append(failure) } }
+        return results
+    }
+
+    /// Whether `item`'s destination itself is a symlink that a `link:` item placed and
+    /// that still points where it was made to (any other symlink stays `unsafe_path`).
+    private func isManagedLink(_ item: PlannedItem) -> Bool {
+        guard let current = try? root.linkTarget(item.path) else { return false }
+        let managed = managedLinks.withLock { links in
+            if links == nil { links = (try? opening.store?.links()) ?? [:] }
+            return links?[item.dest]
+        }
+        return managed == current
+    }
+
+    /// The first of `dests` at or below the path a link at `dest` to `target` leads to.
+    private static func unfinished(_ dests: [String], below target: String, of dest: String) -> String? {
+        guard !dests.isEmpty, case .success(let resolved) = LinkTarget.resolve(target, dest: dest) else { return nil }
+        return dests.first { resolved.isEmpty || $0 == resolved || $0.hasPrefix(resolved + "/") }
     }
 
     /// Assesses every item in plan order: settles it, queues the hashing of what is
@@ -116,6 +205,7 @@ final class ItemRunner: Sendable {
         }
         for index in items.indices {
             let item = items[index]
+            if item.isLink { continue }  // placed after the files, by `placeLinks`
             if let failure = item.failure {
                 var result = result(item, status: .failed)
                 result.error = failure
@@ -135,6 +225,10 @@ final class ItemRunner: Sendable {
                     self.options.hashedFile?(item.dest)
                     self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
                 }
+            case .unsafe where isManagedLink(item):
+                // A link a former `link:` item placed, where a file goes now: the
+                // verified file is renamed over it, as over any file.
+                decide(index, ItemAssessment(action: .fetch))
             case .unsafe(let error):
                 var result = result(item, status: .failed)
                 result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
@@ -189,6 +283,8 @@ final class ItemRunner: Sendable {
             var result = result(item, status: .unverified)
             result.bytes = assessment.size
             record(index, result)
+        case .link:
+            preconditionFailure("link items are placed by placeLinks, never assessed by the walk")
         case .fetch, .resume, .check:
             // A present file that a conditional request may keep waits with its assessment.
             if assessment.action == .check { presentFiles.withLock { $0[index] = assessment } }
@@ -428,7 +524,8 @@ final class ItemRunner: Sendable {
     private func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
         ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-            connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
+            connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure,
+            link: item.link)
     }
 
     private func record(_ index: Int, _ result: ItemResult) {

@@ -16,7 +16,7 @@ extension Plan {
     /// `--require-checksums`, once the lists have given their hashes: the first item
     /// still without one is a manifest error.
     public func requireChecksums() throws(SyncError) {
-        guard let item = items.first(where: { !$0.hasChecksum }) else { return }
+        guard let item = items.first(where: { !$0.hasChecksum && !$0.isLink }) else { return }
         throw .manifest(
             ManifestError(
                 file: manifest.path, location: item.location,

@@ -153,8 +153,11 @@ public final class SyncSession: Sendable {
                 deletions = prune.skipped(because: reason)
             } else {
                 let failure: String?
-                (deletions, failure) = await Blocking.run { [root = plan.root, store, deleted = options.afterDeletion] in
-                    let deletions = prune.execute(root: root, backup: backup, deleted: deleted ?? { _ in })
+                (deletions, failure) = await Blocking.run {
+                    [root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders, deleted = options.afterDeletion] in
+                    let deletions =
+                        prune.execute(root: root, backup: backup, deleted: deleted ?? { _ in })
+                        + Prune.removeStaleLinks(root: root, items: items, store: store, keeping: kept)
                     return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))
                 }
                 if let failure { warnings.append(failure) }

@@ -50,17 +50,47 @@ public enum Verification {
         return report
     }
 
+    /// A `link:` item is verified when its destination is a symlink to exactly its
+    /// target; a missing one is `missing`, anything else `mismatch` (both exit 3).
+    private static func verifyLink(_ item: PlannedItem, target: String, root: RootDirectory?, into result: inout ItemResult) {
+        let current: String?
+        do { current = try root?.linkTarget(item.path) } catch {
+            result.status = .failed
+            result.error = ItemError(code: error.code, message: error.message)
+            return
+        }
+        if current == target { return }
+        if let current {
+            result.status = .mismatch
+            result.error = ItemError(
+                code: .linkMismatch,
+                message: "\(item.path) points at '\(Rules.printable(current))', the manifest says '\(target)'")
+        } else if let info = root?.status(item.path) {
+            result.status = .mismatch
+            result.error = ItemError(
+                code: .linkMismatch, message: "\(item.path) is \(Paths.kind(of: info.st_mode)), not a link to '\(target)'")
+        } else {
+            result.status = .missing
+            result.error = ItemError(code: .missing, message: "\(item.path) does not exist")
+        }
+    }
+
     /// Reads the item through `root`, never through a symlink below it; returns its
     /// result and the record of what was hashed.
     static func verify(_ item: PlannedItem, root: RootDirectory?) -> (ItemResult, FileRecord?) {
         let begin = Date()
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
-            sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
+            sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure, link: item.link)
         // A list whose signature failed vouches for nothing it names.
         if let failure = item.failure {
             result.status = .failed
             result.error = failure
+            return (result, nil)
+        }
+        if let target = item.link {
+            verifyLink(item, target: target, root: root, into: &result)
+            result.durationS = Date().timeIntervalSince(begin)
             return (result, nil)
         }
         var info = stat()
