@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a tree keeps the checksums lists (`sets:` sums and `checksums:` files) its
 /// syncs fetched: `ROOT/.jgmirror/lists/`, one file per list, named by the SHA-256 of
-/// its URL (SPEC §10). The next run asks for each list with `If-None-Match` /
+/// its URL without credentials (SPEC §10; a digest of a password is no name to leave in a tree). The next run asks for each list with `If-None-Match` /
 /// `If-Modified-Since` and, on `304`, uses the cached copy.
 ///
 /// Nothing in it is needed for correctness: a missing, unreadable or damaged copy
@@ -33,7 +33,7 @@ public struct ListCache: Sendable {
 
     /// The cached copy's path for `url`.
     func path(for url: String) -> String {
-        root + "/" + Self.folder + "/" + (SHA256.hex(of: Array(url.utf8)) ?? "unnamed")
+        root + "/" + Self.folder + "/" + (SHA256.hex(of: Array(Redactor.redactURL(url).utf8)) ?? "unnamed")
     }
 
     /// The intact cached copy of `url`, or nil (none, unreadable, a symlink on the way,

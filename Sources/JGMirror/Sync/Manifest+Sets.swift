@@ -26,7 +26,8 @@ extension Manifest {
 
     /// `expandSets` through `fetcher`.
     private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
-        var expansion = SetExpansion(file: path, items: itemChunks)
+        var expansion = SetExpansion(file: path, items: itemChunks, portableNames: portableNames)
+        defer { warnings += expansion.warnings }
         for set in sets {
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
             let (listPath, text) = try await fetcher.text(set.sums, headers: setHeaders)
