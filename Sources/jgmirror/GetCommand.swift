@@ -25,7 +25,7 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
-    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report.")
+    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).")
     var tag: Int?
 
     @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. 1MiB.")

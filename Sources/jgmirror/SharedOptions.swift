@@ -161,7 +161,7 @@ struct TransferOptionGroup: ParsableArguments {
 
     @OptionGroup var trust: TrustOptionGroup
 
-    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms.")
+    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms (0 to 1h).")
     var retryDelay = "500ms"
 
     @Option(help: "Progress display: auto, bars, lines or none.")
