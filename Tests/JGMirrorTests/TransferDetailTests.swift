@@ -38,6 +38,27 @@ import Testing
         }
     }
 
+    // MARK: No stale bytes from a missing record
+
+    @Test func theBinaryReplacesAStaleFileWhoseRecordIsGone() async throws {
+        let old = TestServer.bytes(count: 20_000, seed: 48)
+        let new = TestServer.bytes(count: 20_000, seed: 49)
+        server.set("/n", TestServer.Route(body: old, lastModified: "Mon, 02 Nov 2026 10:00:00 GMT"))
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/n")), to: "m.yaml", in: dir)
+            let arguments = ["sync", path, "--root", dir + "/mirror", "--progress", "none", "--report", dir + "/r.json"]
+            #expect(try await execute(arguments).status == 0)
+            // The state database is lost; upstream is replaced by a file published with
+            // an older mtime (rsync -t), older than when jgmirror placed the local copy.
+            try FileManager.default.removeItem(atPath: dir + "/mirror/.jgmirror/state.sqlite")
+            server.set("/n", TestServer.Route(body: new, lastModified: "Thu, 01 Jan 2015 00:00:00 GMT"))
+            let run = try await execute(arguments)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(new))
+            #expect(server.gets("/n").last?.headers["if-modified-since"] == nil)
+        }
+    }
+
     // MARK: A length no file system holds
 
     func serveHugeAnnouncement() {
