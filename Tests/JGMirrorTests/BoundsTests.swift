@@ -80,6 +80,7 @@ import Testing
         #expect(CurlURL.resolve("../z?b=1", against: "http://a.example/x/y?q") == "http://a.example/z?b=1")
         #expect(CurlURL.resolve("//other:81/p", against: "https://a.example/x") == "https://other:81/p")
         #expect(CurlURL.resolve("http://b/c", against: "http://a/") == "http://b/c")
+        #expect(CurlURL.resolve("/a b/ü", against: "http://a/x") == "http://a/a%20b/%c3%bc")
     }
 
     @Test func theBinaryRefusesOutOfBoundValuesWithExit2() async throws {

@@ -105,7 +105,7 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
             #expect(fileSHA(dir + "/mirror/apache.bin") == sha(body) && fileSHA(dir + "/mirror/caddy.bin") == sha(body))
             let got = try await execute(["get", server.url("/caddy"), "-o", dir + "/got.bin", "--progress", "none"])
-            #expect(got.status == 0, "\(got.stderr)")
+            #expect(got.status == 0, "\(got.stderr) \(got.stdout)")
             #expect(fileSHA(dir + "/got.bin") == sha(body))
         }
     }

@@ -285,7 +285,8 @@ public final class TestServer: Sendable {
             return send(fd, head: head + "\r\n")
         }
         if let location = route.redirect {
-            return redirect(fd, to: location, status: route.redirectStatus, body: route.redirectBody)
+            let isHEAD = request.method == "HEAD"
+            return redirect(fd, to: location, status: route.redirectStatus, body: route.redirectBody, head: isHEAD)
         }
         if Self.notModified(request, route) {
             var head = "HTTP/1.1 304 Not Modified\r\n"
@@ -370,18 +371,19 @@ public final class TestServer: Sendable {
         return true
     }
 
-    /// Sends a redirect to `location` with the body asked for; false when the
-    /// connection must close.
-    private func redirect(_ fd: Int32, to location: String, status: Int, body: RedirectBody) -> Bool {
+    /// Sends a redirect to `location` with the body asked for (none to a `HEAD`,
+    /// whose answer has only the head); false when the connection must close.
+    private func redirect(_ fd: Int32, to location: String, status: Int, body: RedirectBody, head isHEAD: Bool) -> Bool {
         let head = "HTTP/1.1 \(status) Moved\r\nLocation: \(location)\r\nContent-Type: text/html\r\n"
         switch body {
         case .none:
             return send(fd, head: head + "Content-Length: 0\r\n\r\n")
         case .sized(let count):
             return send(fd, head: head + "Content-Length: \(count)\r\n\r\n")
-                && write(fd, [UInt8](repeating: 0x3C, count: count))
+                && (isHEAD || write(fd, [UInt8](repeating: 0x3C, count: count)))
         case .chunked(let count):
             guard send(fd, head: head + "Transfer-Encoding: chunked\r\n\r\n") else { return false }
+            if isHEAD { return true }
             var left = count
             while left > 0 {
                 let size = min(left, 1024)

@@ -40,12 +40,14 @@ final class CurlURL {
     }
 
     /// `reference` (a `Location` header: absolute, or relative to `base`) resolved
-    /// against `base` as libcurl resolves a redirect; nil when either is not a URL.
+    /// against `base` as libcurl resolves a redirect it follows (spaces and bytes past
+    /// ASCII percent-encoded); nil when either is not a URL.
     static func resolve(_ reference: String, against base: String) -> String? {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, base, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
-            curl_url_set(handle, CURLUPART_URL, reference, UInt32(CURLU_NON_SUPPORT_SCHEME | CURLU_ALLOW_SPACE)) == CURLUE_OK
+            curl_url_set(handle, CURLUPART_URL, reference, UInt32(CURLU_NON_SUPPORT_SCHEME | CURLU_ALLOW_SPACE | CURLU_URLENCODE))
+                == CURLUE_OK
         else { return nil }
         var resolved: UnsafeMutablePointer<CChar>?
         guard curl_url_get(handle, CURLUPART_URL, &resolved, 0) == CURLUE_OK, let resolved else { return nil }
