@@ -16,7 +16,9 @@ struct SpaceGuard {
     /// asks the file system again. Each guard's room is what the file system has left,
     /// less the reserve, less what the others hold: two bodies never both spend the
     /// same free bytes (a small file system under the default `--min-free` was run
-    /// full by two at once, each given the same room).
+    /// full by two at once, each given the same room). One per engine, whatever file
+    /// system each body is on: a tree over several mounts is counted as one, which
+    /// errs on the side of stopping early.
     final class Ledger: Sendable {
         /// Bytes granted to all guards and not written yet.
         private let outstanding = Mutex<Int64>(0)
