@@ -199,18 +199,24 @@ import Testing
         }
     }
 
-    @Test func aListsCacheNameHoldsNoDigestOfItsCredentials() async throws {
+    @Test func aListsCacheNameHoldsNoDigestOfItsCredentialsOrRedactedQueryValues() async throws {
         let file = TestServer.bytes(count: 5000, seed: 46)
         server.set("/rel/a.iso", TestServer.Route(body: file))
         server.set("/rel/SHA256SUMS", TestServer.Route(body: Array((sha(file) + "  a.iso\n").utf8), etag: "\"l\""))
         try await withTestDirectory { dir in
-            let sums = server.url("/rel/SHA256SUMS").replacingOccurrences(of: "http://", with: "http://user:pw@")
-            let path = write("version: 1\nroot: mirror\nsets:\n  - sums: \(sums)\n", to: "m.yaml", in: dir)
+            let sums = server.url("/rel/SHA256SUMS?token=LISTTOKEN&v=2")
+                .replacingOccurrences(of: "http://", with: "http://user:pw@")
+            let yaml = "version: 1\nroot: mirror\ndefaults: {redact: [token]}\nsets:\n  - sums: \(sums)\n"
+            let path = write(yaml, to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])
             #expect(run.status == 0, "\(run.stderr)")
             let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/mirror/.jgmirror/lists")
-            #expect(names == [sha(Array(Redactor.redactURL(sums).utf8))], "\(names)")
-            #expect(!names.contains(sha(Array(sums.utf8))))
+            let masked = Redactor(redact: ["token"]).redact(url: sums)
+            #expect(masked.hasSuffix("?token=***&v=2") && masked.contains("//***@"), "\(masked)")
+            #expect(names == [sha(Array(masked.utf8))], "\(names)")
+            for derived in [sums, Redactor.redactURL(sums)] {
+                #expect(!names.contains(sha(Array(derived.utf8))), "a digest of \(derived)")
+            }
         }
     }
 
