@@ -8,6 +8,8 @@
 - a remote replaced between two runs ends as the new version, whole;
 - HTTPS + HTTP/2 from a throwaway CA: an 8-connection item holds 8 TCP
   connections (counted with `ss`), 2000 small items share a few;
+- nginx's `return 302` and `return 308` (with their HTML body) over HTTPS + HTTP/2
+  are followed, for a small item and an 8-connection one;
 - a certificate the CA did not sign fails with `tls` and exit 1; `insecure: true`
   works and the report marks it;
 - an origin that cuts every other response (`jgmirror-origin --drop-every-other`):
@@ -223,6 +225,16 @@ def main() -> None:
         most, distinct = watch_connections(process, tls_port)
         check("2000 small HTTPS items share connections", process.returncode == 0 and distinct <= 4,
               f"exit {process.returncode}, distinct connections seen: {distinct}, most at once: {most}")
+
+        # Issue 30: nginx's `return 302` / `return 308` carry an HTML body; over HTTP/2
+        # (and to the 8 connections' HTTP/1.1) they are followed and the body dropped.
+        m = manifest("tlsmoved", str(WORK / "tlsmoved"), [
+            {"url": f"{tls}/moved/{small[5].name}", "dest": "small.bin", "sha256": small[5].sha256},
+            {"url": f"{tls}/moved308/{f48.name}", "dest": "big.bin", "sha256": f48.sha256, "connections": 8}])
+        code, report, _ = sync(jg, m, "--ca-cert", ca)
+        check("HTTP/2 redirects with a body (302, 308) are followed", code == 0 and all(
+            i["status"] == "downloaded" for i in report["items"]),
+              f"exit {code}, {[(i['status'], (i['error'] or {}).get('code')) for i in report['items']]}")
 
         # Issue 6: a certificate the CA did not sign; insecure: true.
         m = manifest("rogue", str(WORK / "rogue"), [

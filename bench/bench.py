@@ -128,7 +128,9 @@ class Nginx:
         for sub in ("logs", "tmp"):
             (self.prefix / sub).mkdir(parents=True, exist_ok=True)
         user = "user root root;" if os.geteuid() == 0 else ""
-        common = f"root {WWW}; access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000;"
+        # /moved/X and /moved308/X redirect to /X the way nginx does, with a small HTML body.
+        moved = r"location ~ ^/moved/(.*)$ { return 302 /$1; } location ~ ^/moved308/(.*)$ { return 308 /$1; }"
+        common = f"root {WWW}; access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000; " + moved
         config = f"""
 {user}
 worker_processes 2;

@@ -25,13 +25,13 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
-    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report.")
+    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).")
     var tag: Int?
 
     @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. 1MiB.")
     var minSegment = "1MiB"
 
-    @Option(help: "Stall timeout, e.g. 30s.")
+    @Option(help: "Stall timeout, e.g. 30s (100ms to 24h).")
     var timeout = "30s"
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' (repeatable).")
@@ -68,9 +68,9 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
         }
         if let problem = Rules.sizeProblem(segment) { throw ValidationError("--min-segment \(problem)") }
-        guard let stall = Units.parseDuration(timeout), stall >= Rules.minimumTimeout else {
-            throw ValidationError("--timeout takes a duration such as 30s")
-        }
+        guard let stall = Units.parseDuration(timeout) else { throw ValidationError("--timeout takes a duration such as 30s") }
+        if let problem = Rules.durationProblem(stall, in: Rules.timeout) { throw ValidationError("--timeout \(problem)") }
+        try checkRange("--tag", tag, Rules.tag)
         download.minSegment = segment
         download.timeout = stall
         let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)

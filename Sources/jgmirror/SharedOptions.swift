@@ -159,7 +159,7 @@ struct TransferOptionGroup: ParsableArguments {
 
     @OptionGroup var trust: TrustOptionGroup
 
-    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms.")
+    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms (0 to 1h).")
     var retryDelay = "500ms"
 
     @Option(help: "Progress display: auto, bars, lines or none.")
@@ -173,8 +173,8 @@ struct TransferOptionGroup: ParsableArguments {
     func validate() throws {
         try checkRange("--jobs", jobs, Rules.jobs)
         try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost)
-        if let maxRate, (Units.parseRate(maxRate) ?? 0) <= 0 {
-            throw ValidationError("--max-rate takes bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
+        if let maxRate, !Rules.rate.contains(Units.parseRate(maxRate) ?? 0) {
+            throw ValidationError("--max-rate takes 1 to 1EiB bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
         }
         if let maxSize, (Units.parseSize(maxSize) ?? 0) <= 0 {
             throw ValidationError("--max-size takes a size of more than 0 bytes such as 8GiB, not '\(maxSize)'")
@@ -187,7 +187,8 @@ struct TransferOptionGroup: ParsableArguments {
                 throw ValidationError("\(option) \(problem), not '\(text ?? "")'")
             }
         }
-        guard Units.parseDuration(retryDelay) != nil else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
+        guard let delay = Units.parseDuration(retryDelay) else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
+        if let problem = Rules.durationProblem(delay, in: Rules.retryDelay) { throw ValidationError("--retry-delay \(problem)") }
     }
 
     func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {

@@ -453,16 +453,19 @@ final class HashLog: Sendable {
         }
     }
 
-    /// A file found in place and kept by a `304` is recorded without a hash; changed
-    /// here later, it is fetched again rather than asked for by its new mtime.
-    @Test func aFileKeptBy304AndChangedLaterIsFetchedAgain() async throws {
+    /// A file found in place, without a record, is fetched (never asked for by its
+    /// mtime) and recorded with its hash; changed here later, it is fetched again
+    /// rather than asked for by its new mtime.
+    @Test func aFileFoundInPlaceAndChangedLaterIsFetchedAgain() async throws {
         try await withTestDirectory { dir in
             let path = dir + "/mirror/out.bin"
             write(String(decoding: body, as: UTF8.self), to: "mirror/out.bin", in: dir)
             server.set("/f", TestServer.Route(body: body, etag: "\"v1\"", lastModified: "Thu, 01 Jan 2015 00:00:00 GMT"))
             let yaml = manifest(url: server.url("/f"))
-            #expect(try await sync(yaml, in: dir, options: options()).items.first?.status == .unchanged)
-            #expect(try records(dir)["out.bin"]?.sha256 == nil)
+            let found = try await sync(yaml, in: dir, options: options())
+            #expect(found.items.first?.bytesDownloaded == Int64(body.count))
+            #expect(server.requests("/f").last?.headers["if-modified-since"] == nil)
+            #expect(try records(dir)["out.bin"]?.sha256 == sha(body))
             #expect(FileManager.default.createFile(atPath: path, contents: Data("LOCAL EDIT".utf8)))
             let report = try await sync(yaml, in: dir, options: options())
             let last = try #require(server.requests("/f").last)
@@ -507,23 +510,35 @@ final class HashLog: Sendable {
         }
     }
 
-    @Test func fileWithoutARecordIsRefreshedOnItsMtime() async throws {
+    /// A file without a record (a damaged database rebuilt, a kill between placing and
+    /// recording) is fetched again, never asked for by its own mtime: that is when
+    /// jgmirror placed it, and a replacement published with an older mtime
+    /// (`rsync -t`) would be answered 304 for ever (SPEC §4, issue 30).
+    @Test(arguments: [false, true])
+    func fileWithoutARecordIsFetchedAgainNotAskedByItsMtime(rehash: Bool) async throws {
         try await withTestDirectory { dir in
-            write(String(decoding: body, as: UTF8.self), to: "mirror/out.bin", in: dir)
-            let local = try #require(FileStat.of(path: dir + "/mirror/out.bin"))
-            // The remote is older than the file: 304.
-            server.set("/f", TestServer.Route(body: body, lastModified: "Thu, 01 Jan 2015 00:00:00 GMT"))
+            let stale = TestServer.bytes(count: 1000, seed: 132)
+            write(String(decoding: stale, as: UTF8.self), to: "mirror/out.bin", in: dir)
+            // Upstream replaced it with bytes whose Last-Modified is older than the local file.
+            let stamp = "Thu, 01 Jan 2015 00:00:00 GMT"
+            server.set("/f", TestServer.Route(body: body, lastModified: stamp))
+            var runOptions = options()
+            runOptions.rehash = rehash
             let yaml = manifest(url: server.url("/f"))
-            let kept = try await sync(yaml, in: dir, options: options())
+            let fetched = try await sync(yaml, in: dir, options: runOptions)
+            #expect(fetched.items.first?.status == .unverified)
+            #expect(fetched.items.first?.bytesDownloaded == Int64(body.count))
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            #expect(server.gets("/f").last?.headers["if-modified-since"] == nil)
+            // Now recorded with the server's Last-Modified: asked with that, and kept.
+            let kept = try await sync(yaml, in: dir, options: runOptions)
             #expect(kept.items.first?.status == .unchanged)
-            #expect(server.gets("/f").last?.headers["if-modified-since"] == HTTPDate.format(seconds: local.mtimeNs / 1_000_000_000))
-            // The remote is newer than the file: fetched.
-            try? FileManager.default.removeItem(atPath: database(dir))
-            let newer = TestServer.bytes(count: 1000, seed: 133)
-            server.set("/f", TestServer.Route(body: newer, lastModified: "Fri, 01 Jan 2100 00:00:00 GMT"))
-            let fetched = try await sync(yaml, in: dir, options: options())
-            #expect(fetched.items.first?.bytesDownloaded == 1000)
-            #expect(fileSHA(dir + "/mirror/out.bin") == sha(newer))
+            #expect(server.gets("/f").last?.headers["if-modified-since"] == stamp)
+            // The database lost (rebuilt empty): fetched again, not asked by mtime.
+            try FileManager.default.removeItem(atPath: database(dir))
+            let again = try await sync(yaml, in: dir, options: runOptions)
+            #expect(again.items.first?.bytesDownloaded == Int64(body.count))
+            #expect(server.gets("/f").last?.headers["if-modified-since"] == nil)
         }
     }
 

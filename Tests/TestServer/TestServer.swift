@@ -32,6 +32,16 @@ public final class TestServer: Sendable {
         case short(bytes: Int)
     }
 
+    /// The body a redirect carries.
+    public enum RedirectBody: Sendable, Equatable {
+        /// `Content-Length: 0`.
+        case none
+        /// This many bytes with a `Content-Length`.
+        case sized(Int)
+        /// This many bytes as a chunked body (in 1 KiB chunks).
+        case chunked(Int)
+    }
+
     /// One path the server answers.
     public struct Route: Sendable {
         public var body: [UInt8]
@@ -43,10 +53,18 @@ public final class TestServer: Sendable {
         public var noLength = false
         /// Per-connection throttle in bytes per second.
         public var bytesPerSecond: Int?
-        /// Answer 302 to this location instead.
+        /// Answer `redirectStatus` (302 unless set) to this location instead.
         public var redirect: String?
+        /// The status of the redirect to `redirect`.
+        public var redirectStatus = 302
+        /// What the redirect carries (Apache's and nginx's redirects have an HTML
+        /// body, Caddy's a chunked one): it is not the file.
+        public var redirectBody = RedirectBody.none
         /// Bytes sent beyond the announced length.
         public var extraBytes = 0
+        /// Announce this `Content-Length` instead (a server claiming a body it never
+        /// sends: 10^15 bytes), send the body there is, then close.
+        public var announcedLength: Int?
         /// A chunked body that never ends (bounded at 1 GiB so the test stops by itself).
         public var endless = false
         /// Extra response header lines (`Name: value`), sent as given.
@@ -267,7 +285,8 @@ public final class TestServer: Sendable {
             return send(fd, head: head + "\r\n")
         }
         if let location = route.redirect {
-            return send(fd, head: "HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n")
+            let isHEAD = request.method == "HEAD"
+            return redirect(fd, to: location, status: route.redirectStatus, body: route.redirectBody, head: isHEAD)
         }
         if Self.notModified(request, route) {
             var head = "HTTP/1.1 304 Not Modified\r\n"
@@ -310,6 +329,13 @@ public final class TestServer: Sendable {
             guard send(fd, head: head + "Content-Length: \(sent)\r\n\r\n") else { return false }
             return write(fd, Array(route.body[start..<(start + sent)]))
         }
+        if let announced = route.announcedLength {
+            // The whole (claimed) file, whatever range was asked.
+            let whole = "HTTP/1.1 200 OK\r\n\(validators)Accept-Ranges: bytes\r\nContent-Length: \(announced)\r\n\r\n"
+            guard send(fd, head: whole), request.method != "HEAD" else { return false }
+            _ = write(fd, route.body)
+            return false
+        }
         if route.noLength {
             head += "Connection: close\r\n\r\n"
         } else {
@@ -343,6 +369,30 @@ public final class TestServer: Sendable {
         }
         if limit < body.count || route.noLength || route.extraBytes > 0 { return false }
         return true
+    }
+
+    /// Sends a redirect to `location` with the body asked for (none to a `HEAD`,
+    /// whose answer has only the head); false when the connection must close.
+    private func redirect(_ fd: Int32, to location: String, status: Int, body: RedirectBody, head isHEAD: Bool) -> Bool {
+        let head = "HTTP/1.1 \(status) Moved\r\nLocation: \(location)\r\nContent-Type: text/html\r\n"
+        switch body {
+        case .none:
+            return send(fd, head: head + "Content-Length: 0\r\n\r\n")
+        case .sized(let count):
+            return send(fd, head: head + "Content-Length: \(count)\r\n\r\n")
+                && (isHEAD || write(fd, [UInt8](repeating: 0x3C, count: count)))
+        case .chunked(let count):
+            guard send(fd, head: head + "Transfer-Encoding: chunked\r\n\r\n") else { return false }
+            if isHEAD { return true }
+            var left = count
+            while left > 0 {
+                let size = min(left, 1024)
+                let chunk = Array(String(size, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x3E, count: size) + [13, 10]
+                guard write(fd, chunk) else { return false }
+                left -= size
+            }
+            return send(fd, head: "0\r\n\r\n")
+        }
     }
 
     private func writeBody(_ fd: Int32, _ bytes: ArraySlice<UInt8>, bytesPerSecond: Int?) -> Bool {

@@ -38,6 +38,9 @@ public struct Manifest: Sendable {
     /// What is allowed but likely wrong (destinations that differ only in case), for
     /// the CLI to print; `--portable-names` makes these errors.
     public var warnings: [ManifestError] = []
+    /// Destinations that differ only in case are errors (`--portable-names`), also
+    /// among the names a set's list adds.
+    var portableNames = false
 
     init(path: String, version: Int, root: String?, defaults: ItemSettings, checksums: [ChecksumSource], items: [ManifestItem]) {
         self.path = path

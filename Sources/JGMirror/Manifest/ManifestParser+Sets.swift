@@ -60,7 +60,7 @@ extension ManifestParser {
                     try checkURL(mirror, at: mirrorLocation)
                     set.mirrorsBase.append(mirror)
                 }
-            case "tag": set.tag = try readInt(key, range: Int.min...Int.max).0
+            case "tag": set.tag = try readInt(key, range: Rules.tag).0
             default:
                 guard try parseSetting(key, into: &set.settings) else {
                     throw error(keyLocation, "unknown key '\(key)' in a set")

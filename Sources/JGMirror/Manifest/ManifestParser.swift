@@ -13,6 +13,8 @@ struct ManifestParser {
     /// Destinations that cannot be normalised, by item index: found while each item is
     /// parsed, reported by `validateItems` in item order, as the checks across items are.
     private var destinationFailures: [Int: ManifestError] = [:]
+    /// libcurl's URL parser, one handle for every URL of the manifest.
+    private let curlURL = CurlURL()
 
     static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
     static let settingKeys = [
@@ -75,6 +77,7 @@ struct ManifestParser {
         let (after, afterLocation) = try next()
         if after != .streamEnd { throw error(afterLocation, "a manifest holds one YAML document; remove the second") }
         try validateItems(&manifest)
+        manifest.portableNames = options.portableNames
         return manifest
     }
 
@@ -143,7 +146,7 @@ struct ManifestParser {
             case "size":
                 item.size = try readSize(key).0
             case "tag":
-                item.tag = try readInt(key, range: Int.min...Int.max).0
+                item.tag = try readInt(key, range: Rules.tag).0
             default:
                 guard try parseSetting(key, into: &item.settings) else {
                     throw error(keyLocation, "unknown key '\(key)' in an item")
@@ -198,7 +201,7 @@ struct ManifestParser {
             settings.minSegment = size
         case "timeout":
             let (seconds, location) = try readDuration(key)
-            guard seconds >= Rules.minimumTimeout else { throw error(location, "'timeout' must be at least 100ms") }
+            if let problem = Rules.durationProblem(seconds, in: Rules.timeout) { throw error(location, "'timeout' \(problem)") }
             settings.timeout = seconds
         case "max_size":
             let (size, location) = try readSize(key)
@@ -248,7 +251,7 @@ struct ManifestParser {
                 if !directories.insert(parent).inserted { break }
             }
             destinations.insert(dest, at: index, of: items)
-            if let clash = caseClash(
+            if let clash = Self.caseClash(
                 dest, line: item.destLocation.line, exact: { destinations.location(of: $0, in: items) }, exactFolders: directories,
                 &foldedDestinations, &foldedDirectories)
             {
@@ -269,7 +272,8 @@ struct ManifestParser {
     /// destinations with an upper-case or non-ASCII byte are kept case-folded in
     /// `files`/`folders`: an all-lower-case one is its own folded form and already in
     /// `exact`/`exactFolders`, so a typical manifest pays lookups and no copies.
-    private func caseClash(
+    /// `SetExpansion` applies the same rule to the names a list adds.
+    static func caseClash(
         _ dest: String, line: Int, exact: (String) -> SourceLocation?, exactFolders: Set<String>,
         _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
     ) -> String? {
@@ -313,7 +317,9 @@ struct ManifestParser {
     }
 
     func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
-        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs) { throw error(location, problem) }
+        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs, curl: curlURL) {
+            throw error(location, problem)
+        }
     }
 
     // MARK: Typed values

@@ -10,16 +10,35 @@ struct SetExpansion {
     private(set) var taken: [String: Owner] = [:]
     /// The folders on the way to them: no file may be placed where one is.
     private var folders = Set<String>()
+    /// Names that differ only in case are errors (`--portable-names`), else warnings.
+    private let portableNames: Bool
+    /// The case-folded destinations and folders `ManifestParser.caseClash` keeps.
+    private var foldedFiles: [String: (dest: String, line: Int)] = [:]
+    private var foldedFolders: [String: String] = [:]
+    /// Listed names that differ only in case from another destination, without `--portable-names`.
+    private(set) var warnings: [ManifestError] = []
 
-    /// Starts from the manifest's own items, whose destinations are already normal.
-    init(file: String, items: ManifestItemChunks) {
+    /// Starts from the manifest's own items, whose destinations are already normal
+    /// (and whose case collisions the parser reported).
+    init(file: String, items: ManifestItemChunks, portableNames: Bool = false) {
         self.file = file
+        self.portableNames = portableNames
         taken.reserveCapacity(items.count)
         for item in items {
             let dest = item.dest ?? ""
+            _ = caseClash(dest, line: item.location.line)
             taken[dest] = .item(line: item.location.line)
             addFolders(of: dest)
         }
+    }
+
+    /// The manifest's case rule (SPEC §3) for `dest`, against every destination taken
+    /// so far; records it.
+    private mutating func caseClash(_ dest: String, line: Int) -> String? {
+        let taken = taken
+        return ManifestParser.caseClash(
+            dest, line: line, exact: { taken[$0].map { SourceLocation(line: $0.line, column: 1) } }, exactFolders: folders,
+            &foldedFiles, &foldedFolders)
     }
 
     /// Who took a destination: an item of the manifest, or a line of a list.
@@ -32,6 +51,13 @@ struct SetExpansion {
             switch self {
             case .item(let line): "the item at line \(line)"
             case .listed(let source, let line): "listed by \(source) line \(line)"
+            }
+        }
+
+        /// The line of the manifest or of the list.
+        var line: Int {
+            switch self {
+            case .item(let line), .listed(_, let line): line
             }
         }
 
@@ -99,6 +125,13 @@ struct SetExpansion {
             if let conflict = conflict(dest) {
                 if !trusted { continue }
                 throw failure(entry.line, conflict)
+            }
+            // Two names one file on macOS and Windows, as for the manifest's own items.
+            if let clash = caseClash(dest, line: entry.line) {
+                if portableNames, !trusted { continue }
+                let problem = failure(entry.line, clash + " on a case-insensitive file system (macOS, Windows)")
+                if portableNames { throw problem }
+                warnings.append(problem)
             }
             taken[dest] = .listed(source: source, line: entry.line)
             addFolders(of: dest)

@@ -21,8 +21,18 @@ public enum Rules {
     /// arithmetic on byte offsets never overflows. (A server's lengths are read as at
     /// most 18 digits, below it too.)
     public static let maximumSize: Int64 = 1 << 60
-    /// The shortest stall timeout, seconds.
-    public static let minimumTimeout = 0.1
+    /// The stall timeout (`timeout`, `get --timeout`), seconds: from 100 ms (less is
+    /// shorter than a round trip) to a day (a connection silent that long is dead).
+    /// The bound also keeps its conversion to libcurl's whole milliseconds far from
+    /// overflowing (`timeout: 2562047788016h` once stopped a run with SIGILL).
+    public static let timeout: ClosedRange<Double> = 0.1...86_400
+    /// The first retry delay (`--retry-delay`), seconds: up to an hour.
+    public static let retryDelay: ClosedRange<Double> = 0...3600
+    /// A numeric `tag` (`tag:`, `get --tag`): what every JSON reader holds exactly,
+    /// ±(2^53 − 1), as reports carry it as a JSON number.
+    public static let tag: ClosedRange<Int> = -(1 << 53 - 1)...(1 << 53 - 1)
+    /// Bytes per second of `--max-rate`: at least one, at most `maximumSize`.
+    public static let rate: ClosedRange<Int64> = 1...maximumSize
     /// The longest URL accepted. libcurl refuses more than 8 MB; servers commonly refuse
     /// more than 8 KiB; nothing real comes near this.
     public static let maxURLLength = 64 * 1024
@@ -34,6 +44,21 @@ public enum Rules {
 
     /// What is wrong with a size past `maximumSize`, whichever key or option gives it.
     public static func sizeProblem(_ value: Int64) -> String? { value <= maximumSize ? nil : "must be at most 1EiB" }
+
+    /// What is wrong with a duration of `seconds` for a setting that takes `range`.
+    public static func durationProblem(_ seconds: Double, in range: ClosedRange<Double>) -> String? {
+        range.contains(seconds)
+            ? nil : "must be from \(formatDuration(range.lowerBound)) to \(formatDuration(range.upperBound))"
+    }
+
+    /// `seconds` in the largest unit the manifest takes that writes it whole: `100ms`, `30s`, `24h`.
+    static func formatDuration(_ seconds: Double) -> String {
+        for (unit, factor) in [("h", 3600.0), ("m", 60), ("s", 1)]
+        where seconds >= factor && seconds.remainder(dividingBy: factor) == 0 {
+            return "\(Int(seconds / factor))\(unit)"
+        }
+        return seconds == 0 ? "0s" : "\(Int((seconds * 1000).rounded()))ms"
+    }
 
     /// What is wrong with a whole number for a setting that takes `range`.
     public static func problem(_ value: Int, in range: ClosedRange<Int>) -> String? {
@@ -62,8 +87,15 @@ public enum Rules {
         }
     }
 
-    /// What is wrong with a source URL: scheme, host, white space, length.
+    /// What is wrong with a source URL: scheme, host, white space, length, and
+    /// whatever else libcurl's URL parser refuses.
     public static func urlProblem(_ url: String, allowFileURLs: Bool) -> String? {
+        urlProblem(url, allowFileURLs: allowFileURLs, curl: CurlURL())
+    }
+
+    /// `urlProblem`, parsing with `curl`'s handle (a manifest parser keeps one for all
+    /// of its URLs).
+    static func urlProblem(_ url: String, allowFileURLs: Bool, curl: CurlURL) -> String? {
         if url.utf8.count > maxURLLength {
             return "URL is \(url.utf8.count) bytes long; jgmirror accepts at most \(maxURLLength)"
         }
@@ -83,7 +115,7 @@ public enum Rules {
         if url.withUTF8({ $0.contains { $0 <= 0x20 || $0 == 0x7f } }) {
             return "URL contains white space or a control character; percent-encode it (%20)"
         }
-        return nil
+        return curl.problem(url)
     }
 
     /// Request headers jgmirror sets itself, and why a user-given one would break a

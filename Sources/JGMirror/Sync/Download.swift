@@ -32,7 +32,10 @@ public struct Download: Sendable {
     /// means "this folder, the URL's file name", as `dest` does in a manifest. Nothing
     /// is ever written outside that folder.
     public func session(options: SyncOptions = SyncOptions()) throws(UsageError) -> SyncSession {
-        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs) { throw UsageError(problem) }
+        let curl = CurlURL()
+        for source in [url] + mirrors {
+            if let problem = Rules.urlProblem(source, allowFileURLs: options.allowFileURLs, curl: curl) { throw UsageError(problem) }
+        }
         guard !destination.isEmpty else {
             throw UsageError("the destination is empty; give -o a file name, or a folder to keep the URL's file name")
         }
@@ -43,6 +46,9 @@ public struct Download: Sendable {
             if let problem = Rules.headerProblem(name: header.name) { throw UsageError(problem) }
         }
         if let maxSize, maxSize <= 0 { throw UsageError("--max-size must be more than 0 bytes") }
+        if let maxSize, let problem = Rules.sizeProblem(maxSize) { throw UsageError("--max-size \(problem)") }
+        if let problem = Rules.durationProblem(timeout, in: Rules.timeout) { throw UsageError("--timeout \(problem)") }
+        if let tag, let problem = Rules.problem(tag, in: Rules.tag) { throw UsageError("--tag \(problem)") }
         if minSegment < Rules.minimumSegment { throw UsageError("--min-segment takes a size of at least 16KiB, such as 1MiB") }
         if let problem = Rules.sizeProblem(minSegment) { throw UsageError("--min-segment \(problem)") }
         let (root, name) = try Download.split(destination, url: url)

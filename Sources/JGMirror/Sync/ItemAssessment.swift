@@ -151,22 +151,29 @@ extension PlannedItem {
                 }
                 return .needsHashing(size: size, stat: current)
             }
-            // Past those checks a record, when there is one, vouches for the file.
-            let holds = record != nil
+            // Past those checks the record vouches for the file. Without a record, or
+            // one without the server's validators, there is nothing to ask with: the
+            // file's own mtime is when jgmirror placed it, not a server time, and a
+            // replacement published with an older one (`rsync -t`) would be answered
+            // 304 for ever (SPEC §4). It is fetched again.
+            guard let record, let conditions = Self.conditions(record: record) else {
+                return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
+            }
             var assessment = ItemAssessment(action: .check, size: size, noResumeState: noState, stat: current)
-            assessment.recordHolds = holds
-            assessment.sha256 = holds ? record?.sha256 : nil
-            assessment.conditions = Self.conditions(record: holds ? record : nil, stat: current)
+            assessment.recordHolds = true
+            assessment.sha256 = record.sha256
+            assessment.conditions = conditions
             return .decided(assessment)
         }
     }
 
     /// `If-None-Match` with a strong ETag, else `If-Modified-Since` with the recorded
-    /// Last-Modified, else with the file's own modification time (SPEC §4).
-    static func conditions(record: FileRecord?, stat: FileStat) -> [String] {
-        if let etag = record?.etag, !etag.hasPrefix("W/") { return ["If-None-Match: \(etag)"] }
-        if let lastModified = record?.lastModified { return ["If-Modified-Since: \(lastModified)"] }
-        return ["If-Modified-Since: \(HTTPDate.format(seconds: stat.mtimeNs / 1_000_000_000))"]
+    /// Last-Modified: the server's own validators (SPEC §4); nil when the record has
+    /// neither.
+    static func conditions(record: FileRecord) -> [String]? {
+        if let etag = record.etag, !etag.hasPrefix("W/") { return ["If-None-Match: \(etag)"] }
+        if let lastModified = record.lastModified { return ["If-Modified-Since: \(lastModified)"] }
+        return nil
     }
 
     func assessByHashing(size: Int64, stat: FileStat? = nil, root: RootDirectory, record: FileRecord? = nil) -> ItemAssessment {
@@ -208,13 +215,16 @@ extension PlannedItem {
             defer { close(fd) }
             return try? FileHasher.sha256(fd: fd, path: path)
         }
-        // Not the bytes placed (or unreadable): changed here since, so fetched again.
-        guard actual == recorded else { return ItemAssessment(action: .fetch, size: size, stat: stat) }
+        // Not the bytes placed (or unreadable): changed here since, so fetched again;
+        // so is a file whose record has no validators to ask with.
+        guard actual == recorded, let conditions = Self.conditions(record: record) else {
+            return ItemAssessment(action: .fetch, size: size, stat: stat)
+        }
         var assessment = ItemAssessment(action: .check, size: size, stat: stat)
         assessment.recordHolds = true
         assessment.sha256 = recorded
         assessment.hashedAt = hashedAt
-        assessment.conditions = Self.conditions(record: record, stat: stat)
+        assessment.conditions = conditions
         return assessment
     }
 }

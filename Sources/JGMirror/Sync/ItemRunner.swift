@@ -330,7 +330,8 @@ final class ItemRunner: Sendable {
 
     /// Sends the item to the engine; `note` explains why the item is fetched again,
     /// when it is, and a present file's assessment (`check`) makes the request conditional.
-    private func fetch(_ index: Int, knownFresh: Bool, note: String? = nil) {
+    /// `earlierBytes`: what this run already downloaded for it, in a pass it discarded.
+    private func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlierBytes: Int64 = 0) {
         let present = presentFiles.withLock { $0.removeValue(forKey: index) }
         let item = items[index]
         let hasher = PrefixHasher(path: item.partPath, root: root)
@@ -340,21 +341,26 @@ final class ItemRunner: Sendable {
             timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
             forwardHeaders: item.forwardHeaders, insecure: item.insecure,
             resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize,
-            conditions: present?.conditions ?? [], memoryLimit: Int64(PrefixHasher.heldLimit))
+            conditions: present?.conditions ?? [], memoryLimit: Int64(PrefixHasher.heldLimit),
+            stateURL: item.redactor.redact(url: item.url))
         let started = Date()
         engine.submit(request) { outcome in
-            self.finishing.add { self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present) }
+            self.finishing.add {
+                self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present, earlierBytes: earlierBytes)
+            }
         }
     }
 
     private func finish(
-        _ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?, present: ItemAssessment?
+        _ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?, present: ItemAssessment?,
+        earlierBytes: Int64
     ) {
         submitNext()
         let item = items[index]
         var result = result(item, status: .downloaded)
         result.bytes = outcome.length
-        result.bytesDownloaded = outcome.bytesDownloaded
+        // Every byte received this run counts, a discarded pass's too (SPEC §8).
+        result.bytesDownloaded = outcome.bytesDownloaded + earlierBytes
         result.resumedFrom = outcome.resumedFrom
         result.connections = outcome.connections
         result.attempts = outcome.attempts
@@ -442,7 +448,8 @@ final class ItemRunner: Sendable {
                 state.withLock { $0.submitted += 1 }
                 fetch(
                     index, knownFresh: true,
-                    note: "checksum failed after resuming (a change the validators could not show); fetched again from zero")
+                    note: "checksum failed after resuming (a change the validators could not show); fetched again from zero",
+                    earlierBytes: base.bytesDownloaded)
                 return
             }
             // Lists can give an item both digests (SHA256SUMS and SHA512SUMS): each must hold.

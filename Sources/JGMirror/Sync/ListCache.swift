@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a tree keeps the checksums lists (`sets:` sums and `checksums:` files) its
 /// syncs fetched: `ROOT/.jgmirror/lists/`, one file per list, named by the SHA-256 of
-/// its URL (SPEC §10). The next run asks for each list with `If-None-Match` /
+/// its URL without secrets (SPEC §10, `path(for:)`). The next run asks for each list with `If-None-Match` /
 /// `If-Modified-Since` and, on `304`, uses the cached copy.
 ///
 /// Nothing in it is needed for correctness: a missing, unreadable or damaged copy
@@ -16,6 +16,9 @@ public struct ListCache: Sendable {
     public var readOnly: Bool
     /// `fsync` a new copy before renaming it into place (off with `--no-fsync`).
     public var durable = true
+    /// Query parameters whose values a list's cache name leaves out (the manifest's
+    /// `redact` names, in `defaults` and on its sets).
+    public var redact: [String] = []
 
     public init(root: String, readOnly: Bool = false) {
         self.root = root
@@ -26,14 +29,18 @@ public struct ListCache: Sendable {
     /// `--root` gives it), resolved as `Plan` resolves it.
     public init(manifest: Manifest, rootOverride: String?, readOnly: Bool = false) {
         self.init(root: Plan.resolveRoot(manifest: manifest, override: rootOverride), readOnly: readOnly)
+        redact = (manifest.defaults.redact ?? []) + manifest.sets.flatMap { $0.settings.redact ?? [] }
     }
 
     /// `.jgmirror/lists`, relative to the root.
     static let folder = StateFolder.name + "/lists"
 
-    /// The cached copy's path for `url`.
+    /// The cached copy's path for `url`: named by the SHA-256 of the URL without its
+    /// credentials and the values of the query parameters named in `redact`, so that no
+    /// name in the tree is a digest of a secret (a rotated token names the same list).
     func path(for url: String) -> String {
-        root + "/" + Self.folder + "/" + (SHA256.hex(of: Array(url.utf8)) ?? "unnamed")
+        let name = Redactor(redact: redact).redact(url: url)
+        return root + "/" + Self.folder + "/" + (SHA256.hex(of: Array(name.utf8)) ?? "unnamed")
     }
 
     /// The intact cached copy of `url`, or nil (none, unreadable, a symlink on the way,

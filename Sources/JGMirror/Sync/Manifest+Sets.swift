@@ -27,7 +27,8 @@ extension Manifest {
 
     /// `expandSets` through `fetcher`.
     private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
-        var expansion = SetExpansion(file: path, items: itemChunks)
+        var expansion = SetExpansion(file: path, items: itemChunks, portableNames: portableNames)
+        defer { warnings += expansion.warnings }
         for set in sets {
             setFolders.append(set.dest)
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)

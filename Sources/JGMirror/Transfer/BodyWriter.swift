@@ -32,6 +32,9 @@ struct BodyWriter {
     /// The part file starts over from zero: the prefix is reported again from there.
     mutating func restarted() { reportedPrefix = 0 }
 
+    /// The body ended: the free space its guard held is the other bodies' again.
+    mutating func ended() { spaceGuard.release() }
+
     /// Writes what `worker`'s current request may deliver of `bytes` at its position
     /// and moves the position on. Returns the count written, which ends the request
     /// when short of `bytes.count` (its region is done, or it must stop), and a

@@ -40,7 +40,7 @@ struct EarlierRun {
             root.unlink(request.partPath)
             return found
         }
-        switch ResumeState.load(path: request.statePath, url: request.sources[0], partSize: partSize, root: root) {
+        switch ResumeState.load(path: request.statePath, url: request.resumeIdentity, partSize: partSize, root: root) {
         case .valid(let state):
             let book = makeBook(state.length, state.missingRanges)
             found.book = book

@@ -34,7 +34,11 @@ final class HeadHandler {
             crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
         }
         let head = worker.head
-        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: worker.easy?.redirectURL) {
+        // libcurl tells where a redirect leads only once its response ended; one with
+        // a body (Apache's, nginx's, Caddy's) is judged at its first body byte, so its
+        // `Location` is resolved here as libcurl would (SPEC §5).
+        let redirectTarget = worker.easy?.redirectURL ?? head.location.flatMap { CurlURL.resolve($0, against: worker.url) }
+        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: redirectTarget) {
         case .partial(let total, let rangeEnd):
             remember(worker)
             if length == nil || presumed {

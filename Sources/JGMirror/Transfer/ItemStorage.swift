@@ -31,9 +31,11 @@ final class ItemStorage {
         self.request = request
         durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: configuration)
         checkpointInterval = configuration.checkpointInterval
-        spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace)
+        spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace, ledger: configuration.spaceLedger)
         writer = BodyWriter(request: request, spaceGuard: spaceGuard)
     }
+
+    deinit { writer.ended() }
 
     /// Bytes written in this run.
     var bytesThisRun: Int64 { writer.bytesThisRun }
@@ -106,7 +108,7 @@ final class ItemStorage {
 
     private func checkpoint(_ book: SegmentBook?, validators: Validators, wait: Bool) {
         guard resumable, let book, let part else { return }
-        let state = ResumeState(url: request.sources[0], validators: validators, length: book.length, missing: book.missing)
+        let state = ResumeState(url: request.resumeIdentity, validators: validators, length: book.length, missing: book.missing)
         durability.checkpoint(state, part: part, wait: wait)
     }
 
@@ -122,6 +124,7 @@ final class ItemStorage {
     /// The last byte is written: hands the part file to `ItemDurability.finish`, or
     /// returns the flush that failed on the way.
     func finish() -> Result<(synced: Bool, afterSyncs: TransferOutcome.AfterSyncs)?, TransferError> {
+        writer.ended()
         if let failure = part?.failedSync { return .failure(failure) }
         defer { part = nil }
         return .success(part.map { durability.finish($0) })
@@ -138,6 +141,7 @@ final class ItemStorage {
     /// is any), otherwise removes the part file and its state. A part file another
     /// process holds (`locked`) is that process's.
     func close(keepingState: Bool, book: SegmentBook?, validators: Validators) {
+        writer.ended()
         if keepingState && resumable {
             checkpoint(book, validators: validators, wait: true)
         } else {

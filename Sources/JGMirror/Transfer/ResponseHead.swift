@@ -15,6 +15,10 @@ struct ResponseHead {
     var acceptsRanges = false
     var validators = Validators()
     var retryAfter: Double?
+    /// A redirect's `Location`, as sent (only kept for a 3xx). libcurl resolves it
+    /// only once the response has ended, and a redirect with a body is judged, and
+    /// cut, at its first body byte.
+    var location: String?
     /// The blank line that ends the head arrived: a connection closed inside the
     /// head leaves it false (libcurl ends such a response without an error).
     var complete = false
@@ -48,6 +52,8 @@ struct ResponseHead {
             validators.etag = value.string
         } else if name.equalsIgnoringCase("last-modified") {
             validators.lastModified = value.string
+        } else if (300...399).contains(status), name.equalsIgnoringCase("location") {
+            location = value.string
         } else if name.equalsIgnoringCase("retry-after") {
             retryAfter = value.integer.map(Double.init)
         }

@@ -15,10 +15,11 @@ struct ResumeState: Codable, Equatable, Sendable {
     /// The primary URL without its credentials and query values, for people: the
     /// file may be published with the tree, and a query may hold a token.
     var url: String
-    /// The SHA-256 of the primary URL without its credentials (a password changed in
-    /// the URL is the same file, and is kept out of the file), which the record must
-    /// match. Records written before it existed are matched by `url`, which then kept
-    /// the query.
+    /// The SHA-256 of the primary URL without its credentials and the values of the
+    /// query parameters named in `redact` (`TransferRequest.resumeIdentity`: a
+    /// password or token changed in the URL is the same file, and an unsalted digest
+    /// of a secret is kept out of the file), which the record must match. Records
+    /// written before it existed are matched by `url`, which then kept the query.
     var urlSHA256: String?
     var etag: String?
     var lastModified: String?

@@ -58,6 +58,9 @@ final class TransferEngine: @unchecked Sendable {
         var minFree: Int64?
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
+        /// What the bodies of unknown length in flight may still write, shared by all
+        /// of this engine's items (`SpaceGuard.Ledger`).
+        var spaceLedger = SpaceGuard.Ledger()
     }
 
     /// Commands from other threads.

@@ -40,9 +40,17 @@ struct TransferRequest: Sendable {
     /// placer to write once verified (`HeldBody`). Nil: every body goes to the part file
     /// (a checksums list is read back from it).
     var memoryLimit: Int64?
+    /// The primary URL as its resume state names it (`resumeIdentity`): without
+    /// credentials and without the values of the query parameters named in `redact`,
+    /// so that no file a run leaves derives from a secret. Nil: `sources[0]` without
+    /// its credentials.
+    var stateURL: String?
 }
 
 extension TransferRequest {
+    /// What the resume state's URL and its digest are taken from (`stateURL`).
+    var resumeIdentity: String { stateURL ?? Redactor.redactURL(sources[0]) }
+
     /// The primary source is a `file:` URL: no connection to open or warm, no ranges.
     var isFileSource: Bool { sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false }
 
