@@ -199,14 +199,17 @@ import Testing
         }
     }
 
-    @Test func aListsCacheNameHoldsNoDigestOfItsCredentialsOrRedactedQueryValues() async throws {
+    @Test(arguments: [true, false])
+    func aListsCacheNameHoldsNoDigestOfItsCredentialsOrRedactedQueryValues(isSet: Bool) async throws {
         let file = TestServer.bytes(count: 5000, seed: 46)
         server.set("/rel/a.iso", TestServer.Route(body: file))
         server.set("/rel/SHA256SUMS", TestServer.Route(body: Array((sha(file) + "  a.iso\n").utf8), etag: "\"l\""))
         try await withTestDirectory { dir in
             let sums = server.url("/rel/SHA256SUMS?token=LISTTOKEN&v=2")
                 .replacingOccurrences(of: "http://", with: "http://user:pw@")
-            let yaml = "version: 1\nroot: mirror\ndefaults: {redact: [token]}\nsets:\n  - sums: \(sums)\n"
+            // A set's list, or a `checksums:` list giving an item its hash.
+            let lists = isSet ? "sets:\n  - sums: \(sums)\n" : "checksums:\n  - url: \(sums)\nitems:\n  - {url: \(server.url("/rel/a.iso")), dest: a.iso}\n"
+            let yaml = "version: 1\nroot: mirror\ndefaults: {redact: [token]}\n" + lists
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])
             #expect(run.status == 0, "\(run.stderr)")

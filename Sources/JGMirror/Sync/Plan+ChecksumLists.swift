@@ -8,7 +8,9 @@ extension Plan {
     /// signature names fail with `signature`.
     public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) {
         guard !manifest.checksums.isEmpty else { return }
-        try await ListFetcher.withEngine(options: options, cache: ListCache(root: root, readOnly: true)) { fetcher throws(SyncError) in
+        var cache = ListCache(root: root, readOnly: true)
+        cache.redact = manifest.defaults.redact ?? []
+        try await ListFetcher.withEngine(options: options, cache: cache) { fetcher throws(SyncError) in
             try await applyChecksumLists(with: fetcher)
         }
     }

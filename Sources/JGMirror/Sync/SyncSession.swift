@@ -246,6 +246,7 @@ public final class SyncSession: Sendable {
     /// the tree's cache (`Plan.applyChecksumLists`).
     private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine) async throws(SyncError) {
         var cache = ListCache(root: plan.root, readOnly: !usesState)
+        cache.redact = plan.manifest.defaults.redact ?? []
         cache.durable = options.durable
         let fetcher = try ListFetcher(engine: engine, cache: cache)
         defer { listWarnings.withLock { $0 += fetcher.warnings.value } }
