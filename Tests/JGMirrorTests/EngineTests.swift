@@ -102,6 +102,9 @@ import TestServer
             #expect(item.status == .downloaded, "\(String(describing: item.error))")
             #expect(item.note?.contains("fetched again from zero") == true)
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
+            // Both passes count: the resumed half, then the whole file.
+            #expect(item.bytesDownloaded == Int64(length / 2 + length), "\(item.bytesDownloaded)")
+            #expect(report.totals.bytesDownloaded == item.bytesDownloaded)
             #expect(server.requests("/r").contains { $0.headers["if-range"] == "\"same\"" })
         }
     }

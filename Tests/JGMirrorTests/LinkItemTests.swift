@@ -3,7 +3,7 @@ import JGMirror
 import TestServer
 import Testing
 
-/// `link:` items (issue 30, point 3; SPEC §3, §10): relative symlinks placed
+/// `link:` items (SPEC §3, §10): relative symlinks placed
 /// atomically after the files, recorded, verified, pruned like files.
 @Suite struct LinkItemTests {
     let server: TestServer

@@ -513,7 +513,7 @@ final class HashLog: Sendable {
     /// A file without a record (a damaged database rebuilt, a kill between placing and
     /// recording) is fetched again, never asked for by its own mtime: that is when
     /// jgmirror placed it, and a replacement published with an older mtime
-    /// (`rsync -t`) would be answered 304 for ever (SPEC §4, issue 30).
+    /// (`rsync -t`) would be answered 304 for ever (SPEC §4).
     @Test(arguments: [false, true])
     func fileWithoutARecordIsFetchedAgainNotAskedByItsMtime(rehash: Bool) async throws {
         try await withTestDirectory { dir in
