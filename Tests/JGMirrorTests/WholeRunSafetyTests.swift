@@ -1,7 +1,8 @@
 import Foundation
-@testable import JGMirror
-import Testing
 import TestServer
+import Testing
+
+@testable import JGMirror
 
 /// What a run decides about the whole tree (SPEC §10), through the built binary
 /// against a server on loopback, as cron runs it: only a clean run deletes, within
@@ -45,7 +46,8 @@ import TestServer
         let all = (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []
         return all.filter { path in
             var isFolder: ObjCBool = false
-            return !path.hasPrefix(".jgmirror") && FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder)
+            return !path.hasPrefix(".jgmirror")
+                && FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder)
                 && !isFolder.boolValue
         }.sorted()
     }
@@ -107,11 +109,15 @@ import TestServer
             let before = server.requests().count
             let cut = try await execute(["sync", path, "--delete", "--progress", "none"])
             #expect(cut.status == 4, "\(cut.stderr)")
-            #expect(cut.stderr.contains("would remove 25 of the 30 files under 'rel/' (83.3%), more than --max-delete 50%"), "\(cut.stderr)")
+            #expect(
+                cut.stderr.contains("would remove 25 of the 30 files under 'rel/' (83.3%), more than --max-delete 50%"),
+                "\(cut.stderr)")
             #expect(tree(dir + "/mirror").count == 30)
             #expect(server.requests().dropFirst(before).allSatisfy { $0.path == "/rel/SHA256SUMS" })
             // The root as a whole is weighed too, and a count caps it as before.
-            let counted = try await execute(["sync", path, "--delete", "--max-delete", "100%", "--max-delete", "24", "--progress", "none"])
+            let counted = try await execute([
+                "sync", path, "--delete", "--max-delete", "100%", "--max-delete", "24", "--progress", "none",
+            ])
             #expect(counted.status == 4 && counted.stderr.contains("more than --max-delete 24"), "\(counted.stderr)")
             let allowed = try await execute(["sync", path, "--delete", "--max-delete", "100%", "--progress", "none"])
             #expect(allowed.status == 0, "\(allowed.stderr)")
@@ -186,7 +192,9 @@ import TestServer
                 items:
                   - {url: \(server.url("/f/file00.bin")), dest: a.bin}
                 """
-            let run = try await execute(["sync", write(yaml, to: "m.yaml", in: dir), "--report", dir + "/r.json", "--progress", "none"])
+            let run = try await execute([
+                "sync", write(yaml, to: "m.yaml", in: dir), "--report", dir + "/r.json", "--progress", "none",
+            ])
             #expect(run.status == 1, "\(run.stderr)")
             #expect(run.stderr.contains("line 2: 'file00.bin' is listed again with another hash (line 1)"), "\(run.stderr)")
             let rows = items(try loadReport(dir + "/r.json"))
@@ -274,9 +282,12 @@ import TestServer
             // file00.bin changes upstream, and the manifest with it.
             let changed = TestServer.bytes(count: 5000, seed: 99)
             server.set("/f/file00.bin", TestServer.Route(body: changed))
-            let yaml = itemsManifest(["file00.bin", "file01.bin"]).replacingOccurrences(of: sha(files["file00.bin"]!), with: sha(changed))
+            let yaml = itemsManifest(["file00.bin", "file01.bin"]).replacingOccurrences(
+                of: sha(files["file00.bin"]!), with: sha(changed))
             write(yaml, to: "m.yaml", in: dir)
-            let run = try await execute(["sync", path, "--delete", "--max-delete", "100%", "--backup-dir", dir + "/backup", "--progress", "none"])
+            let run = try await execute([
+                "sync", path, "--delete", "--max-delete", "100%", "--backup-dir", dir + "/backup", "--progress", "none",
+            ])
             #expect(run.status == 0, "\(run.stderr)")
             let runs = try FileManager.default.contentsOfDirectory(atPath: dir + "/backup")
             try #require(runs.count == 1, "\(runs)")
@@ -303,7 +314,9 @@ import TestServer
                 strays[name] = "stray \(index)"
                 write(strays[name]!, to: "mirror/" + name, in: dir)
             }
-            let arguments = ["sync", path, "--delete", "--max-delete", "100%", "--backup-dir", dir + "/backup", "--progress", "none"]
+            let arguments = [
+                "sync", path, "--delete", "--max-delete", "100%", "--backup-dir", dir + "/backup", "--progress", "none",
+            ]
             func check() throws {
                 let backups = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/backup")) ?? []
                 for (name, text) in strays {

@@ -12,7 +12,9 @@ enum Keyring {
 
     /// Whether `data` is ASCII armor rather than binary packets.
     static func isArmored(_ data: Data) -> Bool {
-        let start = data.prefix(64).drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        let start = data.prefix(64).drop {
+            $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF
+        }
         return start.starts(with: Array("-----BEGIN PGP ".utf8))
     }
 

@@ -21,7 +21,9 @@ enum ChecksumFiles {
             let url = entry.name.contains(ascii: "://") ? entry.name : folder + entry.name
             if let earlier = sums[url], earlier.utf8.count == entry.hash.utf8.count, earlier != entry.hash {
                 throw Conflict(
-                    message: "line \(entry.line): '\(Rules.printable(entry.name))' is listed again with another hash (line \(lines[url] ?? 0))")
+                    message:
+                        "line \(entry.line): '\(Rules.printable(entry.name))' is listed again with another hash (line \(lines[url] ?? 0))"
+                )
             }
             sums[url] = entry.hash
             lines[url] = entry.line
@@ -41,7 +43,9 @@ enum ChecksumFiles {
                 if let existing = isSHA512 ? plan.items[index].sha512 : plan.items[index].sha256, existing != hash {
                     throw ManifestError(
                         file: plan.manifest.path, location: item.sha256Location ?? source.location,
-                        message: "\(name) of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURLAndQuery(source.url)), which lists \(hash)")
+                        message:
+                            "\(name) of '\(item.dest)' (\(existing)) conflicts with \(Redactor.redactURLAndQuery(source.url)), which lists \(hash)"
+                    )
                 }
                 if isSHA512 { plan.items[index].sha512 = hash } else { plan.items[index].sha256 = hash }
             }

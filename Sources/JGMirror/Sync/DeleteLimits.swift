@@ -51,7 +51,8 @@ public struct DeleteLimits: Sendable, Equatable {
             let fraction = Double(deleting) / Double(deleting + kept)
             guard fraction > share else { continue }
             let place = folder.isEmpty ? "the root" : "'\(Rules.printable(folder))'"
-            return "--delete would remove \(deleting) of the \(deleting + kept) files under \(place) (\(Self.percent(fraction))), "
+            return
+                "--delete would remove \(deleting) of the \(deleting + kept) files under \(place) (\(Self.percent(fraction))), "
                 + "more than --max-delete \(Self.percent(share)); \(advice)"
         }
         return nil

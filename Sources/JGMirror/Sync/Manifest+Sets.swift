@@ -15,7 +15,9 @@ extension Manifest {
     /// leaves the set's folder or is another's destination, fails its own set
     /// (`listFailures`, code `list`, exit 1); the other sets go on (SPEC §10).
     /// Throws only what stops the run as a whole (this machine cannot hold a list).
-    public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil) async throws(SyncError) {
+    public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil)
+        async throws(SyncError)
+    {
         guard !sets.isEmpty else { return }
         var cache = cache
         cache?.durable = options.durable
@@ -72,7 +74,8 @@ extension Manifest {
         let list: SumsList
         do { list = try SumsList(parsing: fetched.text, lenient: failure != nil) } catch {
             switch error {
-            case .malformed(let line, let message): return .failed(ItemError(code: .list, message: "\(source) line \(line): \(message)"))
+            case .malformed(let line, let message):
+                return .failed(ItemError(code: .list, message: "\(source) line \(line): \(message)"))
             }
         }
         // A list refused half-way must not keep the destinations it took.

@@ -34,7 +34,9 @@ extension Plan {
         for source in manifest.checksums {
             let headers = listHeaders[source.url] ?? []
             let name = Redactor.redactURLAndQuery(source.url)
-            func fail(_ message: String) { failed.append(ListFailure(folder: nil, url: source.url, error: ItemError(code: .list, message: message))) }
+            func fail(_ message: String) {
+                failed.append(ListFailure(folder: nil, url: source.url, error: ItemError(code: .list, message: message)))
+            }
             let list: ListFetcher.FetchedList
             do { list = try await fetcher.verifiedText(source.url, headers: headers, signature: source.signature) } catch {
                 guard case .checksums = error else { throw error }
@@ -53,7 +55,8 @@ extension Plan {
                 continue
             }
             if let failure = list.signatureFailure {
-                for index in items.indices where ([items[index].url] + items[index].mirrors).contains(where: { hashes[$0] != nil }) {
+                for index in items.indices
+                where ([items[index].url] + items[index].mirrors).contains(where: { hashes[$0] != nil }) {
                     items[index].failure = failure
                 }
                 continue

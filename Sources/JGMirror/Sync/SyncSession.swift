@@ -154,7 +154,10 @@ public final class SyncSession: Sendable {
             } else {
                 let failure: String?
                 (deletions, failure) = await Blocking.run {
-                    [root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders, deleted = options.afterDeletion] in
+                    [
+                        root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders,
+                        deleted = options.afterDeletion
+                    ] in
                     let deletions =
                         prune.execute(root: root, backup: backup, deleted: deleted ?? { _ in })
                         + Prune.removeStaleLinks(root: root, items: items, store: store, keeping: kept)
@@ -176,11 +179,15 @@ public final class SyncSession: Sendable {
     private func planDeletions(_ plan: Plan, keeping backup: BackupFolder?) async throws(SyncError) -> Prune {
         var kept = plan.manifest.distrustedFolders
         let backupFolder = backup.map { Paths.parent(of: $0.path) + "/" }
-        if let backupFolder, backupFolder.hasPrefix(plan.root + "/") { kept.append(String(backupFolder.dropFirst(plan.root.count + 1))) }
+        if let backupFolder, backupFolder.hasPrefix(plan.root + "/") {
+            kept.append(String(backupFolder.dropFirst(plan.root.count + 1)))
+        }
         let found = await Blocking.run { [root = plan.root, items = plan.items, kept] in
             Prune.plan(root: root, items: items, keeping: kept)
         }
-        if let refusal = options.deleteLimits.refusal(deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders) {
+        if let refusal = options.deleteLimits.refusal(
+            deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders)
+        {
             throw .tooManyDeletions(refusal)
         }
         return found
@@ -202,7 +209,8 @@ public final class SyncSession: Sendable {
         var what: [String] = []
         if unclean > 0 { what.append(unclean == 1 ? "1 item" : "\(unclean) items") }
         if listFailures > 0 { what.append(listFailures == 1 ? "1 list" : "\(listFailures) lists") }
-        return "\(what.joined(separator: " and ")) did not succeed, so the run cannot tell what the tree should hold; nothing was deleted"
+        return
+            "\(what.joined(separator: " and ")) did not succeed, so the run cannot tell what the tree should hold; nothing was deleted"
     }
 
     /// Opens the state database and reads its records; without a usable one, says
@@ -214,12 +222,15 @@ public final class SyncSession: Sendable {
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {
-            warnings.append("cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
+            warnings.append(
+                "cannot read state database \(opened.path) (\(error)); not using it this run (every present file is hashed)")
             return .none(warnings: warnings)
         }
     }
 
-    private static func forward(_ event: TransferEvent, items: [PlannedItem], to continuation: AsyncStream<SyncEvent>.Continuation) {
+    private static func forward(
+        _ event: TransferEvent, items: [PlannedItem], to continuation: AsyncStream<SyncEvent>.Continuation
+    ) {
         // Checksums files travel under id -1 and are not items.
         switch event {
         case .started(let id, _, _, _) where !items.indices.contains(id): return
@@ -231,7 +242,8 @@ public final class SyncSession: Sendable {
             let item = items[id]
             continuation.yield(
                 .itemStarted(
-                    ItemStart(dest: item.dest, tag: item.tag, length: length, connections: connections, resumedFrom: resumedFrom)))
+                    ItemStart(dest: item.dest, tag: item.tag, length: length, connections: connections, resumedFrom: resumedFrom))
+            )
         case .progress(let id, let thisRun, let present, let length, let connections):
             let item = items[id]
             continuation.yield(
