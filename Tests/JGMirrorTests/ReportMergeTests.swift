@@ -16,7 +16,9 @@ import Testing
     ) throws -> RunReport {
         let items =
             downloaded.map { ItemResult(dest: $0, url: "http://o/\($0)", status: .downloaded, bytes: 100, bytesDownloaded: 100) }
-            + interrupted.map { ItemResult(dest: $0, url: "http://o/\($0)", status: .interrupted, bytes: 100, bytesDownloaded: 40) }
+            + interrupted.map {
+                ItemResult(dest: $0, url: "http://o/\($0)", status: .interrupted, bytes: 100, bytesDownloaded: 40)
+            }
         var report = RunReport(
             command: "sync", manifest: "m.yaml", started: start.addingTimeInterval(offset),
             finished: start.addingTimeInterval(offset + 1.25), items: items)
@@ -68,7 +70,8 @@ import Testing
         #expect(merged.warnings.isEmpty)
         // 100 (a1) + 200 (b2, b3 again) + 180 (the killed attempt's b1 and two partial items).
         #expect(merged.totals.bytesDownloaded == 480)
-        #expect(merged.attempts.map { "\($0.shard) \($0.host ?? "") \($0.latest)" } == ["0/2 n1 true", "1/2 n2 false", "1/2 n3 true"])
+        #expect(
+            merged.attempts.map { "\($0.shard) \($0.host ?? "") \($0.latest)" } == ["0/2 n1 true", "1/2 n2 false", "1/2 n3 true"])
         // Read back, the merged report keeps its attempts and its totals.
         let again = try RunReport.decode(merged.jsonData())
         #expect(again.attempts == merged.attempts)
@@ -100,9 +103,11 @@ import Testing
     }
 
     @Test func reportsWithoutIdentityMergeWithAWarning() throws {
-        let old = RunReport(command: "sync", manifest: "m.yaml", started: start, finished: start, items: [
-            ItemResult(dest: "x", url: "http://o/x", status: .downloaded, bytesDownloaded: 5)
-        ])
+        let old = RunReport(
+            command: "sync", manifest: "m.yaml", started: start, finished: start,
+            items: [
+                ItemResult(dest: "x", url: "http://o/x", status: .downloaded, bytesDownloaded: 5)
+            ])
         var text = String(decoding: try old.jsonData(), as: UTF8.self)
         #expect(!text.contains("\"run\""))
         text = text.replacingOccurrences(of: "\"run\"", with: "\"ignored\"")

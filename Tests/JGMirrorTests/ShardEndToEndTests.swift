@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// Shards through the built binary as a Slurm array runs them (SPEC §12): `--shard
 /// auto` from the array's variables, reports that name their run, and `report merge`
@@ -73,7 +73,9 @@ import TestServer
             let b = try await task(2, manifest: other, in: dir)
             let merged = try await execute(["report", "merge", dir + "/a.json", b, "-o", dir + "/merged.json"])
             #expect(merged.status == 2)
-            #expect(merged.stderr.hasPrefix("jgmirror: \(b) is a report of another run than \(dir)/a.json: manifest sha256 "), "\(merged.stderr)")
+            #expect(
+                merged.stderr.hasPrefix("jgmirror: \(b) is a report of another run than \(dir)/a.json: manifest sha256 "),
+                "\(merged.stderr)")
             #expect(merged.stderr.split(separator: "\n").count == 1)
         }
     }

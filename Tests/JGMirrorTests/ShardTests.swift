@@ -24,7 +24,9 @@ import Testing
 
     @Test func slurmArrayFromZeroNeedsNoCount() throws {
         for task in 0...3 {
-            #expect(try Shard.automatic(count: nil, environment: slurm(task: task, first: 0, last: 3)) == Shard(index: task, count: 4))
+            #expect(
+                try Shard.automatic(count: nil, environment: slurm(task: task, first: 0, last: 3)) == Shard(index: task, count: 4)
+            )
         }
     }
 
@@ -34,9 +36,13 @@ import Testing
     }
 
     @Test func slurmArrayWithAStep() throws {
-        let shards = try [0, 2, 4, 6].map { try Shard.automatic(count: nil, environment: slurm(task: $0, first: 0, last: 6, step: 2)) }
+        let shards = try [0, 2, 4, 6].map {
+            try Shard.automatic(count: nil, environment: slurm(task: $0, first: 0, last: 6, step: 2))
+        }
         #expect(shards.map(\.description) == ["0/4", "1/4", "2/4", "3/4"])
-        #expect(message { try Shard.automatic(count: nil, environment: slurm(task: 3, first: 0, last: 6, step: 2)) }?.contains("not one of the array's tasks") == true)
+        #expect(
+            message { try Shard.automatic(count: nil, environment: slurm(task: 3, first: 0, last: 6, step: 2)) }?.contains(
+                "not one of the array's tasks") == true)
     }
 
     @Test func aCountThatDisagreesWithTheArrayIsAUsageError() {
@@ -53,19 +59,26 @@ import Testing
 
     @Test func slurmWithoutTheArrayBoundsNeedsACount() throws {
         #expect(try Shard.automatic(count: 4, environment: ["SLURM_ARRAY_TASK_ID": "2"]) == Shard(index: 2, count: 4))
-        #expect(message { try Shard.automatic(count: nil, environment: ["SLURM_ARRAY_TASK_ID": "2"]) }?.contains("--shard-count") == true)
+        #expect(
+            message { try Shard.automatic(count: nil, environment: ["SLURM_ARRAY_TASK_ID": "2"]) }?.contains("--shard-count")
+                == true)
     }
 
     @Test func kubernetesNeedsTheCount() throws {
         #expect(try Shard.automatic(count: 4, environment: ["JOB_COMPLETION_INDEX": "3"]) == Shard(index: 3, count: 4))
-        #expect(message { try Shard.automatic(count: nil, environment: ["JOB_COMPLETION_INDEX": "3"]) }?.contains("--shard-count") == true)
-        #expect(message { try Shard.automatic(count: 2, environment: ["JOB_COMPLETION_INDEX": "3"]) }?.contains("out of range") == true)
+        #expect(
+            message { try Shard.automatic(count: nil, environment: ["JOB_COMPLETION_INDEX": "3"]) }?.contains("--shard-count")
+                == true)
+        #expect(
+            message { try Shard.automatic(count: 2, environment: ["JOB_COMPLETION_INDEX": "3"]) }?.contains("out of range")
+                == true)
     }
 
     @Test func bothEnginesAtOnceIsAUsageError() {
         var environment = slurm(task: 0, first: 0, last: 3)
         environment["JOB_COMPLETION_INDEX"] = "0"
-        #expect(message { try Shard.automatic(count: 4, environment: environment) }?.contains("both JOB_COMPLETION_INDEX") == true)
+        #expect(
+            message { try Shard.automatic(count: 4, environment: environment) }?.contains("both JOB_COMPLETION_INDEX") == true)
     }
 
     @Test func neitherEngineIsAUsageError() {
@@ -73,10 +86,14 @@ import Testing
     }
 
     @Test func aCountBesideAnExplicitShardIsAUsageError() throws {
-        #expect(message { try Shard.resolve(option: "1/4", count: 4, environment: [:]) }?.contains("--shard-count goes only with --shard auto") == true)
+        #expect(
+            message { try Shard.resolve(option: "1/4", count: 4, environment: [:]) }?.contains(
+                "--shard-count goes only with --shard auto") == true)
         #expect(message { try Shard.resolve(option: nil, count: 4, environment: [:]) }?.contains("needs --shard auto") == true)
         #expect(try Shard.resolve(option: "1/4", count: nil, environment: [:]) == Shard(index: 1, count: 4))
         #expect(try Shard.resolve(option: nil, count: nil, environment: [:]) == nil)
-        #expect(try Shard.resolve(option: "auto", count: nil, environment: slurm(task: 4, first: 1, last: 4)) == Shard(index: 3, count: 4))
+        #expect(
+            try Shard.resolve(option: "auto", count: nil, environment: slurm(task: 4, first: 1, last: 4))
+                == Shard(index: 3, count: 4))
     }
 }

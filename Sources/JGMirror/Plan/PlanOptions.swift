@@ -77,7 +77,8 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         let slurm = environment["SLURM_ARRAY_TASK_ID"]
         if kubernetes != nil, slurm != nil {
             throw UsageError(
-                "--shard auto: both JOB_COMPLETION_INDEX (Kubernetes) and SLURM_ARRAY_TASK_ID (Slurm) are set; unset the one that does not apply or give --shard I/N")
+                "--shard auto: both JOB_COMPLETION_INDEX (Kubernetes) and SLURM_ARRAY_TASK_ID (Slurm) are set; unset the one that does not apply or give --shard I/N"
+            )
         }
         if let kubernetes {
             let index = try number("JOB_COMPLETION_INDEX", kubernetes)
@@ -94,7 +95,8 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             // A Slurm without the array's bounds (or a hand-made environment): the task
             // ID is the index, and the count must be given.
             guard let count else {
-                throw UsageError("--shard auto: SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_MIN/COUNT; give --shard-count N")
+                throw UsageError(
+                    "--shard auto: SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_MIN/COUNT; give --shard-count N")
             }
             return try Shard(index: task, count: count)
         }
@@ -123,7 +125,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             else { return nil }
             min = try Shard.number("SLURM_ARRAY_TASK_MIN", minText)
             count = try Shard.number("SLURM_ARRAY_TASK_COUNT", countText)
-            step = try environment["SLURM_ARRAY_TASK_STEP"].map { text throws(UsageError) in try Shard.number("SLURM_ARRAY_TASK_STEP", text) } ?? 1
+            step =
+                try environment["SLURM_ARRAY_TASK_STEP"].map { text throws(UsageError) in
+                    try Shard.number("SLURM_ARRAY_TASK_STEP", text)
+                } ?? 1
             guard count >= 1, step >= 1 else {
                 throw UsageError("--shard auto: a Slurm array of \(count) tasks with step \(step) cannot be sharded")
             }
@@ -133,7 +138,8 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
                 let max = try Shard.number("SLURM_ARRAY_TASK_MAX", maxText)
                 guard max >= min, (max - min) % step == 0, (max - min) / step + 1 == count else {
                     throw UsageError(
-                        "--shard auto: the Slurm array \(min)-\(max) with step \(step) does not have \(count) evenly spaced tasks; use a range such as --array=0-\(count - 1)")
+                        "--shard auto: the Slurm array \(min)-\(max) with step \(step) does not have \(count) evenly spaced tasks; use a range such as --array=0-\(count - 1)"
+                    )
                 }
             }
         }
@@ -142,7 +148,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         func index(of task: Int) throws(UsageError) -> Int {
             let offset = task - min
             guard offset >= 0, offset % step == 0, offset / step < count else {
-                throw UsageError("--shard auto: SLURM_ARRAY_TASK_ID=\(task) is not one of the array's tasks (\(min), step \(step), \(count) tasks)")
+                throw UsageError(
+                    "--shard auto: SLURM_ARRAY_TASK_ID=\(task) is not one of the array's tasks (\(min), step \(step), \(count) tasks)"
+                )
             }
             return offset / step
         }

@@ -115,7 +115,7 @@ extension RunReport {
             members.append(("incomplete", .bool(isIncomplete)))
             members.append(("missing_shards", .array(missingShards.map { .string($0.description) })))
         }
-        members += [
+        members.append(
             (
                 "totals",
                 .object([
@@ -126,8 +126,7 @@ extension RunReport {
                     ("delete_skipped", .int(totals.deleteSkipped)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
-            ),
-        ]
+            ))
         if !attempts.isEmpty { members.append(("attempts", .array(attempts.map(\.json)))) }
         if let error { members.append(("error", error.json)) }
         if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }

@@ -26,12 +26,16 @@ extension RunReport {
             }
             if let first = named.first?.run, !first.isSameRun(as: run) {
                 let firstName = names[reports.firstIndex { $0.run != nil } ?? 0]
-                throw UsageError("\(name) is a report of another run than \(firstName): \(Self.difference(first, run)); merge the reports of one run")
+                throw UsageError(
+                    "\(name) is a report of another run than \(firstName): \(Self.difference(first, run)); merge the reports of one run"
+                )
             }
             // The same file named twice is one attempt, not two.
             let key = "\(run.effectiveShard) \(run.host ?? "") \(RunReport.timestamp(report.started))"
             guard seen.insert(key).inserted else {
-                warnings.append("\(name) repeats an attempt already given (shard \(run.effectiveShard), started \(RunReport.timestamp(report.started))); read once")
+                warnings.append(
+                    "\(name) repeats an attempt already given (shard \(run.effectiveShard), started \(RunReport.timestamp(report.started))); read once"
+                )
                 continue
             }
             named.append((report, run))
@@ -98,7 +102,8 @@ extension RunReport {
         var which = distinct.prefix(3).joined(separator: ", ")
         if distinct.count > 3 { which += " and \(distinct.count - 3) more" }
         let (verb, pronoun) = distinct.count == 1 ? ("does", "its") : ("do", "their")
-        return "\(which) \(verb) not name \(pronoun) run (written before jgmirror recorded it): merged without checking manifest, shards or attempts"
+        return
+            "\(which) \(verb) not name \(pronoun) run (written before jgmirror recorded it): merged without checking manifest, shards or attempts"
     }
 
     /// What tells two runs apart, for the merge's error.

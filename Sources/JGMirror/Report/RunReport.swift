@@ -82,7 +82,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public static func == (lhs: RunReport, rhs: RunReport) -> Bool {
         lhs.jgmirror == rhs.jgmirror && lhs.command == rhs.command && lhs.manifest == rhs.manifest && lhs.started == rhs.started
             && lhs.finished == rhs.finished && lhs.exitCode == rhs.exitCode && lhs.error == rhs.error && lhs.warnings == rhs.warnings
-            && lhs.items == rhs.items && lhs.run == rhs.run && lhs.attempts == rhs.attempts && lhs.missingShards == rhs.missingShards
+            && lhs.items == rhs.items && lhs.run == rhs.run && lhs.attempts == rhs.attempts
+            && lhs.missingShards == rhs.missingShards
     }
 
     public var durationS: Double { finished.timeIntervalSince(started) }
