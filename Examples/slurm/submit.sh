@@ -14,6 +14,10 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 manifest=$(realpath "$1") root=$(realpath -m "$2") reports=$(realpath -m "$3")
 shards=${4:-4}
+if ! [[ $shards =~ ^[1-9][0-9]*$ ]]; then
+  echo "$0: SHARDS must be a whole number of at least 1, not '$shards'" >&2
+  exit 2
+fi
 shift $(($# < 4 ? $# : 4))
 mkdir -p "$root" "$reports"
 array=$(sbatch --parsable --array=0-$((shards - 1)) --output="$reports/slurm-%A_%a.out" \

@@ -53,6 +53,8 @@ struct MergeCommand: ParsableCommand {
             Terminal.error(error.errorDescription ?? error.message)
             throw ExitCode(JGMirror.ExitCode.usage.rawValue)
         }
+        // The summary counts items; a lost shard has none, so it is said on its own line.
+        if merged.isIncomplete, let error = merged.error { Terminal.error("\(error.code): \(error.message)") }
         Terminal.finish(merged, outputs: outputs, quiet: false, label: "report merge")
     }
 }

@@ -57,6 +57,9 @@ import Testing
             // Without shard 2/4's report: incomplete, shard_missing, exit 1.
             let partial = try await execute(["report", "merge", reports[0], reports[1], reports[3], "-o", dir + "/partial.json"])
             #expect(partial.status == 1, "\(partial.stderr)")
+            #expect(
+                partial.stderr.hasPrefix("jgmirror: shard_missing: no report of shard 2/4: the merged report is incomplete\n"),
+                "\(partial.stderr)")
             let lacking = try loadReport(dir + "/partial.json")
             #expect(lacking["incomplete"] as? Bool == true)
             #expect(lacking["missing_shards"] as? [String] == ["2/4"])
