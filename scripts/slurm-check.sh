@@ -207,7 +207,7 @@ echo "slurm check: array job $array, merge job $merge"
 
 state() { squeue -h -j "$1" -o '%T' 2>/dev/null | head -n 1; }
 # Cancel task 1 once it has asked the origin for a few files, and requeue it: the
-# sequence of Examples/slurm/README.md. Slurm holds a requeued task until its
+# sequence of the README's "Running on Slurm and Kubernetes". Slurm holds a requeued task until its
 # BeginTime, cred_expire (120 s) later; once the task shows PENDING, StartTime=now
 # lets it start at once.
 asked() { [ "$(grep -c '^1 ' "$work/log/access.log" 2>/dev/null || true)" -ge "$1" ]; }
