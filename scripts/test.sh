@@ -40,3 +40,6 @@ fi
 swift build -c release --static-swift-stdlib --product jgmirror
 swift build -c release --static-swift-stdlib --product jgmirror-origin  # the dropping origin of the acceptance checks
 python3 bench/acceptance.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror"
+# A real Slurm cluster of four nodes on loopback runs Examples/slurm (as root; otherwise
+# it prints how to run it and is left out).
+scripts/slurm-check.sh "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror"

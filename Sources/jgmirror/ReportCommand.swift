@@ -11,7 +11,12 @@ struct ReportCommand: ParsableCommand {
 /// `jgmirror report merge A.json B.json … [-o OUT]`: one report for all shards.
 struct MergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "merge", abstract: "Combine shard reports into one; exits with the code of the whole.")
+        commandName: "merge", abstract: "Combine shard reports into one; exits with the code of the whole.",
+        discussion: """
+            Reports of one run only (one manifest, filters and shard count; else exit 2). \
+            Of each shard the latest attempt counts; a shard without a report makes the merged \
+            report incomplete, exit 1 (shard_missing).
+            """)
 
     @Argument(help: "Reports to merge.")
     var reports: [String]
@@ -43,7 +48,13 @@ struct MergeCommand: ParsableCommand {
                 throw ExitCode(JGMirror.ExitCode.usage.rawValue)
             }
         }
-        let merged = RunReport.merge(loaded)
+        let merged: RunReport
+        do { merged = try RunReport.merge(loaded, names: reports) } catch {
+            Terminal.error(error.errorDescription ?? error.message)
+            throw ExitCode(JGMirror.ExitCode.usage.rawValue)
+        }
+        // The summary counts items; a lost shard has none, so it is said on its own line.
+        if merged.isIncomplete, let error = merged.error { Terminal.error("\(error.code): \(error.message)") }
         Terminal.finish(merged, outputs: outputs, quiet: false, label: "report merge")
     }
 }

@@ -18,10 +18,14 @@ struct ManifestOptionGroup: ParsableArguments {
 
     // `.unconditional`: a value such as "-1" is the option's value, so the range check
     // below can answer it (instead of "Missing value").
-    @Option(parsing: .unconditional, help: "Take only shard I of N (I/N, 0-based), or 'auto' with --shard-count.")
+    @Option(
+        parsing: .unconditional,
+        help: "Take only shard I of N (I/N, 0-based), or 'auto': the Slurm array task or Kubernetes Job index.")
     var shard: String?
 
-    @Option(name: .customLong("shard-count"), parsing: .unconditional, help: "Shard count for --shard auto.")
+    @Option(
+        name: .customLong("shard-count"), parsing: .unconditional,
+        help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
     var shardCount: Int?
 
     @Option(parsing: .unconditional, help: "Override every item's connection count (1 to 64).")
@@ -127,9 +131,7 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     private func resolveShard() throws(UsageError) -> Shard? {
-        guard let shard else { return nil }
-        if shard == "auto" { return try Shard.automatic(count: shardCount) }
-        return try Shard(parsing: shard)
+        try Shard.resolve(option: shard, count: shardCount)
     }
 }
 

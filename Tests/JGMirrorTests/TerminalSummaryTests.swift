@@ -77,7 +77,7 @@ import Testing
             items: [])
         let text = String(decoding: try a.jsonData(), as: UTF8.self)
         #expect(text.contains("\"started\": \"2026-11-18T11:06:40.250Z\""), "\(text)")
-        let merged = RunReport.merge([try RunReport.decode(a.jsonData()), try RunReport.decode(b.jsonData())])
+        let merged = try RunReport.merge([try RunReport.decode(a.jsonData()), try RunReport.decode(b.jsonData())])
         #expect(merged.durationS == 1.5)
         let written = try #require(try JSONSerialization.jsonObject(with: merged.jsonData()) as? [String: Any])
         #expect(written["duration_s"] as? Double == 1.5)

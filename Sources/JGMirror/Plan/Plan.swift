@@ -17,6 +17,10 @@ public struct Plan: Sendable {
     public var emptySelection: UsageError?
     /// The shard taken, when one was.
     public var shard: Shard?
+    /// The `--tag` filters applied, which a report records with the shard.
+    public var tags: [String]
+    /// The `--skip-tag` filters applied.
+    public var skipTags: [String]
     /// Whether a tag or shard filter left items out of view, so the plan cannot tell
     /// which files under the root no item produces (`--delete` is refused).
     public var isFiltered: Bool
@@ -36,6 +40,8 @@ public struct Plan: Sendable {
         totalInManifest = source.count
         root = Plan.resolveRoot(manifest: manifest, override: options.root)
         shard = options.shard
+        tags = options.tags
+        skipTags = options.skipTags
         isFiltered = options.shard != nil || !options.tags.isEmpty || !options.skipTags.isEmpty
         let defaults = manifest.defaults
         var selected: [PlannedItem] = []

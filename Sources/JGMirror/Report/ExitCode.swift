@@ -2,9 +2,11 @@
 public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     /// Every selected item is present and verified (or unverified by choice).
     case success = 0
-    /// An item failed to download, a list failed, or a deletion was skipped.
+    /// An item failed to download, a list failed, a deletion was skipped, or a merged
+    /// report lacks a shard.
     case transferFailed = 1
-    /// Usage error or invalid manifest; nothing was fetched.
+    /// Usage error or invalid manifest, nothing was fetched; or a merge of reports of
+    /// different runs.
     case usage = 2
     /// Checksum mismatch or a list whose signature fails (sync), missing or mismatching
     /// file (verify).
@@ -21,8 +23,9 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
         switch self {
         case .success: "every selected item is present and verified (or unverified by choice)"
         case .transferFailed:
-            "at least one item failed to download (network, HTTP, remote), a list could not be fetched or parsed, or a deletion was skipped because the run was not clean"
-        case .usage: "usage error or invalid manifest (the manifest itself, not a list it names); nothing was fetched"
+            "at least one item failed to download (network, HTTP, remote), a list could not be fetched or parsed, a deletion was skipped because the run was not clean, or a merged report lacks a shard (shard_missing)"
+        case .usage:
+            "usage error or invalid manifest (the manifest itself, not a list it names); nothing was fetched; or report merge of reports of different runs (manifest, filters or shard count)"
         case .integrity:
             "integrity failure: a checksum mismatch or a list whose signature fails (sync), or a missing/mismatching file (verify)"
         case .local:

@@ -106,8 +106,17 @@ extension RunReport {
         let totals = self.totals
         var members: [(String, JSONValue)] = [
             ("jgmirror", .string(jgmirror)), ("command", .string(command)), ("manifest", .string(manifest)),
+        ]
+        if let run { members.append(("run", run.json)) }
+        members += [
             ("started", .string(RunReport.timestamp(started))), ("finished", .string(RunReport.timestamp(finished))),
             ("duration_s", .double(RunReport.rounded(durationS))), ("exit_code", .int(Int64(exitCode.rawValue))),
+        ]
+        if !attempts.isEmpty || isIncomplete {
+            members.append(("incomplete", .bool(isIncomplete)))
+            members.append(("missing_shards", .array(missingShards.map { .string($0.description) })))
+        }
+        members.append(
             (
                 "totals",
                 .object([
@@ -118,8 +127,8 @@ extension RunReport {
                     ("delete_skipped", .int(totals.deleteSkipped)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
-            ),
-        ]
+            ))
+        if !attempts.isEmpty { members.append(("attempts", .array(attempts.map(\.json)))) }
         if let error { members.append(("error", error.json)) }
         if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }
         return members

@@ -5,6 +5,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var jgmirror: String = JGMirrorVersion.string
     public var command: String
     public var manifest: String?
+    /// Which run this is (manifest digest, filters, shard, host); nil in reports of
+    /// versions before it was recorded, and for runs that stopped before a plan.
+    public var run: RunIdentity?
     public var started: Date
     public var finished: Date
     public var exitCode: ExitCode
@@ -25,6 +28,13 @@ public struct RunReport: Sendable, Decodable, Equatable {
     /// One-line problems that did not change the outcome (a damaged state database
     /// that was rebuilt, …).
     public var warnings: [String] = []
+    /// A merged report's shard reports, every attempt of each shard (SPEC §12).
+    public var attempts: [ShardAttempt] = []
+    /// The shards a merged report has no report of: it is `incomplete`, exit 1.
+    public var missingShards: [Shard] = []
+
+    /// Whether a merged report lacks a shard.
+    public var isIncomplete: Bool { !missingShards.isEmpty }
 
     public init(
         command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -72,7 +82,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public static func == (lhs: RunReport, rhs: RunReport) -> Bool {
         lhs.jgmirror == rhs.jgmirror && lhs.command == rhs.command && lhs.manifest == rhs.manifest && lhs.started == rhs.started
             && lhs.finished == rhs.finished && lhs.exitCode == rhs.exitCode && lhs.error == rhs.error && lhs.warnings == rhs.warnings
-            && lhs.items == rhs.items
+            && lhs.items == rhs.items && lhs.run == rhs.run && lhs.attempts == rhs.attempts
+            && lhs.missingShards == rhs.missingShards
     }
 
     public var durationS: Double { finished.timeIntervalSince(started) }
@@ -98,6 +109,11 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var totals: Totals {
         var totals = Totals()
         totals.items = itemCount
+        // Bytes that earlier attempts of a shard fetched crossed the network too, though
+        // their items gave way to the latest attempt's.
+        for attempt in attempts where !attempt.latest {
+            totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(attempt.bytesDownloaded)
+        }
         forEachOutcome { status, bytesDownloaded, _ in
             totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(bytesDownloaded)
             switch status {
@@ -118,10 +134,11 @@ public struct RunReport: Sendable, Decodable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case jgmirror, command, manifest, started, finished
+        case jgmirror, command, manifest, run, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case error, warnings, items
+        case error, warnings, items, attempts
+        case missingShards = "missing_shards"
     }
 
     public init(from decoder: Decoder) throws {
@@ -140,6 +157,16 @@ public struct RunReport: Sendable, Decodable, Equatable {
         storedItems = try container.decode([ItemResult].self, forKey: .items)
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+        run = try container.decodeIfPresent(RunIdentity.self, forKey: .run)
+        attempts = try container.decodeIfPresent([ShardAttempt].self, forKey: .attempts) ?? []
+        var missing: [Shard] = []
+        for text in try container.decodeIfPresent([String].self, forKey: .missingShards) ?? [] {
+            guard let shard = try? Shard(parsing: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .missingShards, in: container, debugDescription: "not a shard I/N")
+            }
+            missing.append(shard)
+        }
+        missingShards = missing
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
@@ -198,25 +225,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
         try JSONDecoder().decode(RunReport.self, from: data)
     }
 
-    /// Combines shard reports into one: items concatenated, the earliest start, the
-    /// latest finish, and the exit code of the whole.
-    public static func merge(_ reports: [RunReport]) -> RunReport {
-        let items = reports.flatMap(\.items)
-        let started = reports.map(\.started).min() ?? Date()
-        let finished = reports.map(\.finished).max() ?? started
-        let code = ExitCode.combine(reports.map(\.exitCode) + [ExitCode.forResults(items)])
-        var merged = RunReport(
-            command: reports.first?.command ?? "sync", manifest: reports.first?.manifest, started: started,
-            finished: finished, items: items, exitCode: code)
-        merged.error = reports.compactMap(\.error).first
-        merged.warnings = reports.flatMap(\.warnings)
-        if let repeated = repeatedDestinations(in: reports) { merged.warnings.append(repeated) }
-        return merged
-    }
-
     /// Shards name disjoint destinations: one found in two reports means a report
     /// given twice, or reports of different runs, and is counted once per report.
-    private static func repeatedDestinations(in reports: [RunReport]) -> String? {
+    static func repeatedDestinations(in reports: [RunReport]) -> String? {
         var earlier = Set<String>()
         var repeated = Set<String>()
         var first: String?

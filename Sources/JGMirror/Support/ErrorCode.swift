@@ -71,6 +71,9 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case local
     /// `--delete` would remove more files than `--max-delete` allows (`max_delete`).
     case maxDelete
+    /// `report merge` has no report of one or more shards of the run: the merged
+    /// report is incomplete (`shard_missing`).
+    case shardMissing
 
     /// The report spelling, e.g. `http_404`, `size_mismatch`.
     public var rawValue: String {
@@ -106,6 +109,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .usage: "usage"
         case .local: "local"
         case .maxDelete: "max_delete"
+        case .shardMissing: "shard_missing"
         }
     }
 
@@ -115,6 +119,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .linkMismatch,
         .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
         .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
+        .shardMissing,
     ]
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
@@ -138,7 +143,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped:
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing:
             .transferFailed
         }
     }

@@ -68,6 +68,7 @@ public final class SyncSession: Sendable {
     public func run() async throws(SyncError) -> RunReport {
         defer { continuation.finish() }
         let started = Date()
+        let identity = await Blocking.run { [plan] in Self.identity(of: plan) }
         var plan = self.plan
         if options.delete, plan.isFiltered {
             throw .usage(.deleteUnderFilter)
@@ -170,8 +171,19 @@ public final class SyncSession: Sendable {
         }
         if let store { await Blocking.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
+        report.run = identity
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         return report
+    }
+
+    /// The run's identity for its report (SPEC §8): the digest is of the manifest
+    /// file's bytes as they are when the run starts, before any filter, so shards of
+    /// one manifest agree and an edit between shards shows.
+    static func identity(of plan: Plan) -> RunIdentity {
+        let bytes = FileManager.default.contents(atPath: plan.manifest.path).map { [UInt8]($0) }
+        return RunIdentity(
+            manifestSHA256: bytes.flatMap { SHA256.hex(of: $0) }, tags: plan.tags, skipTags: plan.skipTags, shard: plan.shard,
+            host: RunIdentity.localHost)
     }
 
     /// What `--delete` would remove, refused (exit 4, before anything is fetched) past
