@@ -71,6 +71,13 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case local
     /// `--delete` would remove more files than `--max-delete` allows (`max_delete`).
     case maxDelete
+    /// The item's host gave no answer for `host_grace` (`host_down`, SPEC §5a).
+    case hostDown
+    /// The item's host asked to be left alone longer than `max_wait` or past the
+    /// run's deadline (`rate_limited`, SPEC §5a).
+    case rateLimited
+    /// The run reached `--max-duration` before the item ended (`deadline`).
+    case deadline
 
     /// The report spelling, e.g. `http_404`, `size_mismatch`.
     public var rawValue: String {
@@ -106,6 +113,9 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .usage: "usage"
         case .local: "local"
         case .maxDelete: "max_delete"
+        case .hostDown: "host_down"
+        case .rateLimited: "rate_limited"
+        case .deadline: "deadline"
         }
     }
 
@@ -114,7 +124,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
         .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .linkMismatch,
         .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
-        .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
+        .interrupted, .manifest, .locked, .usage, .local, .maxDelete, .hostDown, .rateLimited, .deadline,
     ]
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
@@ -138,7 +148,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped:
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .hostDown, .rateLimited, .deadline:
             .transferFailed
         }
     }
