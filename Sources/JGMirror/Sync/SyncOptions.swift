@@ -90,6 +90,9 @@ public struct SyncOptions: Sendable {
     /// See `TransferEngine.Configuration.startWriteback`.
     var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 
+    /// How the run judges its hosts (SPEC §5a); tests shorten the grace and probes.
+    var hostSettings = HostTable.Settings()
+
     public init() {}
 
     var quickCheck: QuickCheck {
@@ -115,6 +118,7 @@ public struct SyncOptions: Sendable {
         configuration.startWriteback = startWriteback
         configuration.minFree = minFree
         configuration.freeSpace = freeSpace
+        configuration.hosts = hostSettings
         return configuration
     }
 }

@@ -61,6 +61,8 @@ final class TransferEngine: @unchecked Sendable {
         /// What the bodies of unknown length in flight may still write, shared by all
         /// of this engine's items (`SpaceGuard.Ledger`).
         var spaceLedger = SpaceGuard.Ledger()
+        /// How the run judges its hosts (SPEC §5a): grace, longest wait, probes.
+        var hosts = HostTable.Settings()
     }
 
     /// Commands from other threads.
@@ -86,7 +88,9 @@ final class TransferEngine: @unchecked Sendable {
 
     // Engine thread only:
     private var waiting = FIFO<ItemTransfer>()
-    private var running: [ItemTransfer] = []
+    private(set) var running: [ItemTransfer] = []
+    /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
+    var hosts: HostTable
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
     /// one per request in flight is kept.
@@ -126,6 +130,7 @@ final class TransferEngine: @unchecked Sendable {
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
         self.onEvent = onEvent
+        hosts = HostTable(settings: configuration.hosts)
         multi = try CurlMulti(
             maxPerHost: configuration.maxPerHost, maxConnections: max(64, configuration.maxPerHost * 4))
         if let rate = configuration.maxRate { limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
@@ -412,6 +417,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Removes a worker's request from the multi handle, frees its host slot and keeps
     /// its handle for a later request; the worker has none after this.
     func detach(_ worker: Worker) {
+        noteEnd(of: worker, code: nil)
         guard let easy = worker.easy else { return }
         worker.easy = nil
         multi.remove(easy)

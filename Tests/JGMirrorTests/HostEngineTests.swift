@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import JGMirror
+import TestServer
+
+/// The run's host table carried out by the engine (SPEC §5a), against in-process
+/// servers whose log shows what reached them. The grace and probe delays are
+/// shortened through the options; nothing here waits on a clock of its own.
+@Suite struct HostEngineTests {
+    /// A server that accepts every connection and closes it without a word.
+    private func silentServer(paths: [String]) throws -> TestServer {
+        let server = try TestServer()
+        for path in paths {
+            var route = TestServer.Route(body: [1])
+            route.fault = { _ in .raw([]) }
+            server.set(path, route)
+        }
+        return server
+    }
+
+    private func options(grace: Double) -> SyncOptions {
+        var options = testOptions()
+        options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
+        return options
+    }
+
+    @Test func manyItemsOfADeadHostFailTogetherAfterFewAttempts() async throws {
+        let paths = (0..<200).map { "/f\($0)" }
+        let server = try silentServer(paths: paths)
+        defer { server.stop() }
+        var yaml = "version: 1\nitems:\n"
+        for path in paths { yaml += "  - url: \(server.url(path))\n    dest: out\(path)\n" }
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir, options: options(grace: 1))
+            #expect(report.items.count == 200)
+            #expect(report.items.allSatisfy { $0.status == .failed && $0.error?.code == .hostDown })
+            // Without the table each item spends its own four attempts: 800 requests.
+            // With it, the first items' requests and a handful of probes.
+            #expect(server.gets().count <= 40)
+            // One message for the whole host: the terminal prints it once.
+            let messages = Set(report.items.compactMap { $0.error?.message })
+            #expect(messages.count == 1, "\(messages)")
+        }
+    }
+
+    @Test func itemsWithALiveMirrorMoveThereWhenThePrimaryIsSuspect() async throws {
+        let body = TestServer.bytes(count: 4096, seed: 7)
+        let paths = (0..<20).map { "/m\($0)" }
+        let primary = try silentServer(paths: paths)
+        let mirror = try TestServer()
+        defer {
+            primary.stop()
+            mirror.stop()
+        }
+        var yaml = "version: 1\nitems:\n"
+        for path in paths {
+            mirror.set(path, TestServer.Route(body: body))
+            yaml += "  - url: \(primary.url(path))\n    mirrors: [\(mirror.url(path))]\n    dest: out\(path)\n"
+            yaml += "    sha256: \(sha(body))\n"
+        }
+        try await withTestDirectory { dir in
+            var options = options(grace: 30)
+            options.jobs = 2
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .downloaded })
+            // Each item would spend its retries on the primary before its mirror: 80
+            // requests. Once the primary is suspect, items go to the mirror at once and
+            // only probes reach the primary.
+            #expect(primary.gets().count < 20)
+            #expect(mirror.gets().count >= 20)
+        }
+    }
+
+    @Test func aRetryAfterDateHoldsTheHostUntilThatTime() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 1024, seed: 3)
+        var route = TestServer.Route(body: body)
+        let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
+        route.fault = { $0 == 0 ? .statusWithHeaders(429, ["Retry-After: \(until)"]) : nil }
+        server.set("/busy", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/busy"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            let gets = server.gets("/busy")
+            #expect(gets.count == 2)
+            // The date is 1–2 s ahead (it is whole seconds): nothing is asked before it.
+            // Read from a per-connection backoff, the retry came after 10 ms.
+            if gets.count == 2 { #expect(gets[1].at - gets[0].at >= 0.9) }
+        }
+    }
+}
