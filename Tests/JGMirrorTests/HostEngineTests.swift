@@ -90,4 +90,51 @@ import TestServer
             if gets.count == 2 { #expect(gets[1].at - gets[0].at >= 0.9) }
         }
     }
+
+    @Test func aConnectionUnderMinRateForTheTimeoutIsCutAndAskedAgain() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 40_000, seed: 5)
+        var route = TestServer.Route(body: body)
+        // The first answer trickles at 2 kB/s: bytes keep coming, but under 64 KiB/s.
+        route.fault = { $0 == 0 ? .slow(bytesPerSecond: 2000) : nil }
+        server.set("/trickle", route)
+        let yaml =
+            "version: 1\ndefaults:\n  min_rate: 64KiB\n  timeout: 1s\nitems:\n  - url: \(server.url("/trickle"))\n"
+            + "    dest: out.bin\n    sha256: \(sha(body))\n"
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            // Left alone, the trickle would have been the whole download (20 s).
+            #expect(server.gets("/trickle").count >= 2)
+        }
+    }
+
+    @Test func hostOptionsAreReadFromDefaultsWithTheirBounds() throws {
+        let manifest = try Manifest.parse(
+            "version: 1\ndefaults:\n  connect_timeout: 2s\n  min_rate: 4KiB/s\n  host_grace: 1m\n  max_wait: 0s\n"
+                + "items:\n  - url: http://h/a\n",
+            name: "m.yaml")
+        #expect(manifest.hosts.connectTimeout == 2 && manifest.hosts.minRate == 4096)
+        #expect(manifest.hosts.hostGrace == 60 && manifest.hosts.maxWait == 0)
+        var configuration = TransferEngine.Configuration()
+        configuration.apply(manifest.hosts)
+        #expect(configuration.connectTimeout == 2 && configuration.minRate == 4096)
+        #expect(configuration.hosts.grace == 60 && configuration.hosts.maxWait == 0)
+        let bad: [(String, String)] = [
+            ("  connect_timeout: 0s\n", "m.yaml:3:20: 'connect_timeout' must be from 100ms to 1h"),
+            ("  min_rate: fast\n", "m.yaml:3:13: 'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not 'fast'"),
+            ("  host_grace: 2d\n", "m.yaml:3:15: 'host_grace' must be a duration such as 500ms, 30s or 2m, not '2d'"),
+            ("  max_wait: 25h\n", "m.yaml:3:13: 'max_wait' must be from 0s to 24h"),
+            ("  host_grase: 1s\n", "m.yaml:3:3: unknown key 'host_grase' in defaults (did you mean 'host_grace'?)"),
+        ]
+        for (line, expected) in bad {
+            do {
+                _ = try Manifest.parse("version: 1\ndefaults:\n" + line + "items:\n  - url: http://h/a\n", name: "m.yaml")
+                Issue.record("no error for \(line)")
+            } catch {
+                #expect(error.localizedDescription == expected)
+            }
+        }
+    }
 }

@@ -113,7 +113,9 @@ public final class SyncSession: Sendable {
         }
         let engine: TransferEngine
         do {
-            engine = try TransferEngine(configuration: options.engineConfiguration, onEvent: forward)
+            var configuration = options.engineConfiguration
+            configuration.apply(plan.manifest.hosts)
+            engine = try TransferEngine(configuration: configuration, onEvent: forward)
         } catch {
             throw .local(error.message)
         }

@@ -63,6 +63,19 @@ final class TransferEngine: @unchecked Sendable {
         var spaceLedger = SpaceGuard.Ledger()
         /// How the run judges its hosts (SPEC §5a): grace, longest wait, probes.
         var hosts = HostTable.Settings()
+        /// Seconds a connection may take to open, TLS included (`connect_timeout`).
+        var connectTimeout = 10.0
+        /// Bytes per second under which a request, for its `timeout`, is stalled
+        /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
+        var minRate: Int64 = 1024
+
+        /// The manifest's host options over these settings.
+        mutating func apply(_ options: HostOptions) {
+            if let value = options.connectTimeout { connectTimeout = value }
+            if let value = options.minRate { minRate = value }
+            if let value = options.hostGrace { hosts.grace = value }
+            if let value = options.maxWait { hosts.maxWait = value }
+        }
     }
 
     /// Commands from other threads.
