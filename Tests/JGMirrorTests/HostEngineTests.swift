@@ -137,4 +137,25 @@ import TestServer
             }
         }
     }
+
+    @Test func atMaxDurationTheRunStopsItsItemsWithCodeDeadlineAndExitsOne() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 64 << 10, seed: 9)
+        var route = TestServer.Route(body: body)
+        // Some bytes, then silence for longer than the test may take.
+        route.fault = { _ in .stall(afterBytes: 1000, seconds: 60) }
+        server.set("/stuck", route)
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/stuck"), sha256: sha(body)), to: "m.yaml", in: dir)
+            let report = dir + "/report.json"
+            let run = try await execute(["sync", path, "--max-duration", "1s", "--report", report, "--progress", "none"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let items = try loadReport(report)["items"] as? [[String: Any]]
+            #expect(items?.first?["status"] as? String == "interrupted")
+            #expect((items?.first?["error"] as? [String: Any])?["code"] as? String == "deadline")
+            let refused = try await execute(["sync", path, "--max-duration", "soon", "--progress", "none"])
+            #expect(refused.status == 2 && refused.stderr.contains("--max-duration must be a duration"), "\(refused.stderr)")
+        }
+    }
 }

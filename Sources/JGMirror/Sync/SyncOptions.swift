@@ -90,6 +90,11 @@ public struct SyncOptions: Sendable {
     /// See `TransferEngine.Configuration.startWriteback`.
     var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 
+    /// Seconds after which the run stops as on SIGINT, its unfinished items
+    /// `interrupted` with code `deadline` (`--max-duration`).
+    public var maxDuration: Double?
+    /// Set by the session when `maxDuration` is given: items read it to say why they stopped.
+    var runDeadline: RunDeadline?
     /// How the run judges its hosts (SPEC §5a); tests shorten the grace and probes.
     var hostSettings = HostTable.Settings()
 

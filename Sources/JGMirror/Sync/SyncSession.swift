@@ -37,6 +37,9 @@ public final class SyncSession: Sendable {
 
     init(plan: Plan, options: SyncOptions, command: String, usesState: Bool) {
         self.plan = plan
+        var options = options
+        deadline = options.maxDuration.map { _ in RunDeadline() }
+        options.runDeadline = deadline
         self.options = options
         self.command = command
         self.usesState = usesState
@@ -57,6 +60,11 @@ public final class SyncSession: Sendable {
 
     /// Whether `cancel` was called.
     public var isCancelled: Bool { control.withLock { $0.cancel != nil } }
+
+    /// Whether the run was stopped at its `--max-duration` rather than by a signal or
+    /// a caller's cancel.
+    public var reachedDeadline: Bool { deadline?.reached ?? false }
+    private let deadline: RunDeadline?
 
     /// Runs the plan to the end (or to a cancel) and returns the report.
     ///
@@ -115,11 +123,24 @@ public final class SyncSession: Sendable {
         do {
             var configuration = options.engineConfiguration
             configuration.apply(plan.manifest.hosts)
+            if let seconds = options.maxDuration {
+                // The host table weighs a `Retry-After` against the deadline, on the engine's clock.
+                configuration.hosts.deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds
+            }
             engine = try TransferEngine(configuration: configuration, onEvent: forward)
         } catch {
             throw .local(error.message)
         }
         defer { engine.shutdown() }
+        // At the deadline the run stops as on SIGINT: resume state kept, report written.
+        let stopAtDeadline = DispatchWorkItem { [self] in
+            deadline?.markReached()
+            cancel()
+        }
+        if let seconds = options.maxDuration {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: stopAtDeadline)
+        }
+        defer { stopAtDeadline.cancel() }
         if let clearing = control.withLock({ control -> Bool? in
             control.engine = engine
             return control.cancel
