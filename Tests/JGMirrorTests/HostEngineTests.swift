@@ -41,6 +41,8 @@ import TestServer
             // One message for the whole host: the terminal prints it once.
             let messages = Set(report.items.compactMap { $0.error?.message })
             #expect(messages.count == 1, "\(messages)")
+            #expect(report.hosts.first?.state == "down" && (report.hosts.first?.failures ?? 0) >= 2)
+            #expect(report.hosts.first?.requests == server.gets().count)
         }
     }
 
@@ -88,6 +90,11 @@ import TestServer
             // The date is 1–2 s ahead (it is whole seconds): nothing is asked before it.
             // Read from a per-connection backoff, the retry came after 10 ms.
             if gets.count == 2 { #expect(gets[1].at - gets[0].at >= 0.9) }
+            // The report's hosts section: labelled by origin, the 429 counted, up again.
+            let host = report.hosts.first
+            #expect(report.hosts.count == 1 && host?.origin == "http://127.0.0.1:\(server.port)")
+            #expect(host?.requests == 2 && host?.throttled == 1 && host?.state == "up" && host?.bytes == 1024)
+            #expect((host?.coolingS ?? 0) > 0.5)
         }
     }
 
@@ -154,6 +161,9 @@ import TestServer
             let items = try loadReport(report)["items"] as? [[String: Any]]
             #expect(items?.first?["status"] as? String == "interrupted")
             #expect((items?.first?["error"] as? [String: Any])?["code"] as? String == "deadline")
+            let hosts = try loadReport(report)["hosts"] as? [[String: Any]]
+            #expect(hosts?.first?["origin"] as? String == "http://127.0.0.1:\(server.port)")
+            #expect(hosts?.first?["state"] as? String == "up" && hosts?.first?["requests"] as? Int == 1)
             let refused = try await execute(["sync", path, "--max-duration", "soon", "--progress", "none"])
             #expect(refused.status == 2 && refused.stderr.contains("--max-duration must be a duration"), "\(refused.stderr)")
         }

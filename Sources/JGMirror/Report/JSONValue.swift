@@ -122,6 +122,7 @@ extension RunReport {
         ]
         if let error { members.append(("error", error.json)) }
         if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }
+        if !hosts.isEmpty { members.append(("hosts", .array(hosts.map(\.json)))) }
         return members
     }
 }

@@ -25,6 +25,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
     /// One-line problems that did not change the outcome (a damaged state database
     /// that was rebuilt, …).
     public var warnings: [String] = []
+    /// Every origin the run's requests went to (SPEC §8 `hosts`), by origin.
+    public var hosts: [HostSummary] = []
 
     public init(
         command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -121,7 +123,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         case jgmirror, command, manifest, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case error, warnings, items
+        case error, warnings, items, hosts
     }
 
     public init(from decoder: Decoder) throws {
@@ -140,6 +142,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         storedItems = try container.decode([ItemResult].self, forKey: .items)
         error = try container.decodeIfPresent(ItemError.self, forKey: .error)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+        hosts = try container.decodeIfPresent([HostSummary].self, forKey: .hosts) ?? []
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }

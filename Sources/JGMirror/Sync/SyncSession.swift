@@ -191,6 +191,7 @@ public final class SyncSession: Sendable {
         if let store { await Blocking.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
+        report.hosts = Self.hostSummaries(engine.hostSnapshot())
         return report
     }
 
@@ -211,6 +212,16 @@ public final class SyncSession: Sendable {
 
     /// Why a run may not delete (SPEC §10: only a clean run proves what the tree should
     /// hold), or nil when every item and every list succeeded.
+    /// The report's `hosts` section from the engine's host table, by origin.
+    static func hostSummaries(_ snapshot: (table: HostTable, now: Double)) -> [HostSummary] {
+        snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in
+            HostSummary(
+                origin: origin, requests: host.requests, bytes: host.bytes, failures: host.failures,
+                throttled: host.throttles, coolingS: host.coolingTime,
+                state: snapshot.table.state(of: origin, now: snapshot.now).rawValue)
+        }
+    }
+
     static func uncleanRun(_ results: ReportItems, listFailures: Int, cancelled: Bool) -> String? {
         if cancelled { return "the run was interrupted, so nothing was deleted" }
         var unclean = 0

@@ -104,6 +104,9 @@ final class TransferEngine: @unchecked Sendable {
     private(set) var running: [ItemTransfer] = []
     /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
     var hosts: HostTable
+    /// The table as it stood when an item last ended, with the engine's time then:
+    /// what other threads read (`hostSnapshot`) once the items are done.
+    private let publishedHosts = Mutex((table: HostTable(), now: 0.0))
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
     /// one per request in flight is kept.
@@ -195,7 +198,12 @@ final class TransferEngine: @unchecked Sendable {
                 return taken
             }
             for (request, completion) in commands.submissions {
-                let item = ItemTransfer(engine: self, request: request, completion: completion)
+                // The host table is published before each outcome leaves the engine thread,
+                // so whoever collects the last one reads a table that counts it.
+                let item = ItemTransfer(engine: self, request: request) { [self] outcome in
+                    publishedHosts.withLock { $0 = (hosts, now()) }
+                    completion(outcome)
+                }
                 if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
             }
             let held = waiting.count + ready.count + running.count + preparing
@@ -307,6 +315,9 @@ final class TransferEngine: @unchecked Sendable {
         while let item = waiting.popFirst() { item.skip() }
         while let item = ready.popFirst() { item.skip() }
     }
+
+    /// The run's host table as it stood when the last item ended (any thread).
+    func hostSnapshot() -> (table: HostTable, now: Double) { publishedHosts.withLock { $0 } }
 
     /// Monotonic seconds.
     func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
