@@ -95,6 +95,16 @@ import TestServer
             #expect(report.hosts.count == 1 && host?.origin == "http://127.0.0.1:\(server.port)")
             #expect(host?.requests == 2 && host?.throttled == 1 && host?.state == "up" && host?.bytes == 1024)
             #expect((host?.coolingS ?? 0) > 0.5)
+            // The same per origin in `--metrics`.
+            let metrics = RunMetrics.render(report)
+            let origin = "origin=\"http://127.0.0.1:\(server.port)\""
+            func sample(_ name: String, _ extra: String = "") -> Double? {
+                metrics.split(separator: "\n").first { $0.hasPrefix(name + "{") && $0.contains(origin) && (extra.isEmpty || $0.contains(extra)) }
+                    .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            }
+            #expect(sample("jgmirror_host_throttled") == 1 && sample("jgmirror_host_requests") == 2)
+            #expect(sample("jgmirror_host_state", "state=\"up\"") == 1 && sample("jgmirror_host_state", "state=\"down\"") == 0)
+            #expect(!metrics.contains("/busy"))
         }
     }
 
