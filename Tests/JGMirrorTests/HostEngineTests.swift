@@ -1,8 +1,8 @@
 import Foundation
+import TestServer
 import Testing
 
 @testable import JGMirror
-import TestServer
 
 /// The run's host table carried out by the engine (SPEC §5a), against in-process
 /// servers whose log shows what reached them. The grace and probe delays are
@@ -99,8 +99,10 @@ import TestServer
             let metrics = RunMetrics.render(report)
             let origin = "origin=\"http://127.0.0.1:\(server.port)\""
             func sample(_ name: String, _ extra: String = "") -> Double? {
-                metrics.split(separator: "\n").first { $0.hasPrefix(name + "{") && $0.contains(origin) && (extra.isEmpty || $0.contains(extra)) }
-                    .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+                metrics.split(separator: "\n").first {
+                    $0.hasPrefix(name + "{") && $0.contains(origin) && (extra.isEmpty || $0.contains(extra))
+                }
+                .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
             }
             #expect(sample("jgmirror_host_throttled") == 1 && sample("jgmirror_host_requests") == 2)
             #expect(sample("jgmirror_host_state", "state=\"up\"") == 1 && sample("jgmirror_host_state", "state=\"down\"") == 0)
@@ -140,7 +142,10 @@ import TestServer
         #expect(configuration.hosts.grace == 60 && configuration.hosts.maxWait == 0)
         let bad: [(String, String)] = [
             ("  connect_timeout: 0s\n", "m.yaml:3:20: 'connect_timeout' must be from 100ms to 1h"),
-            ("  min_rate: fast\n", "m.yaml:3:13: 'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not 'fast'"),
+            (
+                "  min_rate: fast\n",
+                "m.yaml:3:13: 'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not 'fast'"
+            ),
             ("  host_grace: 2d\n", "m.yaml:3:15: 'host_grace' must be a duration such as 500ms, 30s or 2m, not '2d'"),
             ("  max_wait: 25h\n", "m.yaml:3:13: 'max_wait' must be from 0s to 24h"),
             ("  host_grase: 1s\n", "m.yaml:3:3: unknown key 'host_grase' in defaults (did you mean 'host_grace'?)"),

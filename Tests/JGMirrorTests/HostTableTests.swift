@@ -240,9 +240,10 @@ import Testing
         for seconds: Int64 in [0, 784_111_777, 1_792_567_680, 4_102_444_799] {
             #expect(HTTPDate.parse(HTTPDate.format(seconds: seconds)) == seconds)
         }
-        for bad in ["", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Nov 1994 24:00:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT"]
-        {
+        for bad in [
+            "", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT",
+        ] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
     }
