@@ -248,7 +248,7 @@ enum SessionRunner {
         await reading.value
         var report = try result.get()
         progress.reportProblems(in: report)
-        if session.isCancelled { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
+        if session.isCancelled, !session.reachedDeadline { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
         return report
     }
 }

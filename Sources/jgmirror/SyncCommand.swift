@@ -26,6 +26,11 @@ struct SyncCommand: AsyncParsableCommand {
     var maxDelete: [String] = []
 
     @Option(
+        name: .customLong("max-duration"),
+        help: "Stop the run after D (at least 1s: 30s, 2m, 2h) as on SIGINT: resume state is kept, the report written, unfinished items are interrupted with code deadline, exit 1.")
+    var maxDuration: String?
+
+    @Option(
         name: .customLong("backup-dir"),
         help: "Move files that --delete removes or the sync replaces to DIR/<run start>/<path> instead (same file system as the root).")
     var backupDir: String?
@@ -41,6 +46,14 @@ struct SyncCommand: AsyncParsableCommand {
 
     func validate() throws {
         do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
+        if let maxDuration {
+            guard let seconds = Units.parseDuration(maxDuration) else {
+                throw ValidationError("--max-duration must be a duration such as 30s, 2m or 2h, not '\(maxDuration)'")
+            }
+            if let problem = Rules.durationProblem(seconds, in: Rules.maxDuration) {
+                throw ValidationError("--max-duration \(problem)")
+            }
+        }
     }
 
     func run() async throws {
@@ -59,6 +72,7 @@ struct SyncCommand: AsyncParsableCommand {
         options.delete = delete
         options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
         options.backupDir = backupDir
+        options.maxDuration = maxDuration.flatMap(Units.parseDuration)
         let environment = ProcessInfo.processInfo.environment
         if environment[Self.crashBeforeRecording] != nil {
             options.beforeRecording = {

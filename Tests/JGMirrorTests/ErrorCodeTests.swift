@@ -9,12 +9,15 @@ import Testing
             .http(404), .http(503), .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect,
             .notFound, .range, .transfer, .changed, .sizeMismatch, .checksumMismatch, .signature, .missing, .diskFull,
             .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .tooLarge, .usage, .local,
+            .maxDelete, .hostDown, .rateLimited, .deadline,
         ]
         #expect(Set(codes.map(\.rawValue)).count == codes.count)
         for code in codes { #expect(ErrorCode(rawValue: code.rawValue) == code) }
         #expect(ErrorCode.http(404).rawValue == "http_404")
         #expect(ErrorCode.sizeMismatch.rawValue == "size_mismatch")
         #expect(ErrorCode.protocolViolation.rawValue == "protocol")
+        #expect(ErrorCode.hostDown.rawValue == "host_down" && ErrorCode.rateLimited.rawValue == "rate_limited")
+        #expect(ErrorCode.deadline.rawValue == "deadline")
         #expect(ErrorCode(rawValue: "http_x") == nil && ErrorCode(rawValue: "bogus") == nil)
         let json = try JSONEncoder().encode(ItemError(code: .http(416), message: "m"))
         #expect(String(decoding: json, as: UTF8.self).contains("\"http_416\""))
@@ -24,6 +27,8 @@ import Testing
     @Test func eachCodeKnowsItsExitClass() {
         #expect(ErrorCode.diskFull.exitCode == .local && ErrorCode.unsafePath.isLocal && ErrorCode.curl.isLocal)
         #expect(ErrorCode.http(500).exitCode == .transferFailed && !ErrorCode.sizeMismatch.isLocal)
+        #expect(ErrorCode.hostDown.exitCode == .transferFailed && ErrorCode.rateLimited.exitCode == .transferFailed)
+        #expect(ErrorCode.deadline.exitCode == .transferFailed)
         #expect(ErrorCode.tooLarge.exitCode == .transferFailed && ErrorCode.usage.exitCode == .usage && ErrorCode.local.isLocal)
         #expect(ErrorCode.checksumMismatch.exitCode == .integrity && ErrorCode.signature.exitCode == .integrity && ErrorCode.manifest.exitCode == .usage)
         let local = ItemResult(dest: "a", url: "u", status: .failed, error: ItemError(code: .permissionDenied, message: ""))

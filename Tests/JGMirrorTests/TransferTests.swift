@@ -511,9 +511,10 @@ import TestServer
 
     @Test(arguments: [false, true])
     func aConnectionWaitingOutRetryAfterDoesNotHoldAFinishedItem(sized: Bool) async throws {
-        // The second request gets 503 with Retry-After: 30. The others finish the file,
-        // its region included; the item ends then, not 30 s later.
-        serve { $0.fault = { index in index == 1 ? .status(503, retryAfter: 30) : nil } }
+        // The second request gets 503 with Retry-After: 2. The host cools (SPEC §5a): no
+        // new request goes for 2 s, and then the others finish the file, its region
+        // included; the item ends then, not when a connection's own backoff would.
+        serve { $0.fault = { index in index == 1 ? .status(503, retryAfter: 2) : nil } }
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/f"), sha256: sha(body), extra: segmented + (sized ? "\nsize: \(body.count)" : "")),

@@ -10,6 +10,9 @@ public final class TestServer: Sendable {
     public enum Fault: Sendable, Equatable {
         /// Answer this status with an empty body (and `Retry-After` when given).
         case status(Int, retryAfter: Int? = nil)
+        /// Answer this status with an empty body and these header lines (`Name: value`):
+        /// a `Retry-After` date, a `RateLimit-Reset`.
+        case statusWithHeaders(Int, [String])
         /// Close the connection after this many body bytes.
         case drop(afterBytes: Int)
         /// Send this many body bytes, then nothing for `seconds`, then close.
@@ -96,6 +99,9 @@ public final class TestServer: Sendable {
         public var headers: [String: String]
         /// Which connection carried it.
         public var connection: Int
+        /// When it arrived, monotonic seconds: the order of events around a server's
+        /// `Retry-After`, never a duration to assert.
+        public var at: Double
     }
 
     /// How the server answered a request.
@@ -254,7 +260,9 @@ public final class TestServer: Sendable {
                 headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
             let path = String(parts[1].split(separator: "?", maxSplits: 1)[0])
-            let request = Request(method: String(parts[0]), path: path, headers: headers, connection: connection)
+            let request = Request(
+                method: String(parts[0]), path: path, headers: headers, connection: connection,
+                at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
             let (route, index) = state.withLock { state -> (Route?, Int) in
                 state.requests.append(request)
                 // A HEAD (the client warming a connection) is not one of the path's
@@ -282,6 +290,10 @@ public final class TestServer: Sendable {
         if case .status(let status, let retryAfter) = fault {
             var head = "HTTP/1.1 \(status) Fault\r\nContent-Length: 0\r\n"
             if let retryAfter { head += "Retry-After: \(retryAfter)\r\n" }
+            return send(fd, head: head + "\r\n")
+        }
+        if case .statusWithHeaders(let status, let lines) = fault {
+            let head = "HTTP/1.1 \(status) Fault\r\nContent-Length: 0\r\n" + lines.map { $0 + "\r\n" }.joined()
             return send(fd, head: head + "\r\n")
         }
         if let location = route.redirect {

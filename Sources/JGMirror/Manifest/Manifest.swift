@@ -8,6 +8,8 @@ public struct Manifest: Sendable {
     public var root: String?
     /// Options every item inherits unless it sets them itself.
     public var defaults: ItemSettings
+    /// The host options of `defaults`, for the whole run (SPEC §5a).
+    public var hosts = HostOptions()
     /// SHA256SUMS-style files that supply checksums for items without one.
     public var checksums: [ChecksumSource]
     /// The items, in file order.

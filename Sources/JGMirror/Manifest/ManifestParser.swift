@@ -58,7 +58,7 @@ struct ManifestParser {
                 guard !value.isEmpty else { throw error(location, "'root' must not be empty") }
                 manifest.root = value
             case "defaults":
-                manifest.defaults = try parseDefaults()
+                (manifest.defaults, manifest.hosts) = try parseDefaults()
             case "checksums":
                 manifest.checksums = try parseChecksumSources()
             case "sets":
@@ -81,17 +81,41 @@ struct ManifestParser {
         return manifest
     }
 
-    private mutating func parseDefaults() throws(ManifestError) -> ItemSettings {
+    private mutating func parseDefaults() throws(ManifestError) -> (ItemSettings, HostOptions) {
         let start = try expectMapping("defaults")
         var settings = ItemSettings()
-        var seen = SeenKeys(Self.settingKeys)
+        var hosts = HostOptions()
+        var seen = SeenKeys(Self.settingKeys + HostOptions.keys)
         while let (key, keyLocation) = try nextKey(in: "defaults", seen: &seen) {
-            guard try parseSetting(key, into: &settings) else {
+            if try parseSetting(key, into: &settings) { continue }
+            guard try parseHostOption(key, into: &hosts) else {
                 throw error(keyLocation, "unknown key '\(key)' in defaults")
             }
         }
         _ = start
-        return settings
+        return (settings, hosts)
+    }
+
+    /// Parses one of the host options of `defaults`; false when `key` is not one.
+    private mutating func parseHostOption(_ key: String, into hosts: inout HostOptions) throws(ManifestError) -> Bool {
+        func duration(in range: ClosedRange<Double>) throws(ManifestError) -> Double {
+            let (seconds, location) = try readDuration(key)
+            if let problem = Rules.durationProblem(seconds, in: range) { throw error(location, "'\(key)' \(problem)") }
+            return seconds
+        }
+        switch key {
+        case "connect_timeout": hosts.connectTimeout = try duration(in: Rules.connectTimeout)
+        case "host_grace": hosts.hostGrace = try duration(in: Rules.hostGrace)
+        case "max_wait": hosts.maxWait = try duration(in: Rules.maxWait)
+        case "min_rate":
+            let (text, location) = try readScalar(key, expecting: "a rate")
+            guard let rate = Units.parseRate(text), Rules.rate.contains(rate) else {
+                throw error(location, "'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not '\(text)'")
+            }
+            hosts.minRate = rate
+        default: return false
+        }
+        return true
     }
 
     private mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {

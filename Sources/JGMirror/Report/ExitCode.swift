@@ -23,7 +23,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
         switch self {
         case .success: "every selected item is present and verified (or unverified by choice)"
         case .transferFailed:
-            "at least one item failed to download (network, HTTP, remote), a list could not be fetched or parsed, a deletion was skipped because the run was not clean, or a merged report lacks a shard (shard_missing)"
+            "at least one item failed to download (network, HTTP, remote, a host down or rate-limiting past max_wait), the run reached --max-duration, a list could not be fetched or parsed, a deletion was skipped because the run was not clean, or a merged report lacks a shard (shard_missing)"
         case .usage:
             "usage error or invalid manifest (the manifest itself, not a list it names); nothing was fetched; or report merge of reports of different runs (manifest, filters or shard count)"
         case .integrity:
@@ -68,7 +68,8 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     static func forResult(status: ItemStatus, error: ItemError?) -> ExitCode {
         switch status {
         case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
-        case .interrupted: .interrupted
+        // Stopped at `--max-duration`: the run ran out of time, nobody interrupted it.
+        case .interrupted: error?.code == .deadline ? .transferFailed : .interrupted
         case .deleteSkipped: .transferFailed
         case .mismatch, .missing: .integrity
         case .failed:

@@ -131,6 +131,7 @@ extension RunReport {
         if !attempts.isEmpty { members.append(("attempts", .array(attempts.map(\.json)))) }
         if let error { members.append(("error", error.json)) }
         if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }
+        if !hosts.isEmpty { members.append(("hosts", .array(hosts.map(\.json)))) }
         return members
     }
 }

@@ -30,9 +30,38 @@ public enum RunMetrics {
         gauge(
             lastRun("bytes_verified", "Bytes of the items the last run found matching their checksum."),
             Double(bytesVerified(report)))
+        hostSeries(report.hosts, labels: label, in: registry)
         // The text format wants a line feed after the last sample too.
         let text = registry.emitToString()
         return text.hasSuffix("\n") ? text : text + "\n"
+    }
+
+    /// The report's `hosts` as one series per origin (`jgmirror_host_*`), labelled with
+    /// the origin only, never a path, query or credential; `jgmirror_host_state` is 1
+    /// for the state the host ended in and 0 for the others.
+    static func hostSeries(_ hosts: [HostSummary], labels: [(String, String)], in registry: PrometheusCollectorRegistry) {
+        func host(_ name: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "jgmirror", subsystem: "host", metricName: name, unitName: unit, helpText: help)
+        }
+        let series: [(MetricNameDescriptor, (HostSummary) -> Double)] = [
+            (host("requests", "Requests the last run sent to the origin."), { Double($0.requests) }),
+            (host("bytes", "Body bytes the origin sent in the last run."), { Double($0.bytes) }),
+            (host("failures", "Requests to the origin that got no answer in the last run."), { Double($0.failures) }),
+            (host("throttled", "429 and 503 answers from the origin in the last run."), { Double($0.throttled) }),
+            (host("cooling", unit: "seconds", "Seconds the origin asked the last run to wait."), { $0.coolingS }),
+        ]
+        let state = host("state", "1 for the state the origin ended the last run in (up, cooling, suspect, down).")
+        for summary in hosts {
+            let origin = labels + [("origin", summary.origin)]
+            for (descriptor, value) in series {
+                let sample: Double = value(summary)
+                registry.makeGauge(descriptor: descriptor, labels: origin).set(sample)
+            }
+            for name in ["up", "cooling", "suspect", "down"] {
+                let sample: Double = summary.state == name ? 1 : 0
+                registry.makeGauge(descriptor: state, labels: origin + [("state", name)]).set(sample)
+            }
+        }
     }
 
     /// Bytes of the items whose content matched a checksum this run: fetched and

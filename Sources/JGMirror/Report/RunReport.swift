@@ -35,6 +35,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     /// Whether a merged report lacks a shard.
     public var isIncomplete: Bool { !missingShards.isEmpty }
+    /// Every origin the run's requests went to (SPEC §8 `hosts`), by origin.
+    public var hosts: [HostSummary] = []
 
     public init(
         command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -137,7 +139,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         case jgmirror, command, manifest, run, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case error, warnings, items, attempts
+        case error, warnings, items, attempts, hosts
         case missingShards = "missing_shards"
     }
 
@@ -167,6 +169,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
             missing.append(shard)
         }
         missingShards = missing
+        hosts = try container.decodeIfPresent([HostSummary].self, forKey: .hosts) ?? []
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }

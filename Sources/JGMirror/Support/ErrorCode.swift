@@ -74,6 +74,13 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// `report merge` has no report of one or more shards of the run: the merged
     /// report is incomplete (`shard_missing`).
     case shardMissing
+    /// The item's host gave no answer for `host_grace` (`host_down`, SPEC §5a).
+    case hostDown
+    /// The item's host asked to be left alone longer than `max_wait` or past the
+    /// run's deadline (`rate_limited`, SPEC §5a).
+    case rateLimited
+    /// The run reached `--max-duration` before the item ended (`deadline`).
+    case deadline
 
     /// The report spelling, e.g. `http_404`, `size_mismatch`.
     public var rawValue: String {
@@ -110,6 +117,9 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .local: "local"
         case .maxDelete: "max_delete"
         case .shardMissing: "shard_missing"
+        case .hostDown: "host_down"
+        case .rateLimited: "rate_limited"
+        case .deadline: "deadline"
         }
     }
 
@@ -118,8 +128,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
         .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .linkMismatch,
         .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
-        .interrupted, .manifest, .locked, .usage, .local, .maxDelete,
-        .shardMissing,
+        .interrupted, .manifest, .locked, .usage, .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
     ]
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
@@ -143,7 +152,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing:
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing, .hostDown, .rateLimited,
+            .deadline:
             .transferFailed
         }
     }

@@ -14,4 +14,26 @@ enum HTTPDate {
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
+
+    /// Seconds since the epoch of an IMF-fixdate, the form RFC 9110 requires senders
+    /// to use (`Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`); nil for anything else.
+    static func parse(_ text: String) -> Int64? {
+        let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count == 6, fields[0].hasSuffix(","), days.contains(String(fields[0].dropLast())), fields[5] == "GMT",
+            let day = Int32(fields[1]), (1...31).contains(day), let month = months.firstIndex(of: String(fields[2])),
+            let year = Int32(fields[3]), (1970...9999).contains(year)
+        else { return nil }
+        let clock = fields[4].split(separator: ":", omittingEmptySubsequences: false).compactMap { Int32($0) }
+        guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else {
+            return nil
+        }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = day
+        parts.tm_hour = clock[0]
+        parts.tm_min = clock[1]
+        parts.tm_sec = clock[2]
+        return Int64(timegm(&parts))
+    }
 }

@@ -26,6 +26,17 @@ public enum Rules {
     /// The bound also keeps its conversion to libcurl's whole milliseconds far from
     /// overflowing (`timeout: 2562047788016h` once stopped a run with SIGILL).
     public static let timeout: ClosedRange<Double> = 0.1...86_400
+    /// How long a connection may take to open (`connect_timeout`), seconds: from 100 ms
+    /// to an hour.
+    public static let connectTimeout: ClosedRange<Double> = 0.1...3600
+    /// Seconds a host may go without an answer before it is down (`host_grace`): from
+    /// 0 (down at the first probe that fails) to a day.
+    public static let hostGrace: ClosedRange<Double> = 0...86_400
+    /// The longest wait a host may ask for (`max_wait`), seconds: from 0 (never wait)
+    /// to a day.
+    public static let maxWait: ClosedRange<Double> = 0...86_400
+    /// The longest run (`--max-duration`), seconds: from a second to a year.
+    public static let maxDuration: ClosedRange<Double> = 1...31_536_000
     /// The first retry delay (`--retry-delay`), seconds: up to an hour.
     public static let retryDelay: ClosedRange<Double> = 0...3600
     /// A numeric `tag` (`tag:`, `get --tag`): what every JSON reader holds exactly,

@@ -374,7 +374,10 @@ final class ItemRunner: Sendable {
             record(index, result)
         case .cancelled:
             result.status = .interrupted
-            result.error = ItemError(code: .interrupted, message: "stopped by a signal or cancel; resume state kept")
+            result.error =
+                options.runDeadline?.reached == true
+                ? ItemError(code: .deadline, message: "stopped at the run's deadline (--max-duration); resume state kept")
+                : ItemError(code: .interrupted, message: "stopped by a signal or cancel; resume state kept")
             result.durationS = elapsed()
             record(index, result)
         case .skipped:

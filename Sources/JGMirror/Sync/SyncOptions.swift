@@ -90,6 +90,14 @@ public struct SyncOptions: Sendable {
     /// See `TransferEngine.Configuration.startWriteback`.
     var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 
+    /// Seconds after which the run stops as on SIGINT, its unfinished items
+    /// `interrupted` with code `deadline` (`--max-duration`).
+    public var maxDuration: Double?
+    /// Set by the session when `maxDuration` is given: items read it to say why they stopped.
+    var runDeadline: RunDeadline?
+    /// How the run judges its hosts (SPEC §5a); tests shorten the grace and probes.
+    var hostSettings = HostTable.Settings()
+
     public init() {}
 
     var quickCheck: QuickCheck {
@@ -115,6 +123,7 @@ public struct SyncOptions: Sendable {
         configuration.startWriteback = startWriteback
         configuration.minFree = minFree
         configuration.freeSpace = freeSpace
+        configuration.hosts = hostSettings
         return configuration
     }
 }

@@ -37,6 +37,9 @@ public final class SyncSession: Sendable {
 
     init(plan: Plan, options: SyncOptions, command: String, usesState: Bool) {
         self.plan = plan
+        var options = options
+        deadline = options.maxDuration.map { _ in RunDeadline() }
+        options.runDeadline = deadline
         self.options = options
         self.command = command
         self.usesState = usesState
@@ -57,6 +60,11 @@ public final class SyncSession: Sendable {
 
     /// Whether `cancel` was called.
     public var isCancelled: Bool { control.withLock { $0.cancel != nil } }
+
+    /// Whether the run was stopped at its `--max-duration` rather than by a signal or
+    /// a caller's cancel.
+    public var reachedDeadline: Bool { deadline?.reached ?? false }
+    private let deadline: RunDeadline?
 
     /// Runs the plan to the end (or to a cancel) and returns the report.
     ///
@@ -114,11 +122,26 @@ public final class SyncSession: Sendable {
         }
         let engine: TransferEngine
         do {
-            engine = try TransferEngine(configuration: options.engineConfiguration, onEvent: forward)
+            var configuration = options.engineConfiguration
+            configuration.apply(plan.manifest.hosts)
+            if let seconds = options.maxDuration {
+                // The host table weighs a `Retry-After` against the deadline, on the engine's clock.
+                configuration.hosts.deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds
+            }
+            engine = try TransferEngine(configuration: configuration, onEvent: forward)
         } catch {
             throw .local(error.message)
         }
         defer { engine.shutdown() }
+        // At the deadline the run stops as on SIGINT: resume state kept, report written.
+        let stopAtDeadline = DispatchWorkItem { [self] in
+            deadline?.markReached()
+            cancel()
+        }
+        if let seconds = options.maxDuration {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: stopAtDeadline)
+        }
+        defer { stopAtDeadline.cancel() }
         if let clearing = control.withLock({ control -> Bool? in
             control.engine = engine
             return control.cancel
@@ -173,6 +196,7 @@ public final class SyncSession: Sendable {
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.run = identity
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
+        report.hosts = Self.hostSummaries(engine.hostSnapshot())
         return report
     }
 
@@ -207,6 +231,16 @@ public final class SyncSession: Sendable {
 
     /// Why a run may not delete (SPEC §10: only a clean run proves what the tree should
     /// hold), or nil when every item and every list succeeded.
+    /// The report's `hosts` section from the engine's host table, by origin.
+    static func hostSummaries(_ snapshot: (table: HostTable, now: Double)) -> [HostSummary] {
+        snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in
+            HostSummary(
+                origin: origin, requests: host.requests, bytes: host.bytes, failures: host.failures,
+                throttled: host.throttles, coolingS: host.coolingTime,
+                state: snapshot.table.state(of: origin, now: snapshot.now).rawValue)
+        }
+    }
+
     static func uncleanRun(_ results: ReportItems, listFailures: Int, cancelled: Bool) -> String? {
         if cancelled { return "the run was interrupted, so nothing was deleted" }
         var unclean = 0

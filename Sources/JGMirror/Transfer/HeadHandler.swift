@@ -20,6 +20,7 @@ final class HeadHandler {
     /// what the write callback must return when the body is not to be written.
     func handle(_ worker: Worker) -> Int? {
         worker.headProcessed = true
+        item.engine.noteAnswer(of: worker)
         let request = item.request, storage = item.storage
         let presumed = item.remote.presumed
         let length = crew.book?.length

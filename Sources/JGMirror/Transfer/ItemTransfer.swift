@@ -181,6 +181,7 @@ final class ItemTransfer: @unchecked Sendable {
                 pending.restart?.stream = nil  // nothing left of this response to keep
             }
         }
+        engine.noteEnd(of: worker, code: code)
         engine.detach(worker)
         worker.easy = nil
         guard !finished else { return }

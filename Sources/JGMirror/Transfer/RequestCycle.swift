@@ -27,6 +27,10 @@ final class RequestCycle {
             worker.state = .ready
             return
         }
+        guard item.isFileSource || hostAllows(worker, url: url) else {
+            engine.releaseHost(host)
+            return
+        }
         let book = crew.book
         let shape = RequestBuilder.Shape.next(
             url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
@@ -48,6 +52,57 @@ final class RequestCycle {
             worker.easy = nil
             item.fail(error)
         }
+    }
+
+    /// Asks the run's host table whether the worker's request to `url` may go (SPEC
+    /// §5a), and carries out a no: a request for a suspect or cooling host waits
+    /// without spending a retry, or moves at once to a source of the item whose host
+    /// is up; one for a down host (or a wait too long) fails the item unless it has a
+    /// source that may still answer.
+    private func hostAllows(_ worker: Worker, url: String) -> Bool {
+        let origin = TransferEngine.origin(of: url)
+        let permission = engine.hosts.ask(origin, now: worker.sentAt)
+        switch permission {
+        case .go, .probe:
+            worker.origin = origin
+            worker.probe = permission == .probe
+            worker.heldFor = nil
+            return true
+        case .hold(let until):
+            if worker.redirectURL == nil, moveToOtherSource(worker, accepting: [.up]) {
+                launch(worker)
+            } else {
+                worker.heldFor = origin
+                worker.state = .backoff(until: until)
+            }
+        case .refuse(let refusal):
+            if worker.redirectURL == nil, moveToOtherSource(worker, accepting: [.up, .suspect]) {
+                launch(worker)
+            } else {
+                item.fail(engine.hostError(refusal, origin: origin))
+            }
+        }
+        return false
+    }
+
+    /// Points the worker at the next live source of its item whose host stands in
+    /// `states`; false when there is none. A cooling host is never accepted, so two
+    /// sources that both refuse cannot send a worker back and forth.
+    private func moveToOtherSource(_ worker: Worker, accepting states: Set<HostTable.State>) -> Bool {
+        let count = request.sources.count
+        guard count > 1 else { return false }
+        let now = worker.sentAt
+        for step in 1..<count {
+            let candidate = (worker.sourceIndex + step) % count
+            guard !crew.deadSources.contains(candidate) else { continue }
+            let origin = TransferEngine.origin(of: item.remote.url(of: candidate))
+            if states.contains(engine.hosts.state(of: origin, now: now)) {
+                worker.sourceIndex = candidate
+                worker.heldFor = nil
+                return true
+            }
+        }
+        return false
     }
 
     /// Sends the next request of a worker that waited (to retry, for a connection
@@ -129,6 +184,15 @@ final class RequestCycle {
     /// A request failed: carries out `RetryPolicy`'s decision for the worker.
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         item.tally.lastError = error
+        if error.retryable, !item.isFileSource {
+            let state = engine.hosts.state(of: TransferEngine.origin(of: worker.url), now: engine.now())
+            if state == .suspect || state == .down {
+                // The host is the trouble, not this request: the host table says when
+                // to ask again (or that the item fails), and no retry is spent.
+                worker.state = .backoff(until: 0)
+                return
+            }
+        }
         let situation = RetryPolicy.Situation(
             error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
             standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,

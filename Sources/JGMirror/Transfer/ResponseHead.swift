@@ -15,6 +15,10 @@ struct ResponseHead {
     var acceptsRanges = false
     var validators = Validators()
     var retryAfter: Double?
+    /// `Retry-After` and `RateLimit-Reset` as sent, for `ThrottleHint` (kept only on a
+    /// 429 or 503, the answers that cool a host).
+    var retryAfterText: String?
+    var rateLimitReset: String?
     /// A redirect's `Location`, as sent (only kept for a 3xx). libcurl resolves it
     /// only once the response has ended, and a redirect with a body is judged, and
     /// cut, at its first body byte.
@@ -56,6 +60,9 @@ struct ResponseHead {
             location = value.string
         } else if name.equalsIgnoringCase("retry-after") {
             retryAfter = value.integer.map(Double.init)
+            if status == 429 || status == 503 { retryAfterText = value.string }
+        } else if status == 429 || status == 503, name.equalsIgnoringCase("ratelimit-reset") {
+            rateLimitReset = value.string
         }
     }
 

@@ -61,6 +61,21 @@ final class TransferEngine: @unchecked Sendable {
         /// What the bodies of unknown length in flight may still write, shared by all
         /// of this engine's items (`SpaceGuard.Ledger`).
         var spaceLedger = SpaceGuard.Ledger()
+        /// How the run judges its hosts (SPEC §5a): grace, longest wait, probes.
+        var hosts = HostTable.Settings()
+        /// Seconds a connection may take to open, TLS included (`connect_timeout`).
+        var connectTimeout = 10.0
+        /// Bytes per second under which a request, for its `timeout`, is stalled
+        /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
+        var minRate: Int64 = 1024
+
+        /// The manifest's host options over these settings.
+        mutating func apply(_ options: HostOptions) {
+            if let value = options.connectTimeout { connectTimeout = value }
+            if let value = options.minRate { minRate = value }
+            if let value = options.hostGrace { hosts.grace = value }
+            if let value = options.maxWait { hosts.maxWait = value }
+        }
     }
 
     /// Commands from other threads.
@@ -86,7 +101,12 @@ final class TransferEngine: @unchecked Sendable {
 
     // Engine thread only:
     private var waiting = FIFO<ItemTransfer>()
-    private var running: [ItemTransfer] = []
+    private(set) var running: [ItemTransfer] = []
+    /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
+    var hosts: HostTable
+    /// The table as it stood when an item last ended, with the engine's time then:
+    /// what other threads read (`hostSnapshot`) once the items are done.
+    private let publishedHosts = Mutex((table: HostTable(), now: 0.0))
     private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
     /// one per request in flight is kept.
@@ -126,6 +146,7 @@ final class TransferEngine: @unchecked Sendable {
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
         self.onEvent = onEvent
+        hosts = HostTable(settings: configuration.hosts)
         multi = try CurlMulti(
             maxPerHost: configuration.maxPerHost, maxConnections: max(64, configuration.maxPerHost * 4))
         if let rate = configuration.maxRate { limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
@@ -177,7 +198,12 @@ final class TransferEngine: @unchecked Sendable {
                 return taken
             }
             for (request, completion) in commands.submissions {
-                let item = ItemTransfer(engine: self, request: request, completion: completion)
+                // The host table is published before each outcome leaves the engine thread,
+                // so whoever collects the last one reads a table that counts it.
+                let item = ItemTransfer(engine: self, request: request) { [self] outcome in
+                    publishedHosts.withLock { $0 = (hosts, now()) }
+                    completion(outcome)
+                }
                 if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
             }
             let held = waiting.count + ready.count + running.count + preparing
@@ -289,6 +315,9 @@ final class TransferEngine: @unchecked Sendable {
         while let item = waiting.popFirst() { item.skip() }
         while let item = ready.popFirst() { item.skip() }
     }
+
+    /// The run's host table as it stood when the last item ended (any thread).
+    func hostSnapshot() -> (table: HostTable, now: Double) { publishedHosts.withLock { $0 } }
 
     /// Monotonic seconds.
     func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -412,6 +441,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Removes a worker's request from the multi handle, frees its host slot and keeps
     /// its handle for a later request; the worker has none after this.
     func detach(_ worker: Worker) {
+        noteEnd(of: worker, code: nil)
         guard let easy = worker.easy else { return }
         worker.easy = nil
         multi.remove(easy)

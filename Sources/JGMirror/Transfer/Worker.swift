@@ -55,6 +55,17 @@ final class Worker {
     /// Bytes per second the previous request delivered, until the current one shows its own.
     var previousRate: Double?
 
+    // Per request, for the run's `HostTable`:
+    /// The origin the request in flight went to; nil once its end was noted.
+    var origin: String?
+    /// The request is its host's one probe (`HostTable.Permission.probe`).
+    var probe = false
+    /// Its response head was noted as the host's answer.
+    var answered = false
+    /// The origin the worker waits for (a suspect or cooling host), to be woken
+    /// when that host answers.
+    var heldFor: String?
+
     // Per request:
     var easy: CurlEasy?
     var host = ""
@@ -120,6 +131,7 @@ final class Worker {
         sentRange = false
         redirectTarget = nil
         announcedEnd = nil
+        answered = false
         requestStart = pos
     }
 }

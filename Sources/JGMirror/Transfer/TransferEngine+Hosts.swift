@@ -1,0 +1,81 @@
+import CCurl
+import Foundation
+
+/// The engine's side of the run's `HostTable` (SPEC §5a): it asks before each
+/// request, tells the table what each request showed of its host, and wakes the
+/// requests that waited for a host once it answers. The table decides.
+extension TransferEngine {
+    /// The origin `url` is judged under: `scheme://host:port`, as `Redirect` spells it.
+    static func origin(of url: String) -> String { Redirect.origin(of: url) ?? hostKey(url) }
+
+    /// The error an item fails with when its host refuses its requests; the same
+    /// text for every item of the host, so the terminal shows one line for it.
+    func hostError(_ refusal: HostTable.Refusal, origin: String) -> TransferError {
+        switch refusal {
+        case .down:
+            return TransferError(
+                code: .hostDown,
+                message: "\(origin) is down: no answer for \(Rules.formatDuration(hosts.settings.grace))")
+        case .rateLimited(let until):
+            let wait = max(0, until - now())
+            let limit =
+                hosts.settings.deadline.map { until > $0 } == true
+                ? "past the run's deadline" : "longer than max_wait (\(Rules.formatDuration(hosts.settings.maxWait)))"
+            return TransferError(
+                code: .rateLimited, message: "\(origin) asks to wait \(Int(wait.rounded(.up)))s, \(limit)")
+        }
+    }
+
+    /// A response head of `worker`'s request arrived: its host is there. A 429 or 503
+    /// that says how long to wait cools the whole host.
+    func noteAnswer(of worker: Worker) {
+        guard let origin = worker.origin, !worker.answered else { return }
+        worker.answered = true
+        worker.probe = false
+        let time = now()
+        if hosts.answered(origin, roundTrip: time - worker.sentAt) { wakeHeld(for: origin) }
+        let head = worker.head
+        if head.status == 429 || head.status == 503 {
+            let wait = ThrottleHint.wait(
+                retryAfter: head.retryAfterText, rateLimitReset: head.rateLimitReset,
+                wallClock: Date().timeIntervalSince1970)
+            hosts.throttled(origin, now: time, wait: wait)
+        }
+    }
+
+    /// `worker`'s request ended with `code` (nil: stopped by the engine): a request
+    /// that got no answer counts against its host; a probe that ended either way lets
+    /// the requests waiting for the host look again.
+    func noteEnd(of worker: Worker, code: CURLcode?) {
+        guard let origin = worker.origin else { return }
+        // A head that ended without a body, or before it: the host answered all the same.
+        if code != nil, worker.head.status != 0 { noteAnswer(of: worker) }
+        worker.origin = nil
+        hosts.received(origin, bytes: worker.requestBytes)
+        let probe = worker.probe
+        worker.probe = false
+        if worker.answered { return }
+        if let code, Self.getsNoAnswer(code) {
+            hosts.failed(origin, now: now(), probe: probe)
+        } else if probe {
+            hosts.released(origin)
+        }
+        if probe { wakeHeld(for: origin) }
+    }
+
+    /// libcurl codes that mean the host did not answer: no connection, no name, no
+    /// byte in time, or a connection closed before a response.
+    private static func getsNoAnswer(_ code: CURLcode) -> Bool {
+        code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_OPERATION_TIMEDOUT
+            || code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR
+    }
+
+    /// Requests waiting for `origin` ask the table again now.
+    private func wakeHeld(for origin: String) {
+        for item in running {
+            for worker in item.crew.workers where worker.heldFor == origin {
+                if case .backoff = worker.state { worker.state = .backoff(until: 0) }
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import TestServer
+import Testing
+
+@testable import JGMirror
+
+/// The run's host table carried out by the engine (SPEC §5a), against in-process
+/// servers whose log shows what reached them. The grace and probe delays are
+/// shortened through the options; nothing here waits on a clock of its own.
+@Suite struct HostEngineTests {
+    /// A server that accepts every connection and closes it without a word.
+    private func silentServer(paths: [String]) throws -> TestServer {
+        let server = try TestServer()
+        for path in paths {
+            var route = TestServer.Route(body: [1])
+            route.fault = { _ in .raw([]) }
+            server.set(path, route)
+        }
+        return server
+    }
+
+    private func options(grace: Double) -> SyncOptions {
+        var options = testOptions()
+        options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
+        return options
+    }
+
+    @Test func manyItemsOfADeadHostFailTogetherAfterFewAttempts() async throws {
+        let paths = (0..<200).map { "/f\($0)" }
+        let server = try silentServer(paths: paths)
+        defer { server.stop() }
+        var yaml = "version: 1\nitems:\n"
+        for path in paths { yaml += "  - url: \(server.url(path))\n    dest: out\(path)\n" }
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir, options: options(grace: 1))
+            #expect(report.items.count == 200)
+            #expect(report.items.allSatisfy { $0.status == .failed && $0.error?.code == .hostDown })
+            // Without the table each item spends its own four attempts: 800 requests.
+            // With it, the first items' requests and a handful of probes.
+            #expect(server.gets().count <= 40)
+            // One message for the whole host: the terminal prints it once.
+            let messages = Set(report.items.compactMap { $0.error?.message })
+            #expect(messages.count == 1, "\(messages)")
+            #expect(report.hosts.first?.state == "down" && (report.hosts.first?.failures ?? 0) >= 2)
+            #expect(report.hosts.first?.requests == server.gets().count)
+        }
+    }
+
+    @Test func itemsWithALiveMirrorMoveThereWhenThePrimaryIsSuspect() async throws {
+        let body = TestServer.bytes(count: 4096, seed: 7)
+        let paths = (0..<20).map { "/m\($0)" }
+        let primary = try silentServer(paths: paths)
+        let mirror = try TestServer()
+        defer {
+            primary.stop()
+            mirror.stop()
+        }
+        var yaml = "version: 1\nitems:\n"
+        for path in paths {
+            mirror.set(path, TestServer.Route(body: body))
+            yaml += "  - url: \(primary.url(path))\n    mirrors: [\(mirror.url(path))]\n    dest: out\(path)\n"
+            yaml += "    sha256: \(sha(body))\n"
+        }
+        try await withTestDirectory { dir in
+            var options = options(grace: 30)
+            options.jobs = 2
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .downloaded })
+            // Each item would spend its retries on the primary before its mirror: 80
+            // requests. Once the primary is suspect, items go to the mirror at once and
+            // only probes reach the primary.
+            #expect(primary.gets().count < 20)
+            #expect(mirror.gets().count >= 20)
+        }
+    }
+
+    @Test func aRetryAfterDateHoldsTheHostUntilThatTime() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 1024, seed: 3)
+        var route = TestServer.Route(body: body)
+        let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
+        route.fault = { $0 == 0 ? .statusWithHeaders(429, ["Retry-After: \(until)"]) : nil }
+        server.set("/busy", route)
+        try await withTestDirectory { dir in
+            let report = try await sync(manifest(url: server.url("/busy"), sha256: sha(body)), in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            let gets = server.gets("/busy")
+            #expect(gets.count == 2)
+            // The date is 1–2 s ahead (it is whole seconds): nothing is asked before it.
+            // Read from a per-connection backoff, the retry came after 10 ms.
+            if gets.count == 2 { #expect(gets[1].at - gets[0].at >= 0.9) }
+            // The report's hosts section: labelled by origin, the 429 counted, up again.
+            let host = report.hosts.first
+            #expect(report.hosts.count == 1 && host?.origin == "http://127.0.0.1:\(server.port)")
+            #expect(host?.requests == 2 && host?.throttled == 1 && host?.state == "up" && host?.bytes == 1024)
+            #expect((host?.coolingS ?? 0) > 0.5)
+            // The same per origin in `--metrics`.
+            let metrics = RunMetrics.render(report)
+            let origin = "origin=\"http://127.0.0.1:\(server.port)\""
+            func sample(_ name: String, _ extra: String = "") -> Double? {
+                metrics.split(separator: "\n").first {
+                    $0.hasPrefix(name + "{") && $0.contains(origin) && (extra.isEmpty || $0.contains(extra))
+                }
+                .flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            }
+            #expect(sample("jgmirror_host_throttled") == 1 && sample("jgmirror_host_requests") == 2)
+            #expect(sample("jgmirror_host_state", "state=\"up\"") == 1 && sample("jgmirror_host_state", "state=\"down\"") == 0)
+            #expect(!metrics.contains("/busy"))
+        }
+    }
+
+    @Test func aConnectionUnderMinRateForTheTimeoutIsCutAndAskedAgain() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 40_000, seed: 5)
+        var route = TestServer.Route(body: body)
+        // The first answer trickles at 2 kB/s: bytes keep coming, but under 64 KiB/s.
+        route.fault = { $0 == 0 ? .slow(bytesPerSecond: 2000) : nil }
+        server.set("/trickle", route)
+        let yaml =
+            "version: 1\ndefaults:\n  min_rate: 64KiB\n  timeout: 1s\nitems:\n  - url: \(server.url("/trickle"))\n"
+            + "    dest: out.bin\n    sha256: \(sha(body))\n"
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            // Left alone, the trickle would have been the whole download (20 s).
+            #expect(server.gets("/trickle").count >= 2)
+        }
+    }
+
+    @Test func hostOptionsAreReadFromDefaultsWithTheirBounds() throws {
+        let manifest = try Manifest.parse(
+            "version: 1\ndefaults:\n  connect_timeout: 2s\n  min_rate: 4KiB/s\n  host_grace: 1m\n  max_wait: 0s\n"
+                + "items:\n  - url: http://h/a\n",
+            name: "m.yaml")
+        #expect(manifest.hosts.connectTimeout == 2 && manifest.hosts.minRate == 4096)
+        #expect(manifest.hosts.hostGrace == 60 && manifest.hosts.maxWait == 0)
+        var configuration = TransferEngine.Configuration()
+        configuration.apply(manifest.hosts)
+        #expect(configuration.connectTimeout == 2 && configuration.minRate == 4096)
+        #expect(configuration.hosts.grace == 60 && configuration.hosts.maxWait == 0)
+        let bad: [(String, String)] = [
+            ("  connect_timeout: 0s\n", "m.yaml:3:20: 'connect_timeout' must be from 100ms to 1h"),
+            (
+                "  min_rate: fast\n",
+                "m.yaml:3:13: 'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not 'fast'"
+            ),
+            ("  host_grace: 2d\n", "m.yaml:3:15: 'host_grace' must be a duration such as 500ms, 30s or 2m, not '2d'"),
+            ("  max_wait: 25h\n", "m.yaml:3:13: 'max_wait' must be from 0s to 24h"),
+            ("  host_grase: 1s\n", "m.yaml:3:3: unknown key 'host_grase' in defaults (did you mean 'host_grace'?)"),
+        ]
+        for (line, expected) in bad {
+            do {
+                _ = try Manifest.parse("version: 1\ndefaults:\n" + line + "items:\n  - url: http://h/a\n", name: "m.yaml")
+                Issue.record("no error for \(line)")
+            } catch {
+                #expect(error.localizedDescription == expected)
+            }
+        }
+    }
+
+    @Test func atMaxDurationTheRunStopsItsItemsWithCodeDeadlineAndExitsOne() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 64 << 10, seed: 9)
+        var route = TestServer.Route(body: body)
+        // Some bytes, then silence for longer than the test may take.
+        route.fault = { _ in .stall(afterBytes: 1000, seconds: 60) }
+        server.set("/stuck", route)
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/stuck"), sha256: sha(body)), to: "m.yaml", in: dir)
+            let report = dir + "/report.json"
+            let run = try await execute(["sync", path, "--max-duration", "1s", "--report", report, "--progress", "none"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let items = try loadReport(report)["items"] as? [[String: Any]]
+            #expect(items?.first?["status"] as? String == "interrupted")
+            #expect((items?.first?["error"] as? [String: Any])?["code"] as? String == "deadline")
+            let hosts = try loadReport(report)["hosts"] as? [[String: Any]]
+            #expect(hosts?.first?["origin"] as? String == "http://127.0.0.1:\(server.port)")
+            #expect(hosts?.first?["state"] as? String == "up" && hosts?.first?["requests"] as? Int == 1)
+            let refused = try await execute(["sync", path, "--max-duration", "soon", "--progress", "none"])
+            #expect(refused.status == 2 && refused.stderr.contains("--max-duration must be a duration"), "\(refused.stderr)")
+        }
+    }
+}
