@@ -140,6 +140,23 @@ final class RootDirectory: Sendable {
         }
     }
 
+    /// The file system's clock now, in nanoseconds since the epoch: the newest
+    /// timestamp of an unnamed file created (and dropped at once) in `path`'s folder,
+    /// so it is rounded to that file system's timestamp tick exactly as a write's is.
+    /// Nil where the file system has no unnamed files, or the folder cannot be reached.
+    func fileSystemTime(beside path: String) -> Int64? {
+        let found = try? withFolder(of: path) { folder, _ -> Int64? in
+            let file = openat(folder, ".", jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o600)
+            guard file >= 0 else { return nil }
+            defer { close(file) }
+            var info = stat()
+            guard fstat(file, &info) == 0 else { return nil }
+            let stat = FileStat(info)
+            return max(stat.mtimeNs, stat.ctimeNs)
+        }
+        return found ?? nil
+    }
+
     /// Removes the file at `path`; true when it was there and is gone.
     @discardableResult
     func unlink(_ path: String) -> Bool {
