@@ -11,9 +11,9 @@ import Foundation
 /// file recorded a moment after its rename was always racy, and the next run hashed
 /// it again (a 1 GiB file: 0.66 s).
 ///
-/// Here the file system's own clock is read first (`RootDirectory.fileSystemTime`, a
-/// new unnamed file's timestamps, rounded to that file system's tick as any write's
-/// are), then the placed file is stat'ed again. When the stat is still the placed
+/// Here the file system's own clock is read first (`RootDirectory.fileSystemTime`: the
+/// timestamps of an unnamed file the run holds on that file system, touched, rounded
+/// to its tick as any write's are), then the placed file is stat'ed again. When the stat is still the placed
 /// one and its timestamps are older than that reading, the tick they fall in was
 /// over before the stat: any later write gets a newer timestamp, so the stat alone
 /// tells a change, whatever the file system's tick. Such a record's `verifiedAt` is
@@ -35,8 +35,11 @@ final class RecordSettling: Sendable {
     private let waiting = Locked<[Waiting]>([])
     /// When the file system's clock was last read (`FileRecord.now()`): at most once a
     /// millisecond while files are being placed, so that a run of many small files
-    /// does not create an unnamed file per placement.
+    /// does not touch the clock file and stat its files again per placement.
     private let lastLook = Locked<Int64>(0)
+    /// One unnamed file per file system (by device) to read its clock with, held open
+    /// for the run; -1 where none could be made.
+    private let clockFiles = Locked<[UInt64: Int32]>([:])
 
     /// How long the end of a run waits, at most, for the clock to pass the last
     /// placed files' timestamps: a few ticks of the coarsest common kernel clock
@@ -47,6 +50,22 @@ final class RecordSettling: Sendable {
         self.root = root
         self.records = records
         self.windowNs = windowNs
+    }
+
+    deinit {
+        for fd in clockFiles.value.values where fd >= 0 { close(fd) }
+    }
+
+    /// The clock of the file system `entry` is on, read now; nil where it cannot be.
+    private func clock(for entry: Waiting) -> Int64? {
+        let device = entry.record.stat.device
+        let fd = clockFiles.withLock { files -> Int32 in
+            if let fd = files[device] { return fd }
+            let fd = root.openClockFile(beside: entry.path) ?? -1
+            files[device] = fd
+            return fd
+        }
+        return fd >= 0 ? RootDirectory.fileSystemTime(of: fd) : nil
     }
 
     /// Takes the records of files just placed at `paths`.
@@ -83,19 +102,18 @@ final class RecordSettling: Sendable {
             return waiting
         }
         guard !taken.isEmpty else { return 0 }
-        // The clock is read before the files are stat'ed again: one reading per folder,
-        // as a folder below the root may be another file system with another tick.
-        var clocks: [String: Int64?] = [:]
+        // The clock is read before the files are stat'ed again: one reading per file
+        // system, as a folder below the root may be another with another tick.
+        var clocks: [UInt64: Int64?] = [:]
         var settled: [FileRecord] = []
         var still: [Waiting] = []
         for entry in taken {
-            let folder = Paths.parent(of: entry.path)
             let clock: Int64?
-            if let known = clocks[folder] {
+            if let known = clocks[entry.record.stat.device] {
                 clock = known
             } else {
-                clock = root.fileSystemTime(beside: entry.path)
-                clocks[folder] = clock
+                clock = self.clock(for: entry)
+                clocks[entry.record.stat.device] = clock
             }
             guard let clock else {
                 // No way to read the clock here: recorded as before, racy.
