@@ -30,10 +30,13 @@ final class HashLog: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Options with a racy window of `racy` seconds and a log of hashed files.
+    /// Options with a racy window of `racy` seconds and a log of hashed files. A window
+    /// is there to make records racy, placements' too: those are not settled then
+    /// (`RecordSettling`, tested with the default window on its own).
     func options(racy: Double = 0, log: HashLog? = nil) -> SyncOptions {
         var options = testOptions()
         options.racyWindow = racy
+        options.settlesPlacedRecords = racy == 0
         if let log { options.hashedFile = { log.add($0) } }
         return options
     }
@@ -121,9 +124,12 @@ final class HashLog: Sendable {
             let path = write(manifest(url: server.url("/f"), extra: "sha512: \(sum512)"), to: "m.yaml", in: dir)
             #expect(try await execute(["sync", path, "--root", dir + "/mirror", "--progress", "none"]).status == 0)
             let before = try #require(try records(dir)["out.bin"])
+            let verifying = FileRecord.now()
             #expect(try await execute(["verify", path, "--root", dir + "/mirror"]).status == 0)
             let after = try #require(try records(dir)["out.bin"])
-            #expect(after.verifiedAt! > before.verifiedAt!)
+            // Recorded again, and still trusted at once: a placement's settled
+            // `verifiedAt` (`RecordSettling`) lies past this moment, and stays.
+            #expect(after.verifiedAt! >= verifying && after.verifiedAt! >= before.verifiedAt!)
             #expect(after.sha512 == sum512 && after.sha256 == sha(body) && after.etag == "\"v1\"")
             // Verified, so the next sync trusts it without reading.
             let log = HashLog()
@@ -297,10 +303,55 @@ final class HashLog: Sendable {
             var planOptions = PlanOptions()
             planOptions.root = dir + "/mirror"
             let plan = Plan(manifest: try Manifest.load(path: dir + "/manifest.yaml"), options: planOptions)
+            let verifying = FileRecord.now()
             #expect(try Verification.run(plan: plan).exitCode == .success)
             let after = try #require(try records(dir)["out.bin"])
-            #expect(after.verifiedAt! > before.verifiedAt!)
+            // Recorded again, and still trusted at once: a placement's settled
+            // `verifiedAt` (`RecordSettling`) lies past this moment, and stays.
+            #expect(after.verifiedAt! >= verifying && after.verifiedAt! >= before.verifiedAt!)
             #expect(after.etag == "\"v1\"" && after.sha256 == sha(body))
+        }
+    }
+
+    // MARK: Placed files are trusted at once
+
+    /// Under the default racy window (2 s), the run right after a placement reads none
+    /// of the files it placed (`RecordSettling`), whether they were synced in batches
+    /// or written without syncs as unnamed files.
+    @Test(arguments: [true, false])
+    func aPlacedFileIsTrustedAtOnceByTheNextRun(durable: Bool) async throws {
+        let yaml = servedManifest(prefix: durable ? "/synced" : "/unsynced")
+        try await withTestDirectory { dir in
+            var options = testOptions()
+            options.durable = durable
+            #expect(try await sync(yaml, in: dir, options: options).items.allSatisfy { $0.status == .downloaded })
+            let log = HashLog()
+            options.hashedFile = { log.add($0) }
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .unchanged })
+            #expect(log.all.isEmpty)
+        }
+    }
+
+    /// A settled record stands only for the file as placed: a write right after the run
+    /// (same size, other bytes) gets a newer timestamp than the recorded one, so the
+    /// next run hashes the file and fetches it again.
+    @Test func aWriteRightAfterAPlacementIsStillSeen() async throws {
+        server.set("/f", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = manifest(url: server.url("/f"), sha256: sha(body))
+            _ = try await sync(yaml, in: dir, options: testOptions())
+            let fd = open(dir + "/mirror/out.bin", O_WRONLY)
+            var byte: UInt8 = ~body[0]
+            #expect(pwrite(fd, &byte, 1, 0) == 1)
+            close(fd)
+            let log = HashLog()
+            var options = testOptions()
+            options.hashedFile = { log.add($0) }
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(log.all == ["out.bin"])
+            #expect(report.items.first?.status == .downloaded)
+            #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
         }
     }
 

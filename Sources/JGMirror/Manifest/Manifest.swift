@@ -31,6 +31,9 @@ public struct Manifest: Sendable {
     /// Lists that could not be fetched, parsed or trusted (SPEC §10): each fails its
     /// own set, the other sets and items go on, and the run deletes nothing.
     public var listFailures: [ListFailure] = []
+    /// The verified lists of the sets with `publish: true` whose list verified, kept by
+    /// `expandSets` for a sync to place after their files (SPEC §10b).
+    public var publishedLists: [PublishedList] = []
     /// The destination folders of the manifest's sets (`""`: the root), kept once the
     /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
     public var setFolders: [String] = []
@@ -131,6 +134,9 @@ public struct ManifestSet: Sendable {
     public var location: SourceLocation
     /// Where `sums` is, for errors about the list's lines.
     public var sumsLocation: SourceLocation
+    /// Place the verified list (and signature) in `dest` once every file of the set is
+    /// in place (`publish: true`, SPEC §10b).
+    public var publish = false
 }
 
 /// One entry of `items:` as written, before defaults are applied.

@@ -42,6 +42,7 @@ extension ManifestParser {
         var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
         var seen = SeenKeys(Self.setKeys)
         var signature = SignatureKeys()
+        var publishLocation = location
         while let (key, keyLocation) = try nextKey(in: "a set", seen: &seen) {
             if try signature.parse(key, with: &self) { continue }
             switch key {
@@ -61,6 +62,9 @@ extension ManifestParser {
                     set.mirrorsBase.append(mirror)
                 }
             case "tag": set.tag = try readInt(key, range: Rules.tag).0
+            case "publish":
+                set.publish = try readBool(key)
+                publishLocation = keyLocation
             default:
                 guard try parseSetting(key, into: &set.settings) else {
                     throw error(keyLocation, "unknown key '\(key)' in a set")
@@ -69,7 +73,24 @@ extension ManifestParser {
         }
         guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
         set.signature = try signature.resolve(at: location, parser: self)
+        if set.publish { try checkPublishedNames(of: set, at: publishLocation) }
         return set
+    }
+
+    /// The names a published list and its signature take must be file names, and two.
+    private func checkPublishedNames(of set: ManifestSet, at location: SourceLocation) throws(ManifestError) {
+        guard let name = PublishedList.fileName(of: set.sums) else {
+            let url = Redactor.redactURLAndQuery(set.sums)
+            throw error(location, "'publish' needs a list URL that ends in a file name; '\(url)' names none")
+        }
+        guard let signature = set.signature else { return }
+        guard let signatureName = PublishedList.fileName(of: signature.url) else {
+            let url = Redactor.redactURLAndQuery(signature.url)
+            throw error(location, "'publish' needs a signature URL that ends in a file name; '\(url)' names none")
+        }
+        if signatureName == name {
+            throw error(location, "'publish' would place the list and its signature under one name, '\(name)'")
+        }
     }
 
     /// A set's `dest`: a folder relative to the root, "" for the root itself.

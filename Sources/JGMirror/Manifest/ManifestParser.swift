@@ -25,7 +25,7 @@ struct ManifestParser {
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
     static let linkKeys: Set<String> = ["link", "dest", "tag", "tags"]
     static let checksumKeys = ["url", "signature", "keyring"]
-    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag"] + settingKeys
+    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish"] + settingKeys
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -393,7 +393,7 @@ struct ManifestParser {
         return (value, location)
     }
 
-    private mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
+    mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
         let (text, location) = try readScalar(key, expecting: "true or false")
         switch text.lowercased() {
         case "true", "yes", "on": return true

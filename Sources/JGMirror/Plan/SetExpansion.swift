@@ -45,19 +45,23 @@ struct SetExpansion {
     enum Owner: Equatable {
         case item(line: Int)
         case listed(source: String, line: Int)
+        /// A list or signature a set publishes (`publish: true`), by its URL.
+        case published(source: String)
 
-        /// "the item at line 6", "listed by URL line 3".
+        /// "the item at line 6", "listed by URL line 3", "where URL is published".
         var text: String {
             switch self {
             case .item(let line): "the item at line \(line)"
             case .listed(let source, let line): "listed by \(source) line \(line)"
+            case .published(let source): "where \(source) is published"
             }
         }
 
-        /// The line of the manifest or of the list.
+        /// The line of the manifest or of the list (0 for a published list, which has none).
         var line: Int {
             switch self {
             case .item(let line), .listed(_, let line): line
+            case .published: 0
             }
         }
 
@@ -66,6 +70,7 @@ struct SetExpansion {
             switch self {
             case .item: "the file of \(text)"
             case .listed: "the file \(text)"
+            case .published(let source): "the published \(source)"
             }
         }
     }
@@ -153,6 +158,18 @@ struct SetExpansion {
             throw ManifestError(file: file, location: set.sumsLocation, message: "\(source) \(why)")
         }
         return items
+    }
+
+    /// Takes `set.dest` + `name` for the list or signature `source` that `set` publishes;
+    /// throws when an item or a listed file has that destination already.
+    mutating func claimPublished(_ name: String, source: String, of set: ManifestSet) throws(ManifestError) {
+        let dest = set.dest + name
+        let shown = Redactor.redactURLAndQuery(source)
+        if let conflict = conflict(dest) {
+            throw ManifestError(file: file, location: set.location, message: "cannot publish \(shown): \(conflict)")
+        }
+        taken[dest] = .published(source: shown)
+        addFolders(of: dest)
     }
 
     /// `name`, percent-encoded segment by segment, in the folder of `base` (a list's

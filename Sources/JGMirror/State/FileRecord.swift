@@ -57,6 +57,9 @@ public struct FileRecord: Sendable, Equatable {
     /// `url`'s `StableHash`, where only that is kept (`RecordTable`).
     var urlHash: UInt64?
     /// When `sha256` was computed over a file with `stat`, nanoseconds since the epoch.
+    /// For a file this tool placed and saw the file system's clock pass
+    /// (`RecordSettling`), the moment its timestamps leave the racy window instead,
+    /// which may lie up to that window after the record was written.
     public var verifiedAt: Int64?
     /// When the remote was last asked (or the record last written), nanoseconds.
     public var checkedAt: Int64

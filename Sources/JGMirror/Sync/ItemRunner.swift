@@ -25,6 +25,8 @@ final class ItemRunner: Sendable {
     /// Assessments of present files waiting for a conditional request, by index.
     private let presentFiles = Locked<[Int: ItemAssessment]>([:])
     private let placement: Placement
+    /// Placed files' records, until the file system's clock has passed them.
+    private let settling: RecordSettling?
     /// Where a finished download is verified (a small file hashed) and handed to
     /// placement: off the engine thread, whose time per item bounds how fast small
     /// files go, and not behind placement's syncs, which the next downloads do not
@@ -46,6 +48,8 @@ final class ItemRunner: Sendable {
     private let listings: Locked<FolderListings>
     /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
     private let links: [Int]
+    /// The verified lists of `publish: true` sets: placed after the files, before the links.
+    private let publisher: ListPublisher?
     /// The links earlier runs' `link:` items placed (destination → target), read from
     /// the state database the first time a file's destination is found to be a symlink.
     private let managedLinks = Locked<[String: String]?>(nil)
@@ -74,9 +78,11 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings(), backup: BackupFolder? = nil
+        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings(),
+        backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
     ) {
         self.items = items
+        publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable)
         self.listings = Locked(listings)
         self.root = root
         self.options = options
@@ -87,9 +93,12 @@ final class ItemRunner: Sendable {
         learned = RecordBatcher(
             store: { opening.store }, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
             saved: options.savedLearned)
+        let racyNs = options.quickCheck.racyWindowNs
+        let settling = options.settlesPlacedRecords ? RecordSettling(root: root, records: learned, windowNs: racyNs) : nil
+        self.settling = settling
         placement = Placement(
             durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
-            beforeRecording: options.beforeRecording, backup: backup)
+            beforeRecording: options.beforeRecording, backup: backup, settling: settling)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
         let threads = max(1, options.hashThreads)
@@ -113,13 +122,28 @@ final class ItemRunner: Sendable {
         } else {
             rows = Array(repeating: nil, count: items.count)
         }
-        await Blocking.run { self.learned.flush() }
+        await Blocking.run {
+            self.settling?.finish()
+            self.learned.flush()
+        }
+        var published: [ItemResult] = []
+        if let publisher {
+            // After every file, before the links: a list never names a file not yet in place.
+            let settled = rows
+            let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
+            let outcome = await Blocking.run { publisher.publish(items: self.items, rows: settled, stopped: stopped) }
+            for result in outcome.results { events.yield(.itemFinished(result)) }
+            published = outcome.results
+            warnings.withLock { $0 += outcome.warnings }
+        }
         if !links.isEmpty {
             // After every file: a reader never follows a new link to a file not there yet.
             let settled = rows
             for (index, row) in await Blocking.run({ self.placeLinks(after: settled) }) { rows[index] = row }
         }
-        return ReportItems(rows: rows, of: items)
+        var report = ReportItems(rows: rows, of: items)
+        report.extra = published
+        return report
     }
 
     /// Places every `link:` item once the files have their results (`rows`), and

@@ -88,6 +88,9 @@ final class ListFetcher: Sendable {
         var fromCache: Bool
         /// Why the list's signature fails, when it has one and it does (`signature`).
         var signatureFailure: ItemError?
+        /// The signature's bytes as fetched, when the list has one and it verified: what
+        /// `publish: true` places beside the list.
+        var signature: Data?
     }
 
     /// Fetches `url` as text, conditionally against the cached copy unless `fresh`.
@@ -123,10 +126,12 @@ final class ListFetcher: Sendable {
     func verifiedText(_ url: String, headers: [HTTPHeader], signature: ListSignature?) async throws(SyncError) -> FetchedList {
         var list = try await text(url, headers: headers)
         guard let signature else { return list }
-        list.signatureFailure = await check(list: list.path, listURL: url, signature: signature, headers: headers)
+        (list.signatureFailure, list.signature) = await checked(
+            list: list.path, listURL: url, signature: signature, headers: headers)
         if list.signatureFailure != nil, list.fromCache {
             list = try await text(url, headers: headers, fresh: true)
-            list.signatureFailure = await check(list: list.path, listURL: url, signature: signature, headers: headers)
+            (list.signatureFailure, list.signature) = await checked(
+                list: list.path, listURL: url, signature: signature, headers: headers)
         }
         return list
     }
@@ -135,19 +140,29 @@ final class ListFetcher: Sendable {
     /// the `signature` error every item of the list fails with. `headers` (the
     /// list's) go with the signature's request only to the list's origin.
     func check(list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader]) async -> ItemError? {
+        await checked(list: path, listURL: listURL, signature: signature, headers: headers).failure
+    }
+
+    /// `check`, and the signature's bytes when gpgv accepted them.
+    private func checked(
+        list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader]
+    ) async -> (failure: ItemError?, signature: Data?) {
         let sent = Redirect.sendsHeaders(to: signature.url, sources: [listURL], forward: false) ? headers : []
         switch await fetch(signature.url, headers: sent) {
         case .failure(let error):
-            return ItemError(
+            let failure = ItemError(
                 code: .signature,
                 message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): "
                     + Redactor.redactURLsAndQueries(in: error.message))
+            return (failure, nil)
         case .success(.notModified):
             // Signatures are fetched without conditions: `fetch` has already refused a 304.
-            return ItemError(code: .signature, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(signature.url))")
+            let shown = Redactor.redactURLAndQuery(signature.url)
+            let failure = ItemError(code: .signature, message: "unexpected 304 Not Modified for \(shown)")
+            return (failure, nil)
         case .success(.body(let signaturePath, _)):
             let list = Redactor.redactURLAndQuery(listURL)
-            return SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map { reason in
+            let failure = SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map { reason in
                 // gpgv's "BAD signature" means a key of the keyring made the signature
                 // over other bytes: the list or the signature was changed since.
                 let message =
@@ -156,6 +171,12 @@ final class ListFetcher: Sendable {
                     : "\(list) is not signed by a key in \(signature.keyring): \(reason)"
                 return ItemError(code: .signature, message: message)
             }
+            guard failure == nil else { return (failure, nil) }
+            // The bytes gpgv just accepted; unreadable now, they fail the check as well.
+            guard let bytes = FileManager.default.contents(atPath: signaturePath) else {
+                return (ItemError(code: .signature, message: "cannot read the fetched signature of \(list)"), nil)
+            }
+            return (nil, bytes)
         }
     }
 }

@@ -35,9 +35,10 @@ extension Manifest {
             setFolders.append(set.dest)
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
             switch try await expand(set, with: fetcher, headers: setHeaders, into: &expansion) {
-            case .items(let expanded, nil):
+            case .items(let expanded, nil, let published):
                 itemChunks.append(contentsOf: expanded)
-            case .items(let expanded, let failure?):
+                if let published { publishedLists.append(published) }
+            case .items(let expanded, let failure?, _):
                 // The list names its items, but they fail with the signature, and the
                 // list decides nothing about what --delete removes under its folder.
                 for item in expanded { failures[item.dest ?? ""] = failure }
@@ -55,7 +56,9 @@ extension Manifest {
     /// not signed as it must be), or why the set fails as a whole (`list`, or
     /// `signature` for a list that fails its signature and names nothing).
     private enum SetOutcome {
-        case items([ManifestItem], signatureFailure: ItemError?)
+        /// With `published`, the list to place after the items (`publish: true` and a
+        /// list that verified).
+        case items([ManifestItem], signatureFailure: ItemError?, published: PublishedList? = nil)
         case failed(ItemError)
     }
 
@@ -88,7 +91,39 @@ extension Manifest {
             // An empty or cut list whose signature failed must not pass for a set with no files.
             return .failed(ItemError(code: .signature, message: "\(source) names no file, and \(failure.message)"))
         }
+        // A list whose signature failed is never published: the previous one stays.
+        guard set.publish, failure == nil else {
+            expansion = trial
+            return .items(expanded, signatureFailure: failure)
+        }
+        let published: PublishedList
+        do { published = try publishing(set, fetched: fetched, items: expanded, into: &trial) } catch {
+            return .failed(ItemError(code: .list, message: error.message))
+        }
         expansion = trial
-        return .items(expanded, signatureFailure: failure)
+        return .items(expanded, signatureFailure: nil, published: published)
+    }
+
+    /// What `set` (`publish: true`) places once its `items` are in place: the bytes of
+    /// `fetched` exactly as verified, and its signature's; both destinations taken.
+    private func publishing(
+        _ set: ManifestSet, fetched: ListFetcher.FetchedList, items: [ManifestItem], into expansion: inout SetExpansion
+    ) throws(ManifestError) -> PublishedList {
+        // The parser has checked that both URLs end in distinct file names.
+        let name = PublishedList.fileName(of: set.sums) ?? "SUMS"
+        try expansion.claimPublished(name, source: set.sums, of: set)
+        var signatureName: String?
+        if let signature = set.signature {
+            signatureName = PublishedList.fileName(of: signature.url) ?? name + ".sig"
+            try expansion.claimPublished(signatureName ?? "", source: signature.url, of: set)
+        }
+        guard let bytes = FileManager.default.contents(atPath: fetched.path) else {
+            throw ManifestError(
+                file: path, location: set.location,
+                message: "cannot read the fetched list \(Redactor.redactURLAndQuery(set.sums)) again to publish it")
+        }
+        return PublishedList(
+            folder: set.dest, url: set.sums, name: name, bytes: bytes, signatureName: signatureName,
+            signatureBytes: set.signature == nil ? nil : fetched.signature, members: Set(items.compactMap(\.dest)))
     }
 }

@@ -12,7 +12,8 @@ import Synchronization
 /// each distinct directory is `fsync`ed once. Then the placed files' records go to
 /// the run's `RecordBatcher`: only after the rename, so a crash in between leaves an
 /// old record (or none), which never matches the new file's stat, and the next run
-/// hashes it.
+/// hashes it. With a `RecordSettling`, the records wait there for the file system's
+/// clock to pass the placed files' timestamps, so the next run trusts them at once.
 final class Placement: Sendable {
     struct Commit: Sendable {
         var part: String
@@ -38,10 +39,11 @@ final class Placement: Sendable {
     init(
         durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
         dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil,
-        backup: BackupFolder? = nil
+        backup: BackupFolder? = nil, settling: RecordSettling? = nil
     ) {
         let placer = Placer(
-            durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording, backup: backup)
+            durable: durable, root: root, records: records, dataSync: dataSync, beforeRecording: beforeRecording, backup: backup,
+            settling: settling)
         self.placer = placer
         self.durable = durable
         batches = BatchedQueue(label: "jgmirror.placement") { placer.place($0) }
@@ -101,6 +103,8 @@ final class Placement: Sendable {
         let beforeRecording: (@Sendable () -> Bool)?
         /// Where a file about to be replaced is hard-linked first (`--backup-dir`).
         let backup: BackupFolder?
+        /// Where placed files' records wait for the clock before `records` (nil: straight there).
+        let settling: RecordSettling?
 
         /// One batch on placement's queue.
         func place(_ batch: [Commit]) {
@@ -182,7 +186,7 @@ final class Placement: Sendable {
         /// Records each placed file with the stat it has now: `known`, or looked up.
         private func record(_ placedFiles: [(commit: Commit, known: stat?)]) {
             guard let records, beforeRecording?() ?? true else { return }
-            var placed: [FileRecord] = []
+            var placed: [(record: FileRecord, path: String)] = []
             for (commit, known) in placedFiles {
                 guard var record = commit.record, let info = known ?? root.status(commit.destination),
                     (info.st_mode & S_IFMT) == S_IFREG
@@ -192,9 +196,9 @@ final class Placement: Sendable {
                 record.stat = stat
                 record.verifiedAt = record.sha256 == nil && record.sha512 == nil ? nil : now
                 record.checkedAt = now
-                placed.append(record)
+                placed.append((record, commit.destination))
             }
-            records.add(placed)
+            if let settling { settling.add(placed) } else { records.add(placed.map(\.record)) }
         }
 
         /// Makes every part file of the batch durable that is not yet (`Commit.synced`).

@@ -20,10 +20,18 @@ public struct Prune: Sendable {
 
     /// Walks `root` and finds what no item of `items` produces, except under `keeping`'s folders
     /// (`Manifest.distrustedFolders`; `""` keeps the whole root).
-    public static func plan(root: String, items: [PlannedItem], keeping kept: [String] = []) -> Prune {
+    /// `producing` names files a run makes besides its items (published lists).
+    public static func plan(
+        root: String, items: [PlannedItem], keeping kept: [String] = [], producing extra: [String] = []
+    ) -> Prune {
         var produced = Set<String>()
         var itemFolders = Set<String>()
         produced.reserveCapacity(items.count * 5)
+        for dest in extra {
+            produced.insert(dest)
+            var folder = Paths.parent(of: dest)
+            while !folder.isEmpty, itemFolders.insert(folder).inserted { folder = Paths.parent(of: folder) }
+        }
         for item in items {
             produced.insert(item.dest)
             for suffix in DestinationPath.reservedSuffixes { produced.insert(item.dest + suffix) }

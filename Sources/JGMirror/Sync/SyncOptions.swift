@@ -57,6 +57,10 @@ public struct SyncOptions: Sendable {
     /// (hashed rather than trusted), in seconds. Two seconds covers the coarsest
     /// common timestamps (FAT) and small clock steps; tests set 0.
     var racyWindow = 2.0
+    /// Record placed files once the file system's clock has passed their timestamps,
+    /// trusted at once by the next run (`RecordSettling`); tests of the racy rule turn
+    /// it off to get racy records from a placement.
+    var settlesPlacedRecords = true
     /// How long a database write waits for another process's write, in seconds.
     var stateBusyTimeout = 5.0
     /// Runs on the thread that opens the state database, before it does (tests).

@@ -164,7 +164,7 @@ public final class SyncSession: Sendable {
         if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, state: state,
-            listings: listings, backup: backup)
+            listings: listings, backup: backup, publishing: plan.manifest.publishedLists)
         var results = await run.run()
         let listFailures = plan.manifest.listFailures.map(\.result)
         for result in listFailures { continuation.yield(.itemFinished(result)) }
@@ -218,8 +218,9 @@ public final class SyncSession: Sendable {
         if let backupFolder, backupFolder.hasPrefix(plan.root + "/") {
             kept.append(String(backupFolder.dropFirst(plan.root.count + 1)))
         }
+        let published = plan.manifest.publishedLists.flatMap(\.dests)
         let found = await Blocking.run { [root = plan.root, items = plan.items, kept] in
-            Prune.plan(root: root, items: items, keeping: kept)
+            Prune.plan(root: root, items: items, keeping: kept, producing: published)
         }
         if let refusal = options.deleteLimits.refusal(
             deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders)

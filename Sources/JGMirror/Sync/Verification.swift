@@ -38,6 +38,11 @@ public enum Verification {
                     record.etag = old.etag
                     record.lastModified = old.lastModified
                     record.checkedAt = old.checkedAt
+                    // The same stat as a settled placement's record (`RecordSettling`): no
+                    // write since, so its proof that the file is past the racy window holds.
+                    if old.stat == record.stat, let settled = old.verifiedAt {
+                        record.verifiedAt = max(record.verifiedAt ?? settled, settled)
+                    }
                     return record
                 }
                 // Without a checksum, a record is what says which bytes came from which

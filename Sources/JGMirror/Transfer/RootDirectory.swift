@@ -140,6 +140,30 @@ final class RootDirectory: Sendable {
         }
     }
 
+    /// An unnamed file (`O_TMPFILE`) in `path`'s folder, open for writing, to read that
+    /// file system's clock with (`fileSystemTime(of:)`); it goes away when closed, or
+    /// with the process. Nil where the file system has no unnamed files, or the folder
+    /// cannot be reached. The caller closes it.
+    func openClockFile(beside path: String) -> Int32? {
+        let found = try? withFolder(of: path) { folder, _ -> Int32? in
+            let file = openat(folder, ".", jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o600)
+            return file >= 0 ? file : nil
+        }
+        return found ?? nil
+    }
+
+    /// The file system's clock now, in nanoseconds since the epoch: the timestamps
+    /// `futimens` gives `clockFile` (from `openClockFile`), rounded to that file
+    /// system's tick exactly as a write's are. One file, touched again, rather than a
+    /// new one each time: ext4 slows its file creation after many deletions.
+    static func fileSystemTime(of clockFile: Int32) -> Int64? {
+        guard futimens(clockFile, nil) == 0 else { return nil }
+        var info = stat()
+        guard fstat(clockFile, &info) == 0 else { return nil }
+        let stat = FileStat(info)
+        return max(stat.mtimeNs, stat.ctimeNs)
+    }
+
     /// Removes the file at `path`; true when it was there and is gone.
     @discardableResult
     func unlink(_ path: String) -> Bool {
