@@ -86,7 +86,8 @@ public struct Prune: Sendable {
     /// Deletes the files, then the folders, each through a descriptor of its folder
     /// opened component by component from the root without following symlinks, and
     /// only while it is still a regular file (an empty folder). With `backup`, each
-    /// file is moved there instead of removed. `deleted` is told each file gone.
+    /// file is moved there instead of removed. `deleted` is told, after each file it
+    /// removed, how many it has removed so far.
     /// Returns a result per file: `deleted`, or `failed` with the reason.
     public func execute(root: String) -> [ItemResult] { execute(root: root, backup: nil) }
 
@@ -107,6 +108,7 @@ public struct Prune: Sendable {
             openFolders[relative] = fd
             return fd
         }
+        var removed = 0
         for file in files {
             var result = ItemResult(dest: file.path, url: "", status: .deleted, bytes: file.size)
             let parent = folder(Paths.parent(of: file.path))
@@ -120,7 +122,7 @@ public struct Prune: Sendable {
             guard (info.st_mode & S_IFMT) == S_IFREG else { continue }
             if let backup {
                 do { try backup.move(name, in: parent, as: file.path) } catch {
-                    results.append(ItemResult(dest: file.path, url: "", status: .failed, bytes: file.size, error: ItemError(code: error.code, message: error.message)))
+                    results.append(failure(file, error))
                     continue
                 }
             } else if unlinkat(parent, name, 0) != 0, errno != ENOENT {
@@ -129,7 +131,8 @@ public struct Prune: Sendable {
             }
             result.bytes = Int64(info.st_size)
             results.append(result)
-            deleted(results.count)
+            removed += 1
+            deleted(removed)
         }
         for path in folders {
             let parent = folder(Paths.parent(of: path))
@@ -141,8 +144,11 @@ public struct Prune: Sendable {
     }
 
     private func failure(_ file: File, _ code: Int32, _ doing: String) -> ItemResult {
-        let error = TransferError.local(errno: code, path: file.path, doing: doing)
-        return ItemResult(
+        failure(file, .local(errno: code, path: file.path, doing: doing))
+    }
+
+    private func failure(_ file: File, _ error: TransferError) -> ItemResult {
+        ItemResult(
             dest: file.path, url: "", status: .failed, bytes: file.size, error: ItemError(code: error.code, message: error.message))
     }
 }
