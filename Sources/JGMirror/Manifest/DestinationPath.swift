@@ -37,7 +37,7 @@ enum DestinationPath {
     /// Whether `name` is one of jgmirror's working names. Refused for folders too: a
     /// folder `x.jgpart` would stand where the part file of `x` must go.
     static func isReserved(_ name: Substring) -> Bool {
-        name == StateFolder.name || reservedSuffixes.contains(where: { name.hasSuffix($0) })
+        name == Paths.stateFolder || reservedSuffixes.contains(where: { name.hasSuffix($0) })
     }
 
     /// The first component longer than a file system takes, if any.

@@ -24,7 +24,7 @@ enum LinkTarget {
             case .itself(let target, let dest):
                 "link target '\(Rules.abbreviated(target))' of '\(Rules.abbreviated(dest))' points at the link itself"
             case .stateFolder(let target):
-                "link target '\(Rules.abbreviated(target))' points into jgmirror's state folder \(StateFolder.name)"
+                "link target '\(Rules.abbreviated(target))' points into jgmirror's state folder \(Paths.stateFolder)"
             }
         }
     }
@@ -50,7 +50,7 @@ enum LinkTarget {
         }
         let resolved = names.joined(separator: "/")
         if resolved == dest || resolved.hasPrefix(dest + "/") { return .failure(.itself(target, dest: dest)) }
-        if names.first == StateFolder.name { return .failure(.stateFolder(target)) }
+        if names.first == Paths.stateFolder { return .failure(.stateFolder(target)) }
         return .success(resolved)
     }
 }

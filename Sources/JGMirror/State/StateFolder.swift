@@ -25,7 +25,7 @@ import Foundation
 /// need the server's lock support (NFSv4 maps `flock` to byte-range locks).
 public final class StateFolder {
     /// The folder's name under a root.
-    public static let name = ".jgmirror"
+    public static let name = Paths.stateFolder
 
     /// `ROOT/.jgmirror`.
     public let path: String
@@ -90,7 +90,7 @@ public final class StateFolder {
 
     /// Refuses when a run holds a tree above or below `root`.
     static func checkNested(root: String) throws(SyncError) {
-        let real = RootConfinement.canonical(root) ?? root
+        let real = Paths.canonical(root) ?? root
         var above = Paths.parent(of: real)
         while !above.isEmpty {
             let lock = (above == "/" ? "" : above) + "/" + name + "/lock"

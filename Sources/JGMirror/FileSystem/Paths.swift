@@ -3,6 +3,18 @@ import Foundation
 /// Path arithmetic on plain strings. (Foundation's `deletingLastPathComponent`
 /// traps on some inputs, such as "-", on Linux.)
 public enum Paths {
+    /// jgmirror's own folder under a root (state database, lock, list cache): no item
+    /// may be placed there.
+    public static let stateFolder = ".jgmirror"
+
+    /// The path with every link, `.` and `..` resolved (`realpath`); nil when a part of
+    /// it is missing.
+    static func canonical(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Everything before the last `/`: "a/b" → "a", "/a" → "/", "a" → "".
     public static func parent(of path: String) -> String {
         var trimmed = Substring(path)

@@ -1,0 +1,210 @@
+import Foundation
+
+extension Plan {
+    /// The checks `sync` and `verify` make on disk before anything else (a destination
+    /// that is an existing folder, resolves outside the root through a symlink, or makes
+    /// too long a path), for `plan` to refuse what they would refuse.
+    public func checkDestinationsOnDisk() throws(ManifestError) { _ = try RootConfinement.check(self) }
+}
+
+/// Confinement to the root through what is already on disk (SPEC §10): the
+/// manifest's paths are checked lexically when parsed; here symlinks are followed.
+enum RootConfinement {
+    /// Throws a located manifest error for the first item whose destination, or a
+    /// folder on the way to it, resolves outside the root, or (`placing`: a run that
+    /// writes) that is a device, FIFO or socket. Returns what each folder held, for
+    /// the run's first look at its items.
+    static func check(_ plan: Plan, placing: Bool = true) throws(ManifestError) -> FolderListings {
+        let root = resolvingMissing(plan.root) ?? plan.root
+        var checkedFolders: [String: (inside: Bool, listing: Listing)] = [:]
+        for item in plan.items {
+            let folder = Paths.parent(of: item.path)
+            let checked: (inside: Bool, listing: Listing)
+            if let known = checkedFolders[folder] {
+                checked = known
+            } else {
+                checked = (existingAncestorInside(folder, root: root), Listing(folder.isEmpty ? "." : folder))
+                checkedFolders[folder] = checked
+            }
+            var escapes = !checked.inside
+            var info = stat()
+            if !escapes, checked.listing.mayBeOtherThanAFile(Paths.lastComponent(of: item.path)), lstat(item.path, &info) == 0 {
+                switch info.st_mode & S_IFMT {
+                // A link item replaces the link at its destination, never follows it; a
+                // folder there fails that item alone, its contents untouched.
+                case S_IFLNK where item.isLink, S_IFDIR where item.isLink: break
+                case S_IFLNK: escapes = !(Paths.canonical(item.path).map { isInside($0, root) } ?? false)
+                case S_IFDIR:
+                    throw ManifestError(
+                        file: plan.manifest.path, location: item.location,
+                        message: "destination '\(item.dest)' is an existing folder under \(plan.root); a file cannot be placed there")
+                case S_IFREG: break
+                case _ where !placing: break  // `verify` reports it as not a regular file
+                default:
+                    // A device, FIFO or socket is never renamed over (`get -o /dev/null`
+                    // as root would replace the system's /dev/null with a file).
+                    throw ManifestError(
+                        file: plan.manifest.path, location: item.location,
+                        message: "destination '\(item.dest)' is \(Paths.kind(of: info.st_mode)) under \(plan.root); jgmirror replaces only regular files")
+                }
+            }
+            // The longest name jgmirror makes for an item is DEST.jgd.tmp.
+            let longest = item.path.utf8.count + ".jgd.tmp".utf8.count
+            if longest > Rules.maxPathLength {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "destination '\(Rules.abbreviated(item.dest))' makes a path of \(longest) bytes under \(plan.root) "
+                        + "(with the .jgd.tmp jgmirror adds); Linux takes at most \(Rules.maxPathLength)")
+            }
+            if escapes {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "destination '\(item.dest)' resolves outside the root \(plan.root) through a symlink")
+            }
+            // Checked here too for a plan the library built or changed, not the parser.
+            if let target = item.link, case .failure(let problem) = LinkTarget.resolve(target, dest: item.dest) {
+                throw ManifestError(file: plan.manifest.path, location: item.location, message: problem.message)
+            }
+            if let target = item.link, !linkStaysInside(target, from: folder, root: root) {
+                throw ManifestError(
+                    file: plan.manifest.path, location: item.location,
+                    message: "link target '\(Rules.abbreviated(target))' of '\(item.dest)' resolves outside the root "
+                        + "\(plan.root) through a symlink")
+            }
+        }
+        return FolderListings(checkedFolders.mapValues(\.listing))
+    }
+
+    /// What one read of a folder says about the names in it, so that a file needs no
+    /// `lstat` of its own when the folder is missing or lists it as a regular file
+    /// (2000 `lstat`s cost 7–10 ms of a 2000-file sync's start), and the run's first
+    /// look at an item no `stat` when the folder lacks its names.
+    enum Listing {
+        /// The folder does not exist (yet): nothing in it can be a symlink or a folder.
+        case missing
+        /// `others`: the names that are not known to be regular files (symlinks,
+        /// folders, and entries whose type the file system does not give); `names`:
+        /// every name's `nameHash` (a folder of 100,000 files costs about a megabyte,
+        /// and a collision only costs a `stat`), nil when a name is not ASCII.
+        case read(others: Set<String>, names: Set<Int>?)
+        /// The folder could not be read: every name is checked on its own.
+        case unread
+
+        init(_ folder: String) {
+            guard let directory = opendir(folder) else {
+                let failure = errno
+                self = failure == ENOENT || failure == ENOTDIR ? .missing : .unread
+                return
+            }
+            defer { closedir(directory) }
+            var others = Set<String>()
+            var names: Set<Int>? = []
+            errno = 0
+            while let entry = readdir(directory) {
+                withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    let name = UnsafeBufferPointer(rebasing: bytes[..<strnlen(raw.baseAddress!, raw.count)])
+                    guard !name.elementsEqual(".".utf8), !name.elementsEqual("..".utf8) else { return }
+                    if names != nil {
+                        if let hash = Self.nameHash(name) { names?.insert(hash) } else { names = nil }
+                    }
+                    if entry.pointee.d_type != UInt8(DT_REG) { others.insert(String(decoding: name, as: UTF8.self)) }
+                }
+            }
+            // A read that failed part-way (`errno` set at the end) lists nothing for sure.
+            self = errno == 0 ? .read(others: others, names: names) : .unread
+        }
+
+        /// A hash of a name's bytes with ASCII letters folded to lower case, so that a
+        /// folder on a case-insensitive file system (APFS, vfat, a casefold ext4
+        /// folder) holding `README` is not taken to lack `Readme`; nil for a name with
+        /// a byte past ASCII, which such a file system may fold its own way.
+        static func nameHash(_ bytes: some Sequence<UInt8>) -> Int? {
+            var hasher = Hasher()
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                hasher.combine(TextSearch.lowerASCII(byte))
+            }
+            return hasher.finalize()
+        }
+
+        func mayBeOtherThanAFile(_ name: String) -> Bool {
+            switch self {
+            case .missing: false
+            case .read(let others, _): others.contains(name)
+            case .unread: true
+            }
+        }
+
+        /// False only when the folder surely lacked `name` when it was read.
+        func mayHold(_ name: String) -> Bool {
+            switch self {
+            case .missing: false
+            case .read(_, let names): names.map { names in Self.nameHash(name.utf8).map(names.contains) ?? true } ?? true
+            case .unread: true
+            }
+        }
+    }
+
+    /// Whether `target`, read from a link in `folder`, stays inside `root` once the
+    /// symlinks on disk along it are followed (the parser has checked it lexically).
+    private static func linkStaysInside(_ target: String, from folder: String, root: String) -> Bool {
+        guard let resolved = resolvingMissing(folder + "/" + target) else { return true }
+        return isInside(resolved, root)
+    }
+
+    /// Whether `folder` stays inside `root` once the symlinks among its existing
+    /// folders are followed. Folders not made yet cannot lead anywhere, so a root
+    /// that does not exist yet (the first run) holds everything below it.
+    private static func existingAncestorInside(_ folder: String, root: String) -> Bool {
+        guard let resolved = resolvingMissing(folder) else { return true }
+        return isInside(resolved, root)
+    }
+
+    /// `path` with its deepest existing folder resolved by `realpath` and the names
+    /// below it, which do not exist yet, appended as written (`.` dropped, `..`
+    /// taking one name back); nil when not even `/` resolves.
+    static func resolvingMissing(_ path: String) -> String? {
+        var missing: [Substring] = []
+        var current = path
+        while true {
+            if let resolved = Paths.canonical(current.isEmpty ? "." : current) {
+                var names = resolved.split(separator: "/", omittingEmptySubsequences: true)
+                for name in missing.reversed() {
+                    if name == ".." { if !names.isEmpty { names.removeLast() } } else if name != "." && !name.isEmpty { names.append(name) }
+                }
+                return "/" + names.joined(separator: "/")
+            }
+            guard let slash = current.lastIndex(of: "/") else {
+                missing.append(Substring(current))
+                current = ""
+                continue
+            }
+            missing.append(current[current.index(after: slash)...])
+            if slash == current.startIndex { current = "/" } else { current = String(current[..<slash]) }
+            if current == "/" && Paths.canonical("/") == nil { return nil }
+        }
+    }
+
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+    }
+}
+
+/// What each folder of a plan held when `RootConfinement.check` read it. A name it
+/// lacked then is taken as absent when the run first looks at its item, instead of
+/// a `stat` each: a file made in between by another process is a race the `stat`
+/// had too (it could come just after), and the rename onto it is the same.
+struct FolderListings: Sendable {
+    private let listings: [String: RootConfinement.Listing]
+
+    /// No listing: every name may be there.
+    init() { listings = [:] }
+
+    init(_ listings: [String: RootConfinement.Listing]) { self.listings = listings }
+
+    /// False only when `path`'s folder surely lacked it.
+    func mayHold(_ path: String) -> Bool {
+        listings[Paths.parent(of: path)]?.mayHold(Paths.lastComponent(of: path)) ?? true
+    }
+}
