@@ -59,7 +59,7 @@ import Testing
         try await withTestDirectory { dir in
             let manager = FileManager.default
             _ = try RootDirectoryTests().tree(dir)
-            let realRoot = try #require(RootConfinement.canonical(dir + "/root"))
+            let realRoot = try #require(Paths.canonical(dir + "/root"))
             for resolution in [RootDirectory.Resolution.openat2, .componentWalk] {
                 let root = try RootDirectory(path: dir + "/root", resolution: resolution)
                 for path in [dir + "/root/" + relative, relative] {
