@@ -167,4 +167,55 @@ import Testing
             }
         }
     }
+
+    @Test func aNewItemsConnectionsGoWhereTheRunMeasuredTheFasterHost() async throws {
+        let primary = try TestServer()
+        let mirror = try TestServer()
+        defer {
+            primary.stop()
+            mirror.stop()
+        }
+        // One item on each host alone shows the run each host's rate: the primary at
+        // 1 MB/s, the mirror at 64 MB/s.
+        let small = TestServer.bytes(count: 256 << 10, seed: 1)
+        var slow = TestServer.Route(body: small)
+        slow.bytesPerSecond = 1_000_000
+        primary.set("/a", slow)
+        let large = TestServer.bytes(count: 8 << 20, seed: 2)
+        var fast = TestServer.Route(body: large)
+        fast.bytesPerSecond = 64_000_000
+        mirror.set("/b", fast)
+        // Then an item on both: every connection goes to the mirror.
+        let body = TestServer.bytes(count: 2 << 20, seed: 3)
+        primary.set("/c", TestServer.Route(body: body))
+        mirror.set("/c", TestServer.Route(body: body))
+        let yaml = """
+            version: 1
+            defaults:
+              connections: 1
+            items:
+              - url: \(primary.url("/a"))
+                dest: a
+                sha256: \(sha(small))
+              - url: \(mirror.url("/b"))
+                dest: b
+                sha256: \(sha(large))
+              - url: \(primary.url("/c"))
+                mirrors: [\(mirror.url("/c"))]
+                dest: c
+                sha256: \(sha(body))
+                connections: 4
+                min_segment: 256KiB
+            """
+        try await withTestDirectory { dir in
+            var options = testOptions()
+            options.jobs = 1
+            let report = try await sync(yaml, in: dir, options: options)
+            #expect(report.items.allSatisfy { $0.status == .downloaded })
+            // Spread by turn, the item's first request and every other region would go
+            // to the primary, which delivers a sixty-fourth of the mirror's rate.
+            #expect(primary.gets("/c").isEmpty, "\(primary.gets("/c").count) requests to the slow primary")
+            #expect(mirror.gets("/c").count >= 1)
+        }
+    }
 }

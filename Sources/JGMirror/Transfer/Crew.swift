@@ -7,7 +7,7 @@
 ///
 /// Confined to the engine thread.
 final class Crew {
-    private unowned let item: ItemTransfer
+    unowned let item: ItemTransfer
     private var engine: TransferEngine { item.engine }
     private let connections: Int
     private let minSegment: Int64
@@ -295,15 +295,15 @@ final class Crew {
         }
     }
 
-    /// A new worker on a live source (spread by slot, among those not in `avoiding`
-    /// while any is left) at the start of the range `take` gives it; nil, and no
-    /// worker, when it gives none or no source is live.
+    /// A new worker on a live source (chosen by `source(forSlot:among:)`, among those
+    /// not in `avoiding` while any is left) at the start of the range `take` gives it;
+    /// nil, and no worker, when it gives none or no source is live.
     private func spawn(avoiding: Set<Int> = [], taking take: (Worker) -> ByteRange?) -> Worker? {
         var live = liveSources
         guard !live.isEmpty else { return nil }
         if live.contains(where: { !avoiding.contains($0) }) { live.removeAll { avoiding.contains($0) } }
         let worker = hire()
-        worker.sourceIndex = live[worker.slot % live.count]
+        worker.sourceIndex = source(forSlot: worker.slot, among: live)
         guard let range = take(worker) else {
             workers.removeAll { $0 === worker }
             return nil
