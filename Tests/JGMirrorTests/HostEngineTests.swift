@@ -83,8 +83,13 @@ import Testing
         defer { server.stop() }
         let body = TestServer.bytes(count: 1024, seed: 3)
         var route = TestServer.Route(body: body)
-        let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
-        route.fault = { $0 == 0 ? .statusWithHeaders(429, ["Retry-After: \(until)"]) : nil }
+        // The date is written when the request comes: on a loaded machine the run may
+        // start seconds after the route is set, and a date written then would be past.
+        route.fault = { request in
+            guard request == 0 else { return nil }
+            let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
+            return .statusWithHeaders(429, ["Retry-After: \(until)"])
+        }
         server.set("/busy", route)
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/busy"), sha256: sha(body)), in: dir)
