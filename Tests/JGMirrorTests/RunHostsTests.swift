@@ -9,23 +9,6 @@ import Testing
 /// item's connections use. Against in-process servers whose logs show what reached
 /// them; grace and probe delays shortened through the options.
 @Suite struct RunHostsTests {
-    /// A server that accepts every connection and closes it without a word.
-    private func silentServer(paths: [String]) throws -> TestServer {
-        let server = try TestServer()
-        for path in paths {
-            var route = TestServer.Route(body: [1])
-            route.fault = { _ in .raw([]) }
-            server.set(path, route)
-        }
-        return server
-    }
-
-    private func options(grace: Double) -> SyncOptions {
-        var options = testOptions()
-        options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
-        return options
-    }
-
     private func origin(_ server: TestServer) -> String { "http://127.0.0.1:\(server.port)" }
 
     @Test func aHostFoundDownFetchingAListFailsItsSetAndCostsTheItemsNoRequest() async throws {
@@ -41,7 +24,7 @@ import Testing
                   - url: \(dead.url("/f.bin"))
                     dest: f.bin
                 """
-            let options = options(grace: 1)
+            let options = hostTestOptions(grace: 1)
             var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
             try await manifest.expandSets(options: options)
             // The set fails with its host's code, as its items would.
@@ -77,7 +60,7 @@ import Testing
                   - url: \(dead.url("/f.bin"))
                     dest: f.bin
                 """
-            let report = try await sync(yaml, in: dir, options: options(grace: 1))
+            let report = try await sync(yaml, in: dir, options: hostTestOptions(grace: 1))
             let row = report.items.first { $0.url == dead.url("/SHA256SUMS") }
             #expect(row?.status == .failed && row?.error?.code == .hostDown)
             // The item it would have given a checksum fails for the same reason.
@@ -104,9 +87,7 @@ import Testing
                   - url: \(dead.url("/b"))
                     dest: b
                 """
-            var options = options(grace: 30)
-            options.hostSettings.grace = 30
-            let report = try await sync(yaml, in: dir, options: options)
+            let report = try await sync(yaml, in: dir, options: hostTestOptions(grace: 30))
             #expect(report.items.allSatisfy { $0.error?.code == .hostDown })
             #expect(report.items.first?.error?.message == "\(origin(dead)) is down: no answer for 1s")
         }
@@ -158,14 +139,7 @@ import Testing
             ("  http://h: 5s\n", "m.yaml:3:13: 'http://h:80' expects a mapping, found a scalar"),
             ("  - http://h\n", "m.yaml:3:3: 'hosts' expects a mapping, found a list"),
         ]
-        for (lines, expected) in bad {
-            do {
-                _ = try Manifest.parse("version: 1\nhosts:\n" + lines + "items:\n  - url: http://h/a\n", name: "m.yaml")
-                Issue.record("no error for \(lines)")
-            } catch {
-                #expect(error.localizedDescription == expected)
-            }
-        }
+        expectManifestErrors(bad, under: "hosts")
     }
 
     @Test func aNewItemsConnectionsGoWhereTheRunMeasuredTheFasterHost() async throws {
