@@ -266,7 +266,7 @@ final class Crew {
         let now = engine.now()
         let live = liveSources
         guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
-            canConnect(live[nextSlot % live.count])
+            canConnect(source(forSlot: nextSlot, among: live))
         else { return nil }
         let previous = lastLook
         guard now - previous.at >= 0.1 else { return nil }
