@@ -129,12 +129,19 @@ import Testing
                 "http://10.0.0.5:8080: connect_timeout 500ms, min_rate 1.0 KiB/s, host_grace 30s, max_wait 10s",
                 "https://mirror.example.net:443: connect_timeout 3s, min_rate 4.0 KiB/s, host_grace 2m, max_wait 5m",
             ])
+        let origin = "a key of hosts must be an origin such as https://mirror.example.net or http://10.0.0.5:8080"
         let bad: [(String, String)] = [
-            ("  http://h:\n    host_grase: 1s\n", "m.yaml:4:5: unknown key 'host_grase' in hosts 'http://h:80' (did you mean 'host_grace'?)"),
-            ("  http://h/a:\n    max_wait: 1s\n", "m.yaml:3:3: a key of hosts must be an origin such as https://mirror.example.net or http://10.0.0.5:8080, without path, query or fragment: 'http://h/a'"),
-            ("  ftp://h:\n    max_wait: 1s\n", "m.yaml:3:3: a key of hosts must be an origin such as https://mirror.example.net or http://10.0.0.5:8080, not 'ftp://h'"),
-            ("  http://u:p@h:\n    max_wait: 1s\n", "m.yaml:3:3: a key of hosts must be an origin such as https://mirror.example.net or http://10.0.0.5:8080, without credentials: 'http://***@h'"),
-            ("  http://h:\n    max_wait: 1s\n  HTTP://H:80:\n    max_wait: 2s\n", "m.yaml:5:3: origin http://h:80 appears twice in hosts (first at line 3)"),
+            (
+                "  http://h:\n    host_grase: 1s\n",
+                "m.yaml:4:5: unknown key 'host_grase' in hosts 'http://h:80' (did you mean 'host_grace'?)"
+            ),
+            ("  http://h/a:\n    max_wait: 1s\n", "m.yaml:3:3: \(origin), without path, query or fragment: 'http://h/a'"),
+            ("  ftp://h:\n    max_wait: 1s\n", "m.yaml:3:3: \(origin), not 'ftp://h'"),
+            ("  http://u:p@h:\n    max_wait: 1s\n", "m.yaml:3:3: \(origin), without credentials: 'http://***@h'"),
+            (
+                "  http://h:\n    max_wait: 1s\n  HTTP://H:80:\n    max_wait: 2s\n",
+                "m.yaml:5:3: origin http://h:80 appears twice in hosts (first at line 3)"
+            ),
             ("  http://h:\n    max_wait: 25h\n", "m.yaml:4:15: 'max_wait' must be from 0s to 24h"),
             ("  http://h: 5s\n", "m.yaml:3:13: 'http://h:80' expects a mapping, found a scalar"),
             ("  - http://h\n", "m.yaml:3:3: 'hosts' expects a mapping, found a list"),

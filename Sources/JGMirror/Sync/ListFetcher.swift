@@ -37,7 +37,8 @@ final class ListFetcher: Sendable {
     /// in `defaults`, `origins` from `hosts:`), and
     /// leaves what it learned of them to the run's next engine (`SyncOptions.hostHandOff`).
     static func withEngine<Result>(
-        options: SyncOptions, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?, _ body: (ListFetcher) async throws(SyncError) -> Result
+        options: SyncOptions, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?,
+        _ body: (ListFetcher) async throws(SyncError) -> Result
     ) async throws(SyncError) -> Result {
         let engine: TransferEngine
         var configuration = options.engineConfiguration

@@ -16,5 +16,10 @@ final class HostHandOff: Sendable {
     func put(_ hosts: HostTable) { table.withLock { $0 = hosts } }
 
     /// What the previous engine of the run left, once.
-    func take() -> HostTable? { table.withLock { table in defer { table = nil }; return table } }
+    func take() -> HostTable? {
+        table.withLock { table in
+            defer { table = nil }
+            return table
+        }
+    }
 }
