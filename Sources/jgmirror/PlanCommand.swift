@@ -82,6 +82,8 @@ struct PlanCommand: AsyncParsableCommand {
         Terminal.info(
             "plan: \(plan.items.count) of \(plan.totalInManifest) items selected under \(plan.root)"
                 + (summary.isEmpty ? "" : ": \(summary)"))
+        // What `hosts:` gives each origin, with what it leaves to `defaults` filled in.
+        for line in plan.manifest.hostLines { Terminal.info("plan: host \(line)") }
         // A failed list fails its set in sync too (exit 1, or 3 for a signature).
         let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result))
         if failed != .success { throw ArgumentParser.ExitCode(failed.rawValue) }

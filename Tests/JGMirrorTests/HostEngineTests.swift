@@ -7,24 +7,38 @@ import Testing
 /// The run's host table carried out by the engine (SPEC §5a), against in-process
 /// servers whose log shows what reached them. The grace and probe delays are
 /// shortened through the options; nothing here waits on a clock of its own.
-@Suite struct HostEngineTests {
-    /// A server that accepts every connection and closes it without a word.
-    private func silentServer(paths: [String]) throws -> TestServer {
-        let server = try TestServer()
-        for path in paths {
-            var route = TestServer.Route(body: [1])
-            route.fault = { _ in .raw([]) }
-            server.set(path, route)
+/// A server that accepts every connection on `paths` and closes it without a word.
+func silentServer(paths: [String]) throws -> TestServer {
+    let server = try TestServer()
+    for path in paths {
+        var route = TestServer.Route(body: [1])
+        route.fault = { _ in .raw([]) }
+        server.set(path, route)
+    }
+    return server
+}
+
+/// Test options with a host grace of `grace` seconds and short probe delays.
+func hostTestOptions(grace: Double) -> SyncOptions {
+    var options = testOptions()
+    options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
+    return options
+}
+
+/// Each manifest of `version: 1`, `key:` with a case's lines under it and one item
+/// fails with the case's message.
+func expectManifestErrors(_ cases: [(lines: String, message: String)], under key: String) {
+    for (lines, expected) in cases {
+        do {
+            _ = try Manifest.parse("version: 1\n\(key):\n" + lines + "items:\n  - url: http://h/a\n", name: "m.yaml")
+            Issue.record("no error for \(lines)")
+        } catch {
+            #expect(error.localizedDescription == expected)
         }
-        return server
     }
+}
 
-    private func options(grace: Double) -> SyncOptions {
-        var options = testOptions()
-        options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
-        return options
-    }
-
+@Suite struct HostEngineTests {
     @Test func manyItemsOfADeadHostFailTogetherAfterFewAttempts() async throws {
         let paths = (0..<200).map { "/f\($0)" }
         let server = try silentServer(paths: paths)
@@ -32,7 +46,7 @@ import Testing
         var yaml = "version: 1\nitems:\n"
         for path in paths { yaml += "  - url: \(server.url(path))\n    dest: out\(path)\n" }
         try await withTestDirectory { dir in
-            let report = try await sync(yaml, in: dir, options: options(grace: 1))
+            let report = try await sync(yaml, in: dir, options: hostTestOptions(grace: 1))
             #expect(report.items.count == 200)
             #expect(report.items.allSatisfy { $0.status == .failed && $0.error?.code == .hostDown })
             // Without the table each item spends its own four attempts: 800 requests.
@@ -66,7 +80,7 @@ import Testing
             yaml += "    sha256: \(sha(body))\n"
         }
         try await withTestDirectory { dir in
-            var options = options(grace: 30)
+            var options = hostTestOptions(grace: 30)
             options.jobs = 2
             let report = try await sync(yaml, in: dir, options: options)
             #expect(report.items.allSatisfy { $0.status == .downloaded })
@@ -83,8 +97,13 @@ import Testing
         defer { server.stop() }
         let body = TestServer.bytes(count: 1024, seed: 3)
         var route = TestServer.Route(body: body)
-        let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
-        route.fault = { $0 == 0 ? .statusWithHeaders(429, ["Retry-After: \(until)"]) : nil }
+        // The date is written when the request comes: on a loaded machine the run may
+        // start seconds after the route is set, and a date written then would be past.
+        route.fault = { request in
+            guard request == 0 else { return nil }
+            let until = HTTPDate.format(seconds: Int64(Date().timeIntervalSince1970) + 2)
+            return .statusWithHeaders(429, ["Retry-After: \(until)"])
+        }
         server.set("/busy", route)
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/busy"), sha256: sha(body)), in: dir)
@@ -154,14 +173,7 @@ import Testing
             ("  max_wait: 25h\n", "m.yaml:3:13: 'max_wait' must be from 0s to 24h"),
             ("  host_grase: 1s\n", "m.yaml:3:3: unknown key 'host_grase' in defaults (did you mean 'host_grace'?)"),
         ]
-        for (line, expected) in bad {
-            do {
-                _ = try Manifest.parse("version: 1\ndefaults:\n" + line + "items:\n  - url: http://h/a\n", name: "m.yaml")
-                Issue.record("no error for \(line)")
-            } catch {
-                #expect(error.localizedDescription == expected)
-            }
-        }
+        expectManifestErrors(bad, under: "defaults")
     }
 
     @Test func atMaxDurationTheRunStopsItsItemsWithCodeDeadlineAndExitsOne() async throws {

@@ -302,4 +302,56 @@ import Testing
             }
         }
     }
+
+    @Test func anOriginOfHostsJudgesByItsOwnGraceAndMaxWait() {
+        var options = HostOptions()
+        options.hostGrace = 5
+        options.maxWait = 10
+        let other = "https://other.example:443"
+        var table = HostTable(settings: .init(grace: 30, maxWait: 300, origins: [origin: options]))
+        for host in [origin, other] {
+            table.failed(host, now: 0, probe: false)
+            table.failed(host, now: 0, probe: false)
+        }
+        // The suspect host's other requests wait, at most until its own grace ends.
+        #expect(table.ask(origin, now: 0) == .probe && table.ask(origin, now: 1) == .hold(until: 5))
+        #expect(table.ask(other, now: 0) == .probe && table.ask(other, now: 1) == .hold(until: 30))
+        #expect(table.ask(origin, now: 5) == .refuse(.down))
+        #expect(table.state(of: other, now: 5) == .suspect)
+        // A Retry-After of 20 s is past the origin's max_wait (10 s), within the run's.
+        table.throttled("http://busy:80", now: 0, wait: 20)
+        var busy = HostOptions()
+        busy.maxWait = 10
+        var strict = HostTable(settings: .init(origins: ["http://busy:80": busy]), continuing: table)
+        #expect(strict.ask("http://busy:80", now: 0) == .refuse(.rateLimited(until: 20)))
+        #expect(table.ask("http://busy:80", now: 0) == .hold(until: 20))
+    }
+
+    @Test func aTableGoesOnFromWhatAnEarlierOneObserved() {
+        var lists = HostTable(settings: .init(grace: 1))
+        lists.failed(origin, now: 0, probe: false)
+        lists.failed(origin, now: 0, probe: false)
+        #expect(lists.ask(origin, now: 1) == .refuse(.down))
+        lists.throttled("http://busy:80", now: 0, wait: 60)
+        // The items' table: the down host is refused without a request, the busy one
+        // still cools, and the counts go on.
+        var items = HostTable(settings: .init(grace: 30), continuing: lists)
+        #expect(items.ask(origin, now: 2) == .refuse(.down))
+        #expect(items.ask("http://busy:80", now: 2) == .hold(until: 60))
+        #expect(items.hosts[origin]?.failures == 2 && items.hosts["http://busy:80"]?.throttles == 1)
+        #expect(HostTable(settings: .init(), continuing: nil).hosts.isEmpty)
+    }
+
+    @Test func aHostsRateIsSmoothedOverRequestsLongEnoughToShowIt() {
+        var table = HostTable()
+        // A small file in a millisecond shows latency, not rate.
+        table.received(origin, bytes: 16_384, over: 0.001)
+        table.received(origin, bytes: 500, over: nil)
+        #expect(table.hosts[origin]?.rate == nil && table.hosts[origin]?.bytes == 16_884)
+        table.received(origin, bytes: 1_000_000, over: 1)
+        #expect(table.hosts[origin]?.rate == 1_000_000)
+        // One slow request moves it a quarter of the way.
+        table.received(origin, bytes: 200_000, over: 1)
+        #expect(table.hosts[origin]?.rate == 800_000)
+    }
 }

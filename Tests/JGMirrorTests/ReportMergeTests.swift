@@ -118,4 +118,36 @@ import Testing
         #expect(merged.warnings.first?.hasPrefix("one.json, two.json do not name their run") == true)
         #expect(!merged.isIncomplete)
     }
+
+    /// The shards' `hosts` sections add up per origin, every attempt counted; the
+    /// merged state is the worst a shard ended with.
+    @Test func hostSectionsAddUpAndKeepTheWorstState() throws {
+        func host(_ origin: String, _ requests: Int, state: String, cooling: Double = 0) -> HostSummary {
+            HostSummary(
+                origin: origin, requests: requests, bytes: Int64(requests) * 10, failures: requests / 2,
+                throttled: requests / 4, coolingS: cooling, state: state)
+        }
+        func withHosts(_ report: RunReport, _ hosts: [HostSummary]) throws -> RunReport {
+            var report = report
+            report.hosts = hosts
+            return try RunReport.decode(report.jsonData())
+        }
+        let killed = try withHosts(
+            try shard(1, of: 2, host: "n2", downloaded: ["b1"], interrupted: ["b2"]),
+            [host("http://a:80", 4, state: "down", cooling: 1.5)])
+        let requeued = try withHosts(
+            try shard(1, of: 2, host: "n3", startingAfter: 30, downloaded: ["b2"]),
+            [host("http://a:80", 8, state: "up", cooling: 2.25), host("https://b:443", 2, state: "cooling")])
+        let other = try withHosts(try shard(0, of: 2, downloaded: ["a1"]), [host("https://b:443", 6, state: "suspect")])
+        let merged = try RunReport.merge([requeued, other, killed])
+        #expect(
+            merged.hosts == [
+                HostSummary(
+                    origin: "http://a:80", requests: 12, bytes: 120, failures: 6, throttled: 3, coolingS: 3.75, state: "down"),
+                HostSummary(
+                    origin: "https://b:443", requests: 8, bytes: 80, failures: 4, throttled: 1, coolingS: 0, state: "suspect"),
+            ])
+        // Written and read back, the section stays.
+        #expect(try RunReport.decode(merged.jsonData()).hosts == merged.hosts)
+    }
 }

@@ -33,15 +33,24 @@ final class ListFetcher: Sendable {
 
     /// Runs `body` with a fetcher on an engine of its own, shut down after: list work
     /// outside a sync's engine (set expansion, the `checksums:` lists `plan` and
-    /// `verify` read).
+    /// `verify` read). The engine judges hosts by the manifest's host options (`hosts`
+    /// in `defaults`, `origins` from `hosts:`), and
+    /// leaves what it learned of them to the run's next engine (`SyncOptions.hostHandOff`).
     static func withEngine<Result>(
-        options: SyncOptions, cache: ListCache?, _ body: (ListFetcher) async throws(SyncError) -> Result
+        options: SyncOptions, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?,
+        _ body: (ListFetcher) async throws(SyncError) -> Result
     ) async throws(SyncError) -> Result {
         let engine: TransferEngine
-        do { engine = try TransferEngine(configuration: options.engineConfiguration) { _ in } } catch {
+        var configuration = options.engineConfiguration
+        configuration.apply(hosts, origins: origins)
+        do { engine = try TransferEngine(configuration: configuration) { _ in } } catch {
             throw .local(error.message)
         }
-        defer { engine.shutdown() }
+        defer {
+            // Every list's outcome is in: the table as its last one left it is complete.
+            options.hostHandOff.put(engine.hostSnapshot().table)
+            engine.shutdown()
+        }
         return try await body(try ListFetcher(engine: engine, cache: cache))
     }
 

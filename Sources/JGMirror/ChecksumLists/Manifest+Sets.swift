@@ -13,7 +13,11 @@ extension Manifest {
     /// items, but each fails with `signature` (exit 3) and nothing is fetched for it.
     /// A list that cannot be fetched or parsed, names no usable file, or a name that
     /// leaves the set's folder or is another's destination, fails its own set
-    /// (`listFailures`, code `list`, exit 1); the other sets go on (SPEC §10).
+    /// (`listFailures`, code `list`, exit 1; `host_down` or `rate_limited` when its host
+    /// is down or asks to wait too long, SPEC §5a); the other sets go on (SPEC §10).
+    /// The lists' hosts are judged by the run's host table: give `SyncSession` the same
+    /// `options`, and its items go on from the hosts as the lists left them (a host
+    /// found down is not asked again).
     /// Throws only what stops the run as a whole (this machine cannot hold a list).
     public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil)
         async throws(SyncError)
@@ -21,7 +25,9 @@ extension Manifest {
         guard !sets.isEmpty else { return }
         var cache = cache
         cache?.durable = options.durable
-        try await ListFetcher.withEngine(options: options, cache: cache) { fetcher throws(SyncError) in
+        let (hosts, origins) = (self.hosts, originHosts)
+        try await ListFetcher.withEngine(options: options, hosts: hosts, origins: origins, cache: cache) {
+            fetcher throws(SyncError) in
             defer { listWarnings += fetcher.warnings.value }
             try await expandSets(with: fetcher, headers: headers)
         }
@@ -71,7 +77,7 @@ extension Manifest {
         let fetched: ListFetcher.FetchedList
         do { fetched = try await fetcher.verifiedText(set.sums, headers: headers, signature: set.signature) } catch {
             guard case .checksums = error else { throw error }
-            return .failed(ItemError(code: .list, message: error.errorDescription ?? ""))
+            return .failed(error.listError)
         }
         let failure = fetched.signatureFailure
         let list: SumsList

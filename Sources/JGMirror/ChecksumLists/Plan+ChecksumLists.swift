@@ -10,7 +10,9 @@ extension Plan {
         guard !manifest.checksums.isEmpty else { return }
         var cache = ListCache(root: root, readOnly: true)
         cache.redact = manifest.defaults.redact ?? []
-        try await ListFetcher.withEngine(options: options, cache: cache) { fetcher throws(SyncError) in
+        let (hosts, origins) = (manifest.hosts, manifest.originHosts)
+        try await ListFetcher.withEngine(options: options, hosts: hosts, origins: origins, cache: cache) {
+            fetcher throws(SyncError) in
             try await applyChecksumLists(with: fetcher)
         }
     }
@@ -26,8 +28,9 @@ extension Plan {
     }
 
     /// The same through `fetcher` (and its engine and cache). A list that cannot be
-    /// fetched or read fails alone (`manifest.listFailures`, code `list`), and so do the
-    /// items left without a checksum, which it may have listed (SPEC §10).
+    /// fetched or read fails alone (`manifest.listFailures`, code `list`, or its host's
+    /// `host_down` or `rate_limited`), and so do the items left without a checksum,
+    /// which it may have listed, with its code (SPEC §10).
     mutating func applyChecksumLists(with fetcher: ListFetcher) async throws(SyncError) {
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
         var failed: [ListFailure] = []
@@ -40,7 +43,7 @@ extension Plan {
             let list: ListFetcher.FetchedList
             do { list = try await fetcher.verifiedText(source.url, headers: headers, signature: source.signature) } catch {
                 guard case .checksums = error else { throw error }
-                fail(error.errorDescription ?? "")
+                failed.append(ListFailure(folder: nil, url: source.url, error: error.listError))
                 continue
             }
             let hashes: [String: String]
@@ -68,7 +71,7 @@ extension Plan {
         manifest.listFailures += failed
         let reason = "no checksum, and the checksums list that may give it failed: \(first.error.message)"
         for index in items.indices where !items[index].hasChecksum && items[index].failure == nil {
-            items[index].failure = ItemError(code: .list, message: reason)
+            items[index].failure = ItemError(code: first.error.code, message: reason)
         }
     }
 }

@@ -10,6 +10,10 @@ public struct Manifest: Sendable {
     public var defaults: ItemSettings
     /// The host options of `defaults`, for the whole run (SPEC §5a).
     public var hosts = HostOptions()
+    /// The host options of `hosts:`, for one origin each, by origin as the run's host
+    /// table spells it (`scheme://host:port`, the default port filled in); what one
+    /// leaves unset is `hosts`'.
+    public var originHosts: [String: HostOptions] = [:]
     /// SHA256SUMS-style files that supply checksums for items without one.
     public var checksums: [ChecksumSource]
     /// The items, in file order.

@@ -16,7 +16,7 @@ struct ManifestParser {
     /// libcurl's URL parser, one handle for every URL of the manifest.
     private let curlURL = CurlURL()
 
-    static let topKeys = ["version", "root", "defaults", "checksums", "sets", "items"]
+    static let topKeys = ["version", "root", "defaults", "hosts", "checksums", "sets", "items"]
     static let settingKeys = [
         "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size",
         "refresh",
@@ -59,6 +59,8 @@ struct ManifestParser {
                 manifest.root = value
             case "defaults":
                 (manifest.defaults, manifest.hosts) = try parseDefaults()
+            case "hosts":
+                manifest.originHosts = try parseHosts()
             case "checksums":
                 manifest.checksums = try parseChecksumSources()
             case "sets":
@@ -97,7 +99,7 @@ struct ManifestParser {
     }
 
     /// Parses one of the host options of `defaults`; false when `key` is not one.
-    private mutating func parseHostOption(_ key: String, into hosts: inout HostOptions) throws(ManifestError) -> Bool {
+    mutating func parseHostOption(_ key: String, into hosts: inout HostOptions) throws(ManifestError) -> Bool {
         func duration(in range: ClosedRange<Double>) throws(ManifestError) -> Double {
             let (seconds, location) = try readDuration(key)
             if let problem = Rules.durationProblem(seconds, in: range) { throw error(location, "'\(key)' \(problem)") }
@@ -464,7 +466,7 @@ struct ManifestParser {
         return (key, location)
     }
 
-    private mutating func expectMapping(_ key: String) throws(ManifestError) -> SourceLocation {
+    mutating func expectMapping(_ key: String) throws(ManifestError) -> SourceLocation {
         let (event, location) = try next()
         guard event == .mappingStart else { throw error(location, "'\(key)' expects a mapping, found \(event.noun)") }
         return location
@@ -500,7 +502,7 @@ struct ManifestParser {
         }
     }
 
-    private mutating func next() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
+    mutating func next() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
         if let peeked {
             self.peeked = nil
             return peeked
@@ -517,7 +519,7 @@ struct ManifestParser {
 
     /// Replaces `${NAME}` with the environment variable's value, so secrets and
     /// hosts can stay out of the file.
-    private func expandEnvironment(_ text: String, at location: SourceLocation) throws(ManifestError) -> String {
+    func expandEnvironment(_ text: String, at location: SourceLocation) throws(ManifestError) -> String {
         guard text.contains(ascii: "${") else { return text }
         var result = ""
         var rest = Substring(text)

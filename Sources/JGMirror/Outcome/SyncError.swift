@@ -51,4 +51,14 @@ public enum SyncError: LocalizedError, Sendable {
         case .checksums(_, let error): ItemError(code: error.code, message: errorDescription ?? "")
         }
     }
+
+    /// The error the row of a list that could not be fetched carries (its set's, or a
+    /// `checksums:` list's): `list`, or its host's `host_down` or `rate_limited`
+    /// (SPEC §5a), so that a dead or busy host reads the same on its lists as on its
+    /// items, and exits as they do.
+    var listError: ItemError {
+        var error = ItemError(code: .list, message: errorDescription ?? "")
+        if case .checksums(_, let cause) = self, cause.code == .hostDown || cause.code == .rateLimited { error.code = cause.code }
+        return error
+    }
 }

@@ -10,7 +10,9 @@ extension RunReport {
     /// in `attempts`, and the bytes of the earlier ones are counted in the totals. A
     /// shard with no report makes the merged report incomplete: exit 1, error
     /// `shard_missing`. Reports from before runs were named are merged as they come,
-    /// with a warning.
+    /// with a warning. The `hosts` sections of every attempt add up
+    /// (`HostSummary.merged`): per origin, what all of them asked of it, and the worst
+    /// state any of them left it in.
     ///
     /// - Parameter names: how to call each report in an error (its path), in order.
     public static func merge(_ reports: [RunReport], names: [String]? = nil) throws(UsageError) -> RunReport {
@@ -80,6 +82,7 @@ extension RunReport {
                 shardCount: identity.effectiveShard.count)
         }
         merged.attempts = attempts
+        merged.hosts = HostSummary.merged(everything.map(\.hosts))
         merged.missingShards = missing
         if !missing.isEmpty {
             let list = missing.map(\.description).joined(separator: ", ")

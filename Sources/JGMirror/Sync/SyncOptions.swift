@@ -101,6 +101,11 @@ public struct SyncOptions: Sendable {
     var runDeadline: RunDeadline?
     /// How the run judges its hosts (SPEC §5a); tests shorten the grace and probes.
     var hostSettings = HostTable.Settings()
+    /// Carries the host table from the engine that fetches a run's lists to the one
+    /// that fetches its items (`HostHandOff`): copies of these options share it, so
+    /// the options given to `Manifest.expandSets` and then to `SyncSession` make one
+    /// table for the run.
+    let hostHandOff = HostHandOff()
 
     public init() {}
 
@@ -128,6 +133,7 @@ public struct SyncOptions: Sendable {
         configuration.minFree = minFree
         configuration.freeSpace = freeSpace
         configuration.hosts = hostSettings
+        configuration.handOff = hostHandOff
         return configuration
     }
 }

@@ -123,7 +123,7 @@ public final class SyncSession: Sendable {
         let engine: TransferEngine
         do {
             var configuration = options.engineConfiguration
-            configuration.apply(plan.manifest.hosts)
+            configuration.apply(plan.manifest.hosts, origins: plan.manifest.originHosts)
             if let seconds = options.maxDuration {
                 // The host table weighs a `Retry-After` against the deadline, on the engine's clock.
                 configuration.hosts.deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds

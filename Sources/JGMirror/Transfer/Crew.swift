@@ -7,7 +7,7 @@
 ///
 /// Confined to the engine thread.
 final class Crew {
-    private unowned let item: ItemTransfer
+    unowned let item: ItemTransfer
     private var engine: TransferEngine { item.engine }
     private let connections: Int
     private let minSegment: Int64
@@ -266,7 +266,7 @@ final class Crew {
         let now = engine.now()
         let live = liveSources
         guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
-            canConnect(live[nextSlot % live.count])
+            canConnect(source(forSlot: nextSlot, among: live))
         else { return nil }
         let previous = lastLook
         guard now - previous.at >= 0.1 else { return nil }
@@ -295,15 +295,15 @@ final class Crew {
         }
     }
 
-    /// A new worker on a live source (spread by slot, among those not in `avoiding`
-    /// while any is left) at the start of the range `take` gives it; nil, and no
-    /// worker, when it gives none or no source is live.
+    /// A new worker on a live source (chosen by `source(forSlot:among:)`, among those
+    /// not in `avoiding` while any is left) at the start of the range `take` gives it;
+    /// nil, and no worker, when it gives none or no source is live.
     private func spawn(avoiding: Set<Int> = [], taking take: (Worker) -> ByteRange?) -> Worker? {
         var live = liveSources
         guard !live.isEmpty else { return nil }
         if live.contains(where: { !avoiding.contains($0) }) { live.removeAll { avoiding.contains($0) } }
         let worker = hire()
-        worker.sourceIndex = live[worker.slot % live.count]
+        worker.sourceIndex = source(forSlot: worker.slot, among: live)
         guard let range = take(worker) else {
             workers.removeAll { $0 === worker }
             return nil

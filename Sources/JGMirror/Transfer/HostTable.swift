@@ -35,6 +35,15 @@ struct HostTable: Sendable {
         /// handful of connection attempts, not one per item.
         var probeBaseDelay = 0.5
         var probeMaxDelay = 8.0
+        /// Options given for one origin (`hosts:` in the manifest), by origin as
+        /// `HostTable.origin(of:)` spells it; what one leaves unset is the run's.
+        var origins: [String: HostOptions] = [:]
+
+        /// `grace` for `origin`.
+        func grace(for origin: String) -> Double { origins[origin]?.hostGrace ?? grace }
+
+        /// `maxWait` for `origin`.
+        func maxWait(for origin: String) -> Double { origins[origin]?.maxWait ?? maxWait }
     }
 
     /// `host_grace`'s default, seconds.
@@ -97,13 +106,33 @@ struct HostTable: Sendable {
         var coolingTime = 0.0
         /// Seconds from sending a request to its response head, smoothed.
         var roundTrip: Double?
+        /// Bytes per second one connection to it delivers, smoothed over requests:
+        /// what an item's new connection weighs its sources by (`SourceShare`).
+        var rate: Double?
     }
+
+    /// A request's bytes over less than this many seconds tell its latency more than
+    /// the host's rate, and are not weighed (a small file arrives in a millisecond).
+    static let shortestRateSample = 0.05
 
     let settings: Settings
     /// By origin.
     private(set) var hosts: [String: Host] = [:]
 
     init(settings: Settings = Settings()) { self.settings = settings }
+
+    /// A table under `settings` that goes on from what `earlier` observed: the hosts a
+    /// run's lists were fetched from stand as they were left (a host found down stays
+    /// down, a cooling one cools on) when its items start on another engine.
+    init(settings: Settings, continuing earlier: HostTable?) {
+        self.settings = settings
+        hosts = earlier?.hosts ?? [:]
+    }
+
+    /// The origin a URL's requests are judged under: `scheme://host:port`, lower-cased,
+    /// the scheme's default port filled in, credentials left out. The one spelling of
+    /// an origin, for the table, the manifest's `hosts:` and the report alike.
+    static func origin(of url: String) -> String { Redirect.origin(of: url) ?? TransferEngine.hostKey(url) }
 
     /// The host's standing at `now`.
     func state(of origin: String, now: Double) -> State {
@@ -118,10 +147,13 @@ struct HostTable: Sendable {
     mutating func ask(_ origin: String, now: Double) -> Permission {
         var host = hosts[origin] ?? Host()
         defer { hosts[origin] = host }
-        if host.health == .suspect, let since = host.failingSince, now - since >= settings.grace { host.health = .down }
+        if host.health == .suspect, let since = host.failingSince, now - since >= settings.grace(for: origin) {
+            host.health = .down
+        }
         if host.health == .down { return .refuse(.down) }
         if host.coolUntil > now {
-            let tooLong = host.coolUntil - now > settings.maxWait || settings.deadline.map { host.coolUntil > $0 } == true
+            let tooLong =
+                host.coolUntil - now > settings.maxWait(for: origin) || settings.deadline.map { host.coolUntil > $0 } == true
             return tooLong ? .refuse(.rateLimited(until: host.coolUntil)) : .hold(until: host.coolUntil)
         }
         guard host.health == .suspect else {
@@ -130,7 +162,7 @@ struct HostTable: Sendable {
         }
         // Suspect: one probe at a time, none before its delay; the rest wait, at the
         // latest until the grace runs out and the host is found down.
-        let downAt = (host.failingSince ?? now) + settings.grace
+        let downAt = (host.failingSince ?? now) + settings.grace(for: origin)
         if host.probing { return .hold(until: downAt) }
         if now < host.nextProbe { return .hold(until: min(host.nextProbe, downAt)) }
         host.probing = true
@@ -202,8 +234,16 @@ struct HostTable: Sendable {
         }
     }
 
-    /// `count` body bytes arrived from `origin`.
-    mutating func received(_ origin: String, bytes count: Int64) {
-        hosts[origin, default: Host()].bytes += count
+    /// `count` body bytes arrived from `origin`; `seconds` from the request's first
+    /// byte to its end, when it had one. A request long enough to show a rate updates
+    /// the host's, smoothed (3/4 old, 1/4 new: a host that slows down shows it within
+    /// a few requests, one odd request does not swing it).
+    mutating func received(_ origin: String, bytes count: Int64, over seconds: Double? = nil) {
+        var host = hosts[origin] ?? Host()
+        defer { hosts[origin] = host }
+        host.bytes += count
+        guard let seconds, seconds >= Self.shortestRateSample else { return }
+        let rate = Double(count) / seconds
+        host.rate = host.rate.map { $0 * 0.75 + rate * 0.25 } ?? rate
     }
 }

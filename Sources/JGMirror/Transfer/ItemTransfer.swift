@@ -104,6 +104,12 @@ final class ItemTransfer: @unchecked Sendable {
             return
         }
         let first = crew.hire()
+        // A fresh item's first request goes where the run has found its sources best
+        // (`SourceShare`). A resumed one asks its primary, whose validators its saved
+        // bytes match; a conditional one too, whose validators are the primary's.
+        if book == nil, request.conditions.isEmpty, !isFileSource {
+            first.sourceIndex = crew.source(forSlot: first.slot, among: crew.liveSources)
+        }
         if book != nil {
             // Resuming: one request first, to validate with If-Range before fanning out.
             guard let range = book?.take(for: first.slot) else {

@@ -5,8 +5,8 @@ import Foundation
 /// request, tells the table what each request showed of its host, and wakes the
 /// requests that waited for a host once it answers. The table decides.
 extension TransferEngine {
-    /// The origin `url` is judged under: `scheme://host:port`, as `Redirect` spells it.
-    static func origin(of url: String) -> String { Redirect.origin(of: url) ?? hostKey(url) }
+    /// The origin `url` is judged under (`HostTable.origin(of:)`).
+    static func origin(of url: String) -> String { HostTable.origin(of: url) }
 
     /// The error an item fails with when its host refuses its requests; the same
     /// text for every item of the host, so the terminal shows one line for it.
@@ -15,12 +15,13 @@ extension TransferEngine {
         case .down:
             return TransferError(
                 code: .hostDown,
-                message: "\(origin) is down: no answer for \(Rules.formatDuration(hosts.settings.grace))")
+                message: "\(origin) is down: no answer for \(Rules.formatDuration(hosts.settings.grace(for: origin)))")
         case .rateLimited(let until):
             let wait = max(0, until - now())
             let limit =
                 hosts.settings.deadline.map { until > $0 } == true
-                ? "past the run's deadline" : "longer than max_wait (\(Rules.formatDuration(hosts.settings.maxWait)))"
+                ? "past the run's deadline"
+                : "longer than max_wait (\(Rules.formatDuration(hosts.settings.maxWait(for: origin))))"
             return TransferError(
                 code: .rateLimited, message: "\(origin) asks to wait \(Int(wait.rounded(.up)))s, \(limit)")
         }
@@ -51,7 +52,9 @@ extension TransferEngine {
         // A head that ended without a body, or before it: the host answered all the same.
         if code != nil, worker.head.status != 0 { noteAnswer(of: worker) }
         worker.origin = nil
-        hosts.received(origin, bytes: worker.requestBytes)
+        // Under `--max-rate` the engine paces every request itself: no host shows its rate.
+        let seconds = rateLimited ? nil : worker.firstByteAt.map { now() - $0 }
+        hosts.received(origin, bytes: worker.requestBytes, over: seconds)
         let probe = worker.probe
         worker.probe = false
         if worker.answered { return }
@@ -77,5 +80,28 @@ extension TransferEngine {
                 if case .backoff = worker.state { worker.state = .backoff(until: 0) }
             }
         }
+    }
+}
+
+extension TransferEngine.Configuration {
+    /// The manifest's host options over these settings: `defaults` for the run,
+    /// `origins` (`hosts:`) for one origin each.
+    mutating func apply(_ options: HostOptions, origins: [String: HostOptions] = [:]) {
+        if let value = options.connectTimeout { connectTimeout = value }
+        if let value = options.minRate { minRate = value }
+        if let value = options.hostGrace { hosts.grace = value }
+        if let value = options.maxWait { hosts.maxWait = value }
+        hosts.origins = origins
+    }
+
+    /// `connectTimeout` for a request to `url`: its origin's own (`hosts:`), else the run's.
+    func connectTimeout(for url: String) -> Double { options(for: url)?.connectTimeout ?? connectTimeout }
+
+    /// `minRate` for a request to `url`: its origin's own (`hosts:`), else the run's.
+    func minRate(for url: String) -> Int64 { options(for: url)?.minRate ?? minRate }
+
+    /// The options given for `url`'s origin; nil, without parsing the URL, when none are.
+    private func options(for url: String) -> HostOptions? {
+        hosts.origins.isEmpty ? nil : hosts.origins[HostTable.origin(of: url)]
     }
 }

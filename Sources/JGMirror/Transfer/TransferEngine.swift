@@ -68,14 +68,9 @@ final class TransferEngine: @unchecked Sendable {
         /// Bytes per second under which a request, for its `timeout`, is stalled
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
         var minRate: Int64 = 1024
-
-        /// The manifest's host options over these settings.
-        mutating func apply(_ options: HostOptions) {
-            if let value = options.connectTimeout { connectTimeout = value }
-            if let value = options.minRate { minRate = value }
-            if let value = options.hostGrace { hosts.grace = value }
-            if let value = options.maxWait { hosts.maxWait = value }
-        }
+        /// What an earlier engine of the run learned of its hosts (the lists' engine),
+        /// taken over when this one starts.
+        var handOff: HostHandOff?
     }
 
     /// Commands from other threads.
@@ -146,7 +141,7 @@ final class TransferEngine: @unchecked Sendable {
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
         self.onEvent = onEvent
-        hosts = HostTable(settings: configuration.hosts)
+        hosts = HostTable(settings: configuration.hosts, continuing: configuration.handOff?.take())
         multi = try CurlMulti(
             maxPerHost: configuration.maxPerHost, maxConnections: max(64, configuration.maxPerHost * 4))
         if let rate = configuration.maxRate { limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
