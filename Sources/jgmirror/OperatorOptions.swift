@@ -22,8 +22,8 @@ struct OperatorOptionGroup: ParsableArguments {
     /// is fetched (SPEC §10 "Output files"): exits 2 naming the option and the path
     /// for one no output may take; an events file that cannot be opened is said once,
     /// and the run goes on without it (exit 4).
-    func outputs() -> OperatorOutputs {
-        OperatorOutputs.open([
+    func outputs() throws(ArgumentParser.ExitCode) -> OperatorOutputs {
+        try OperatorOutputs.open([
             ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics), ("--events", events, .events),
         ])
     }
@@ -52,7 +52,7 @@ final class OperatorOutputs: @unchecked Sendable {
 
     /// Resolves each option given (`nil` paths are left out) and opens the events
     /// stream; exits 2 for a path no output may take or one named twice.
-    static func open(_ options: [(option: String, path: String?, role: Role)]) -> OperatorOutputs {
+    static func open(_ options: [(option: String, path: String?, role: Role)]) throws(ArgumentParser.ExitCode) -> OperatorOutputs {
         var targets: [(role: Role, target: OutputTarget)] = []
         do {
             for (option, path, role) in options {
@@ -62,7 +62,7 @@ final class OperatorOutputs: @unchecked Sendable {
             try OutputTarget.refuseShared(targets.map(\.target))
         } catch {
             Terminal.error(error.message)
-            Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+            throw ExitCode(JGMirror.ExitCode.usage)
         }
         return OperatorOutputs(targets: targets)
     }

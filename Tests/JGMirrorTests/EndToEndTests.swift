@@ -164,10 +164,10 @@ import TestServer
     @Test func reportMergeCombinesShards() async throws {
         try await withTestDirectory { dir in
             let now = Date()
-            let a = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
+            let a = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
                 ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytesDownloaded: 10)
             ])
-            let b = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
+            let b = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
                 ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: .http(404), message: "x"))
             ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))

@@ -186,7 +186,7 @@ import TestServer
             #expect(run.status == 2)
             #expect(run.stderr == "jgmirror: \(bad) is not a jgmirror JSON report (no 'jgmirror' key)\n", "\(run.stderr)")
             let now = Date()
-            let good = try RunReport(command: "sync", manifest: "m", started: now, finished: now, items: []).jsonData()
+            let good = try RunReport(command: .sync, manifest: "m", started: now, finished: now, items: []).jsonData()
             #expect(FileManager.default.createFile(atPath: dir + "/good.json", contents: good))
             let merged = try await execute(["report", "merge", dir + "/good.json", "-o", dir + "/all.json"])
             #expect(merged.status == 0)
@@ -252,7 +252,7 @@ import TestServer
                 item.bytes = bytes
                 item.bytesDownloaded = bytes
                 let now = Date()
-                let data = try RunReport(command: "sync", manifest: "m", started: now, finished: now, items: [item]).jsonData()
+                let data = try RunReport(command: .sync, manifest: "m", started: now, finished: now, items: [item]).jsonData()
                 let path = dir + "/r\(bytes).json"
                 #expect(FileManager.default.createFile(atPath: path, contents: data))
                 return path

@@ -21,7 +21,7 @@ import Testing
 
     private func options(grace: Double) -> SyncOptions {
         var options = testOptions()
-        options.hostSettings = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
+        options.engine.hosts = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
         return options
     }
 

@@ -167,10 +167,10 @@ import TestServer
     @Test func reportMergeWritesMergedMetrics() async throws {
         try await withTestDirectory { dir in
             let now = Date()
-            let a = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now, items: [
+            let a = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
                 ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytes: 10, bytesDownloaded: 10, sha256Expected: "x")
             ])
-            let b = RunReport(command: "sync", manifest: "m.yaml", started: now, finished: now.addingTimeInterval(2), items: [
+            let b = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now.addingTimeInterval(2), items: [
                 ItemResult(dest: "b", url: "http://h/b", status: .unchanged, bytes: 5, sha256Expected: "y")
             ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))

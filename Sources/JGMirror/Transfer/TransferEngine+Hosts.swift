@@ -5,9 +5,6 @@ import Foundation
 /// request, tells the table what each request showed of its host, and wakes the
 /// requests that waited for a host once it answers. The table decides.
 extension TransferEngine {
-    /// The origin `url` is judged under: `scheme://host:port`, as `Redirect` spells it.
-    static func origin(of url: String) -> String { Redirect.origin(of: url) ?? hostKey(url) }
-
     /// The error an item fails with when its host refuses its requests; the same
     /// text for every item of the host, so the terminal shows one line for it.
     func hostError(_ refusal: HostTable.Refusal, origin: String) -> TransferError {
