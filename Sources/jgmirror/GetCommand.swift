@@ -57,7 +57,7 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var transferOptions: TransferOptionGroup
 
     func run() async throws {
-        let outputs = try OperatorOutputs.open([("--report", report, .report)])
+        let outputs = try RunOutputs.open([("--report", report, .report)])
         var download = Download(url: url, destination: output)
         download.connections = connections
         download.retries = retries

@@ -88,7 +88,7 @@ enum Entry {
         signal(SIGXFSZ, SIG_IGN)
         // A reader of stdout or stderr that goes away (`--events - | head -1`) must not
         // kill a run before it saves resume state and writes its report and metrics:
-        // writes fail instead (`Terminal`, `OperatorOutputs`).
+        // writes fail instead (`Terminal`, `RunOutputs`).
         signal(SIGPIPE, SIG_IGN)
         // One malloc arena for every thread (unless the environment sets a limit):
         // with one per thread (glibc's default, up to eight per core) memory one

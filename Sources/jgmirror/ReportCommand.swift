@@ -33,7 +33,7 @@ struct MergeCommand: ParsableCommand {
     func run() throws {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
         // Before any report is read: a path no output may take is refused at once.
-        let outputs = try OperatorOutputs.open([
+        let outputs = try RunOutputs.open([
             ("-o", output ?? "-", .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
         ])
         var loaded: [RunReport] = []

@@ -64,13 +64,13 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     /// Writes the reports asked for (`outputs`) and ends the command with the report's code.
-    func finish(_ report: RunReport, outputs: OperatorOutputs) throws(ArgumentParser.ExitCode) -> Never {
+    func finish(_ report: RunReport, outputs: RunOutputs) throws(ArgumentParser.ExitCode) -> Never {
         try Terminal.finish(report, outputs: outputs, quiet: quiet)
     }
 
     /// Reports a run that stopped as a whole (in the reports `outputs` asks for, if
     /// any) and ends the command with its code.
-    func fail(_ error: SyncError, command: RunCommand, outputs: OperatorOutputs?) throws(ArgumentParser.ExitCode) -> Never {
+    func fail(_ error: SyncError, command: RunCommand, outputs: RunOutputs?) throws(ArgumentParser.ExitCode) -> Never {
         try Terminal.fail(error, command: command, manifest: manifest, outputs: outputs)
     }
 
@@ -80,7 +80,7 @@ struct ManifestOptionGroup: ParsableArguments {
     /// by `transfer`, conditionally against the tree's cached copies) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
     /// naming the tags when a tag filter selects no item. Prints the manifest's warnings.
     func loadPlan(
-        command: RunCommand, maxSize: Int64? = nil, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil
+        command: RunCommand, maxSize: Int64? = nil, outputs: RunOutputs? = nil, transfer: SyncOptions? = nil
     ) async throws(ArgumentParser.ExitCode) -> Plan {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
@@ -129,7 +129,7 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     private func applyingChecksumLists(
-        to plan: Plan, options: SyncOptions, command: RunCommand, outputs: OperatorOutputs?
+        to plan: Plan, options: SyncOptions, command: RunCommand, outputs: RunOutputs?
     ) async throws(ArgumentParser.ExitCode) -> Plan {
         var plan = plan
         do { try await plan.applyChecksumLists(options: options) } catch { try fail(error, command: command, outputs: outputs) }
@@ -229,7 +229,7 @@ extension ProgressRenderer.Mode: ExpressibleByArgument {}
 /// that keeps resume state (or clears it under `--no-resume`).
 enum SessionRunner {
     static func run(
-        _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: OperatorOutputs? = nil
+        _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: RunOutputs? = nil
     ) async throws(SyncError) -> RunReport {
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGINT, SIGTERM] {

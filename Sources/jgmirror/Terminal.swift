@@ -44,11 +44,11 @@ enum Terminal {
     /// the command with that code (a thrown `ExitCode`, 0 included). The summary line
     /// starts with `label` (default: the report's command) and names the code.
     static func finish(
-        _ report: RunReport, outputs: OperatorOutputs, quiet: Bool, label: String? = nil, summary: Bool = true
+        _ report: RunReport, outputs: RunOutputs, quiet: Bool, label: String? = nil, summary: Bool = true
     ) throws(ArgumentParser.ExitCode) -> Never {
         for warning in report.warnings { error(warning) }
         var report = report
-        report.exitCode = outputs.finish(report)
+        report.exitCode = outputs.finishing(report)
         if summary, !quiet || report.exitCode != .success { info(ProgressRenderer.summary(report, label: label)) }
         throw ExitCode(report.exitCode)
     }
@@ -57,7 +57,7 @@ enum Terminal {
     /// command with its code: the error is the last line, with no item summary after it
     /// (no item was looked at).
     static func fail(
-        _ error: SyncError, command: RunCommand, manifest: String?, outputs: OperatorOutputs?
+        _ error: SyncError, command: RunCommand, manifest: String?, outputs: RunOutputs?
     ) throws(ArgumentParser.ExitCode) -> Never {
         Terminal.error(error.localizedDescription)
         let now = Date()

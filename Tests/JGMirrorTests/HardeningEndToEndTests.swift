@@ -405,7 +405,7 @@ import TestServer
                 kill(first.processIdentifier, SIGKILL)
                 first.waitUntilExit()
             }
-            #expect(await waitFor(seconds: 15) { exists(dir + "/out.bin.jgpart") })
+            #expect(await waitFor(seconds: 60) { exists(dir + "/out.bin.jgpart") })
             let second = try await execute(["sync", path, "--report", dir + "/r.json"])
             #expect(second.status == 4)
             #expect(second.stderr.hasPrefix("jgmirror: another jgmirror sync holds"), "\(second.stderr)")

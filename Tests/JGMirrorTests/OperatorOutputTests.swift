@@ -145,7 +145,7 @@ import TestServer
                 "sync", path, "--progress", "none", "--metrics", dir + "/m.prom", "--events", dir + "/e.jsonl",
             ])
             // Events are flushed per line: the first progress with bytes shows the transfer under way.
-            let underWay = await waitFor(seconds: 15) {
+            let underWay = await waitFor(seconds: 60) {
                 let text = (try? String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8)) ?? ""
                 return text.split(separator: "\n").contains { line in
                     guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
@@ -154,7 +154,7 @@ import TestServer
             }
             #expect(underWay)
             kill(process.processIdentifier, SIGINT)
-            #expect(await waitFor(seconds: 15, process: process))
+            #expect(await waitFor(seconds: 60, process: process))
             #expect(process.terminationStatus == 130)
             let samples = try prometheusSamples(dir + "/m.prom")
             #expect(samples["jgmirror_last_run_exit_code{manifest=\(path)}"] == 130)

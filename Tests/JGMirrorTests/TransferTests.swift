@@ -1073,8 +1073,7 @@ import TestServer
             let plan = Plan(manifest: try Manifest.load(path: path), options: planOptions)
             let session = SyncSession(plan: plan, options: testOptions())
             let running = Task { try await session.run() }
-            #expect(await waitFor(seconds: 60) { exists(dir + "/mirror/out.bin.jgd") })
-            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(dir + "/mirror/out.bin.jgd") })
             session.cancel()
             let first = try await running.value
             #expect(first.items.first?.status == .interrupted)
@@ -1109,8 +1108,7 @@ import TestServer
             func interruptedRun() async throws -> [String: Any] {
                 let session = SyncSession(plan: plan, options: options)
                 let running = Task { try await session.run() }
-                #expect(await waitFor(seconds: 60) { exists(statePath) })
-                try await Task.sleep(nanoseconds: 300_000_000)
+                #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(statePath) })
                 session.cancel()
                 #expect(try await running.value.items.first?.status == .interrupted)
                 return try loadReport(statePath)
@@ -1164,8 +1162,7 @@ import TestServer
             planOptions.root = dir + "/mirror"
             let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
             let running = Task { try await session.run() }
-            #expect(await waitFor(seconds: 60) { exists(dir + "/mirror/out.bin.jgd") })
-            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(dir + "/mirror/out.bin.jgd") })
             session.cancel()
             _ = try await running.value
             server.set("/big", TestServer.Route(body: new, etag: "\"new\""))
@@ -1269,11 +1266,9 @@ import TestServer
         (0..<count).reduce("version: 1\nitems:\n") { $0 + "  - url: \(url)\n    dest: f\($1).bin\n    sha256: \(sha256)\n" }
     }
 
-    /// Waits (up to 10 s) until `server` has answered `count` GETs of `path`; whether it has.
+    /// Waits (up to 10 s) until `server` has received `count` GETs of `path`; whether it has.
     private func awaitGets(of path: String, count: Int, from server: TestServer) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while server.gets(path).count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        return server.gets(path).count >= count
+        server.waitForRequests(timeout: 10) { requests in requests.count { $0.path == path && $0.method != "HEAD" } >= count }
     }
 
     /// A large run feeds the engine a window of items at a time instead of queueing
