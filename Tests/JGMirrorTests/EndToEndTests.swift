@@ -105,9 +105,11 @@ import TestServer
         }
     }
 
-    /// SIGKILL mid-transfer, then a second run completes from the saved state.
+    /// SIGKILL mid-transfer, then a second run completes from the saved state. The
+    /// interrupt tests serve slowly (half a minute or more) and signal as soon as the
+    /// state is there, so a loaded machine cannot let the download finish first.
     @Test func killedSyncResumesOnTheNextRun() async throws {
-        let body = serveSlowly("/big", bytes: 12 << 20, seed: 77, bytesPerSecond: 512 << 10)
+        let body = serveSlowly("/big", bytes: 12 << 20, seed: 77, bytesPerSecond: 128 << 10)
         try await withTestDirectory { dir in
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
@@ -130,7 +132,7 @@ import TestServer
     }
 
     @Test func sigintExits130WithReportAndState() async throws {
-        _ = serveSlowly("/big", bytes: 12 << 20, seed: 78, bytesPerSecond: 1 << 20)
+        _ = serveSlowly("/big", bytes: 12 << 20, seed: 78, bytesPerSecond: 256 << 10)
         try await withTestDirectory { dir in
             let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
