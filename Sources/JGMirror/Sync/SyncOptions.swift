@@ -2,72 +2,21 @@ import Foundation
 
 /// How a sync runs (SPEC §2): concurrency, limits, resume and failure policy.
 ///
-/// What the engine takes is kept in its configuration (`engine`), defaults and all:
-/// the public properties below read and write it, and the library and its tests set
-/// the rest there (`options.engine.flushStep`).
+/// The engine's settings are not repeated here: `options.jobs`, `options.maxRate`
+/// and the rest of `TransferSettings` are read and written by name in the engine's
+/// configuration (`engine`), where the library and its tests also set what only
+/// they tune (`options.engine.flushStep`).
+@dynamicMemberLookup
 public struct SyncOptions: Sendable {
-    /// The engine's settings: its defaults are this struct's.
+    /// The engine's configuration; its defaults are this struct's.
     var engine = TransferEngine.Configuration()
 
-    /// Items in flight at once.
-    public var jobs: Int {
-        get { engine.jobs }
-        set { engine.jobs = newValue }
+    /// The engine setting at `path`: `options.jobs`, `options.durable`, …
+    public subscript<Value>(dynamicMember path: WritableKeyPath<TransferSettings, Value>) -> Value {
+        get { engine.settings[keyPath: path] }
+        set { engine.settings[keyPath: path] = newValue }
     }
-    /// Simultaneous connections to one host across all items.
-    public var maxPerHost: Int {
-        get { engine.maxPerHost }
-        set { engine.maxPerHost = newValue }
-    }
-    /// Overall bandwidth cap in bytes per second.
-    public var maxRate: Int64? {
-        get { engine.maxRate }
-        set { engine.maxRate = newValue }
-    }
-    /// A CA bundle to trust in addition to the system's.
-    public var caCert: String? {
-        get { engine.caCert }
-        set { engine.caCert = newValue }
-    }
-    /// Accept `file://` sources.
-    public var allowFileURLs: Bool {
-        get { engine.allowFileURLs }
-        set { engine.allowFileURLs = newValue }
-    }
-    /// Start no new item after the first failure.
-    public var failFast: Bool {
-        get { engine.failFast }
-        set { engine.failFast = newValue }
-    }
-    /// First retry delay in seconds; doubles per retry, with jitter.
-    public var retryBaseDelay: Double {
-        get { engine.retryBaseDelay }
-        set { engine.retryBaseDelay = newValue }
-    }
-    /// `fsync` part files before they are placed or their resume state is written,
-    /// and folders after renames (SPEC §4, §6). Off (`--no-fsync`), for disks thrown
-    /// away after the job: a power cut can leave recently placed files empty or
-    /// partial, and resume state written without it is not trusted after a reboot.
-    public var durable: Bool {
-        get { engine.durable }
-        set { engine.durable = newValue }
-    }
-    /// Free space a download of unknown length must leave on the destination's file
-    /// system (`--min-free`); nil: 1 GiB, or 1 % of the file system when smaller.
-    public var minFree: Int64? {
-        get { engine.minFree }
-        set { engine.minFree = newValue }
-    }
-    /// Seconds between resume-state checkpoints.
-    public var checkpointInterval: Double {
-        get { engine.checkpointInterval }
-        set { engine.checkpointInterval = newValue }
-    }
-    /// Seconds between progress events per item.
-    public var progressInterval: Double {
-        get { engine.progressInterval }
-        set { engine.progressInterval = newValue }
-    }
+
     /// Use resume state; false ignores and deletes it (`--no-resume`).
     public var resume = true
     /// An item without any checksum is an error.
@@ -137,8 +86,8 @@ public struct SyncOptions: Sendable {
     /// connection per host, and a space ledger of its own.
     var engineConfiguration: TransferEngine.Configuration {
         var configuration = engine
-        configuration.jobs = max(1, jobs)
-        configuration.maxPerHost = max(1, maxPerHost)
+        configuration.jobs = max(1, engine.jobs)
+        configuration.maxPerHost = max(1, engine.maxPerHost)
         configuration.spaceLedger = SpaceGuard.Ledger()
         return configuration
     }

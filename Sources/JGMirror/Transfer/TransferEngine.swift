@@ -11,29 +11,20 @@ import Synchronization
 /// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
 /// thread. Outcomes and events are delivered on that thread and must return quickly.
 final class TransferEngine: @unchecked Sendable {
-    /// Run-wide limits and settings.
+    /// Run-wide limits and settings: what a caller chooses (`settings`, read here by
+    /// name: `configuration.jobs`) and what the library and its tests tune.
+    @dynamicMemberLookup
     struct Configuration: Sendable {
-        /// Items in flight at once.
-        var jobs = Rules.jobs.defaultValue
-        /// Simultaneous connections to one host, across items.
-        var maxPerHost = Rules.maxPerHost.defaultValue
-        /// Overall bytes per second, when capped.
-        var maxRate: Int64?
-        /// Extra CA bundle to trust.
-        var caCert: String?
-        var allowFileURLs = false
-        /// First retry delay; doubles per retry, with jitter.
-        var retryBaseDelay = Rules.retryDelay.defaultValue
+        /// Jobs, connections per host, rate, CA, retry delay, durability, …
+        var settings = TransferSettings()
+
+        subscript<Value>(dynamicMember path: WritableKeyPath<TransferSettings, Value>) -> Value {
+            get { settings[keyPath: path] }
+            set { settings[keyPath: path] = newValue }
+        }
+
         /// Longest retry delay.
         var retryMaxDelay = 30.0
-        /// Seconds between resume-state checkpoints (SPEC §6: at most every second).
-        var checkpointInterval = 1.0
-        /// Seconds between progress events per item.
-        var progressInterval = 0.2
-        /// After a failed item, start no queued one (`--fail-fast`).
-        var failFast = false
-        /// Sync part files before checkpoints (`SyncOptions.durable`).
-        var durable = true
         /// Bytes written to a part file after which its data is synced while the rest
         /// arrives (durable runs): writeback then keeps pace with the download instead
         /// of starting at the first checkpoint and leaving most of it to the end.
@@ -54,8 +45,6 @@ final class TransferEngine: @unchecked Sendable {
         /// on the benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s); tests model
         /// a slower hasher.
         var hashRate = 1.5e9
-        /// Free space a body of unknown length must leave; nil: `SpaceGuard.defaultReserve`.
-        var minFree: Int64?
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
         /// What the bodies of unknown length in flight may still write, shared by all
