@@ -81,7 +81,8 @@ struct GetCommand: AsyncParsableCommand {
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
         let result: RunReport
         do {
-            result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
+            result = try await session.runHandlingSignals(
+                progress: progress, clearOnSignal: transferOptions.noResume, notice: Terminal.info)
         } catch .manifest(let refusal) {
             // There is no manifest to point into: the refusal is said on its own.
             try Terminal.fail(.usage(UsageError(refusal.message)), command: .get, manifest: nil, outputs: outputs)

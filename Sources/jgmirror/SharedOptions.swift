@@ -225,44 +225,6 @@ struct TransferOptionGroup: ParsableArguments {
 
 extension ProgressRenderer.Mode: ExpressibleByArgument {}
 
-/// Runs a session with progress on stderr and SIGINT/SIGTERM turned into a cancel
-/// that keeps resume state (or clears it under `--no-resume`).
-enum SessionRunner {
-    static func run(
-        _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: RunOutputs? = nil
-    ) async throws(SyncError) -> RunReport {
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                Terminal.info("jgmirror: interrupted; stopping transfers and saving resume state")
-                session.cancel(clearingState: clearOnSignal)
-            }
-            source.resume()
-            sources.append(source)
-        }
-        defer { sources.forEach { $0.cancel() } }
-        // One stream has one reader: it writes each event line, then shows the event.
-        // (A second stream to the display cost a thread wake-up per event: 30 ms of a
-        // 2000-file sync.)
-        let reading = Task {
-            for await event in session.events {
-                outputs?.write(event)
-                progress.show(event)
-            }
-            progress.finish()
-        }
-        let result: Result<RunReport, SyncError>
-        do { result = .success(try await session.run()) } catch { result = .failure(error) }
-        await reading.value
-        var report = try result.get()
-        progress.reportProblems(in: report)
-        if session.isCancelled, !session.reachedDeadline { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
-        return report
-    }
-}
-
 /// `--header` values as headers; refuses anything that is not one `Name: value` line,
 /// and headers jgmirror sets itself (`Rules.headerProblem`).
 func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {

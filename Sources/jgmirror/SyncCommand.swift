@@ -87,7 +87,8 @@ struct SyncCommand: AsyncParsableCommand {
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         let report: RunReport
         do {
-            report = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs)
+            report = try await session.runHandlingSignals(
+                progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs, notice: Terminal.info)
         } catch {
             try manifestOptions.fail(error, command: .sync, outputs: outputs)
         }

@@ -6,6 +6,14 @@
 /// `SyncOptions` and the engine's configuration read their defaults and limits there,
 /// so each is written once. Messages name neither the key nor the option: the caller
 /// puts `'timeout'` or `--timeout` in front.
+///
+/// A new option: one `static let` in `Rules` (`Setting(seconds: 10, range: 0.1...3600)`,
+/// `Setting(default: 8, range: 1...4096)` or `Setting(bytes: 1 << 20, range: …)`); the
+/// parser checks a key with `setting.problem(value)` (`duration(Rules.x)` for a
+/// duration in `defaults`), the command line takes `setting.defaultValue` or
+/// `defaultText` as its default and `rangeText` in its help, and a setting the engine
+/// reads goes into `TransferSettings` (public, with `SyncOptions.x` for free) or
+/// `TransferEngine.Configuration` (internal), its default from the table.
 public struct Setting<Value: Comparable & Sendable>: Sendable {
     /// The value when neither the manifest nor the command line gives one.
     public let defaultValue: Value
