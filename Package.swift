@@ -1,9 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only: the engine uses Linux system calls (openat2, fdatasync, sync_file_range,
+// statfs) and the Debian packages below. SwiftPM has no platform entry for Linux, so
+// none is declared.
 let package = Package(
     name: "jgmirror",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "jgmirror", targets: ["jgmirror"]),
         .library(name: "JGMirror", targets: ["JGMirror"]),
@@ -54,7 +56,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "jgmirror-origin",
-            dependencies: ["TestServer", "JGMirror"]
+            dependencies: ["TestServer", "JGMirror", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Drives the engine's range scheduler with simulated connections in virtual
         // time (bench/RESULTS.md's grid: `jgmirror-linksim grid`).
@@ -64,7 +66,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "jgmirror-linksim",
-            dependencies: ["LinkSimulator"]
+            dependencies: ["LinkSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "MirrorTwoFiles",

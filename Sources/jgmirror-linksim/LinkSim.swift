@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import LinkSimulator
 
@@ -9,19 +10,22 @@ import LinkSimulator
 ///     jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
 ///         one scenario under every policy
 @main
-enum LinkSim {
-    static func main() {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        guard let command = arguments.first else { usage() }
+struct LinkSim: ParsableCommand {
+    /// Everything after the program name, read below as before.
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+
+    func run() throws {
+        var arguments = self.arguments
+        guard let command = arguments.first else { throw Self.usage() }
         arguments.removeFirst()
         switch command {
         case "grid":
             var chosen = SchedulingPolicy.finishTogether
             if arguments.count == 2, arguments[0] == "--policy" {
-                guard let policy = SchedulingPolicy(rawValue: arguments[1]) else { usage() }
+                guard let policy = SchedulingPolicy(rawValue: arguments[1]) else { throw Self.usage() }
                 chosen = policy
             } else if !arguments.isEmpty {
-                usage()
+                throw Self.usage()
             }
             let grid = SimulationGrid()
             print(grid.markdown(grid.run(chosen: chosen), chosen: chosen))
@@ -29,21 +33,21 @@ enum LinkSim {
             guard arguments.count >= 4, let mib = Int64(arguments[0]), let connections = Int(arguments[1]),
                 let rate = Double(arguments[2]), let roundTrip = Double(arguments[3]), mib > 0, connections > 0,
                 rate > 0, roundTrip >= 0
-            else { usage() }
+            else { throw Self.usage() }
             var scenario = LinkScenario(size: mib << 20, connections: connections, bytesPerSecond: rate,
                                         roundTrip: roundTrip)
             var rest = arguments.dropFirst(4)
             while let option = rest.popFirst() {
                 switch option {
                 case "--slow":
-                    guard let index = rest.popFirst().flatMap(Int.init), index < connections else { usage() }
+                    guard let index = rest.popFirst().flatMap(Int.init), index < connections else { throw Self.usage() }
                     scenario.slowConnection = index
                 case "--stall":
                     guard let index = rest.popFirst().flatMap(Int.init), index < connections,
                         let at = rest.popFirst().flatMap(Double.init), let timeout = rest.popFirst().flatMap(Double.init)
-                    else { usage() }
+                    else { throw Self.usage() }
                     scenario.stall = LinkScenario.Stall(connection: index, at: at, timeout: timeout)
-                default: usage()
+                default: throw Self.usage()
                 }
             }
             print("\(scenario): physical limit \(String(format: "%.3f", scenario.physicalLimit)) s")
@@ -53,16 +57,17 @@ enum LinkSim {
                              policy.rawValue as NSString, result.seconds, result.ratio, result.lastByte, result.hashTail,
                              result.requests, result.connectionsOpened))
             }
-        default: usage()
+        default: throw Self.usage()
         }
     }
 
-    static func usage() -> Never {
+    /// Says how to call the tool; thrown, it ends the process with status 2.
+    static func usage() -> ExitCode {
         FileHandle.standardError.write(Data("""
             usage: jgmirror-linksim grid [--policy NAME]
                    jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
 
             """.utf8))
-        exit(2)
+        return ExitCode(2)
     }
 }

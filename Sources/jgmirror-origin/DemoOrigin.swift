@@ -1,8 +1,9 @@
+import ArgumentParser
 import Foundation
 import JGMirror
 import TestServer
 
-/// A local origin for the demo and the benchmarks: generated files with Range,
+/// A local origin for the demo and the benchmarks: generated Self.files with Range,
 /// ETag and a per-connection speed limit on the large one, plus a SHA256SUMS file.
 ///
 /// Usage: `jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]…
@@ -13,7 +14,10 @@ import TestServer
 /// each path (the second, fourth, … request), as a hostile origin or a flaky path
 /// would.
 @main
-enum DemoOrigin {
+struct DemoOrigin: ParsableCommand {
+    /// Everything after the program name, read below as before.
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+
     /// (path, size, seed, throttled)
     static let files: [(String, Int, UInt64, Bool)] = [
         ("/releases/os.iso", 48 << 20, 1, true),
@@ -24,29 +28,29 @@ enum DemoOrigin {
         ("/data/c.bin", 512 << 10, 6, false),
     ]
 
-    static func main() throws {
+    func run() throws {
         var port = 0
         var rate = 4_000_000
         var extra: [(String, Int)] = []
         var dropAfter: Int?
-        var arguments = CommandLine.arguments.dropFirst()
+        var arguments = self.arguments[...]
         while let argument = arguments.popFirst() {
             switch argument {
             case "--port": port = Int(arguments.popFirst() ?? "") ?? 0
             case "--rate": rate = Int(arguments.popFirst() ?? "") ?? rate
             case "--file":
                 let spec = (arguments.popFirst() ?? "").split(separator: ":", maxSplits: 1)
-                guard spec.count == 2, spec[0].hasPrefix("/"), let size = Int(spec[1]), size >= 0 else { usage() }
+                guard spec.count == 2, spec[0].hasPrefix("/"), let size = Int(spec[1]), size >= 0 else { throw Self.usage() }
                 extra.append((String(spec[0]), size))
             case "--drop-every-other":
-                guard let bytes = Int(arguments.popFirst() ?? ""), bytes >= 0 else { usage() }
+                guard let bytes = Int(arguments.popFirst() ?? ""), bytes >= 0 else { throw Self.usage() }
                 dropAfter = bytes
-            default: usage()
+            default: throw Self.usage()
             }
         }
         let server = try TestServer(port: port)
         var sums = ""
-        for (path, size, seed, throttled) in files {
+        for (path, size, seed, throttled) in Self.files {
             let body = TestServer.bytes(count: size, seed: seed)
             var route = TestServer.Route(body: body, etag: "\"demo-\(seed)\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT")
             if throttled { route.bytesPerSecond = rate }
@@ -64,7 +68,7 @@ enum DemoOrigin {
             FileHandle.standardOutput.write(Data("FILE \(path) \(Checksum.sha256(body) ?? "")\n".utf8))
         }
         if let dropAfter {
-            for path in files.map(\.0) + extra.map(\.0) {
+            for path in Self.files.map(\.0) + extra.map(\.0) {
                 server.update(path) { $0.fault = { $0 % 2 == 1 ? .drop(afterBytes: dropAfter) : nil } }
             }
         }
@@ -72,9 +76,10 @@ enum DemoOrigin {
         while true { sleep(3600) }
     }
 
-    static func usage() -> Never {
+    /// Says how to call the tool; thrown, it ends the process with status 2.
+    static func usage() -> ArgumentParser.ExitCode {
         FileHandle.standardError.write(Data(
             "usage: jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]… [--drop-every-other BYTES]\n".utf8))
-        exit(2)
+        return ArgumentParser.ExitCode(2)
     }
 }

@@ -16,8 +16,10 @@ struct GetCommand: AsyncParsableCommand {
     var output: String
 
     // `.unconditional`: "-1" is the value, for the range check to answer.
-    @Option(name: [.short, .customLong("connections")], parsing: .unconditional, help: "Connections for the file (1 to 64).")
-    var connections = 6
+    @Option(
+        name: [.short, .customLong("connections")], parsing: .unconditional,
+        help: "Connections for the file (\(Rules.connections.rangeText)).")
+    var connections = Rules.connections.defaultValue
 
     @Option(parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).")
     var retries: Int?
@@ -28,11 +30,11 @@ struct GetCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).")
     var tag: Int?
 
-    @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. 1MiB.")
-    var minSegment = "1MiB"
+    @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. \(Rules.minSegment.defaultText).")
+    var minSegment = Rules.minSegment.defaultText
 
-    @Option(help: "Stall timeout, e.g. 30s (100ms to 24h).")
-    var timeout = "30s"
+    @Option(help: "Stall timeout, e.g. \(Rules.timeout.defaultText) (\(Rules.timeout.rangeText)).")
+    var timeout = Rules.timeout.defaultText
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' (repeatable).")
     var headers: [String] = []
@@ -55,7 +57,7 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var transferOptions: TransferOptionGroup
 
     func run() async throws {
-        let outputs = OperatorOutputs.open([("--report", report, .report)])
+        let outputs = try RunOutputs.open([("--report", report, .report)])
         var download = Download(url: url, destination: output)
         download.connections = connections
         download.retries = retries
@@ -64,27 +66,29 @@ struct GetCommand: AsyncParsableCommand {
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
-        guard let segment = Units.parseSize(minSegment), segment >= Rules.minimumSegment else {
-            throw ValidationError("--min-segment takes a size of at least 16KiB, such as 1MiB")
+        // The bounds are `Download`'s to check, as for any caller of the library.
+        guard let segment = Units.parseSize(minSegment) else {
+            throw ValidationError("--min-segment takes a size such as \(Rules.minSegment.defaultText), not '\(minSegment)'")
         }
-        if let problem = Rules.sizeProblem(segment) { throw ValidationError("--min-segment \(problem)") }
-        guard let stall = Units.parseDuration(timeout) else { throw ValidationError("--timeout takes a duration such as 30s") }
-        if let problem = Rules.durationProblem(stall, in: Rules.timeout) { throw ValidationError("--timeout \(problem)") }
-        try checkRange("--tag", tag, Rules.tag)
+        guard let stall = Units.parseDuration(timeout) else {
+            throw ValidationError("--timeout takes a duration such as \(Rules.timeout.defaultText), not '\(timeout)'")
+        }
         download.minSegment = segment
         download.timeout = stall
         let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)
         let session: SyncSession
         do { session = try download.session(options: options) } catch { throw ValidationError(error.errorDescription ?? error.message) }
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
+        let result: RunReport
         do {
-            let result = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume)
-            Terminal.finish(result, outputs: outputs, quiet: quiet)
+            result = try await session.runHandlingSignals(
+                progress: progress, clearOnSignal: transferOptions.noResume, notice: Terminal.info)
         } catch .manifest(let refusal) {
             // There is no manifest to point into: the refusal is said on its own.
-            Terminal.fail(.usage(UsageError(refusal.message)), command: "get", manifest: nil, outputs: outputs)
+            try Terminal.fail(.usage(UsageError(refusal.message)), command: .get, manifest: nil, outputs: outputs)
         } catch {
-            Terminal.fail(error, command: "get", manifest: nil, outputs: outputs)
+            try Terminal.fail(error, command: .get, manifest: nil, outputs: outputs)
         }
+        try Terminal.finish(result, outputs: outputs, quiet: quiet)
     }
 }

@@ -73,12 +73,13 @@ struct JGMirrorCommand: AsyncParsableCommand {
         guard exitCodeTable else { throw CleanExit.helpRequest(self) }
         var lines = JGMirror.ExitCode.allCases.map { "\($0.rawValue)\t\($0.meaning)" }
         lines.append("order\t" + JGMirror.ExitCode.precedenceRule)
-        Terminal.out(lines.joined(separator: "\n") + "\n")
+        try Terminal.out(lines.joined(separator: "\n") + "\n")
     }
 }
 
-/// Parses the command line, maps usage errors to exit 2 (SPEC §9) rather than
-/// ArgumentParser's 64, and runs the command.
+/// Parses the command line, runs the command, and ends the process with the status
+/// SPEC §9 gives: what a command threw as `ExitCode`, 2 for a usage error (rather
+/// than ArgumentParser's 64).
 @main
 enum Entry {
     static func main() async {
@@ -87,13 +88,22 @@ enum Entry {
         signal(SIGXFSZ, SIG_IGN)
         // A reader of stdout or stderr that goes away (`--events - | head -1`) must not
         // kill a run before it saves resume state and writes its report and metrics:
-        // writes fail instead (`Terminal`, `OperatorOutputs`).
+        // writes fail instead (`Terminal`, `RunOutputs`).
         signal(SIGPIPE, SIG_IGN)
         // One malloc arena for every thread (unless the environment sets a limit):
         // with one per thread (glibc's default, up to eight per core) memory one
         // thread freed stayed out of another's reach, and a 100,000-item sync peaked
         // 11 MiB higher. No slower, measured: bench/RESULTS.md.
         _ = jg_use_one_malloc_arena()
+        let status = await run()
+        // Nothing in this package ends the process: ArgumentParser's `main` does, with
+        // the status of the `ExitCode` that `ProcessEnd` throws.
+        if status != 0 { await ProcessEnd.main([String(status)]) }
+    }
+
+    /// Runs the command line's command and returns the process status, having said
+    /// on stderr what went wrong (a command says it before it throws its `ExitCode`).
+    static func run() async -> Int32 {
         do {
             var command = try JGMirrorCommand.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -101,17 +111,26 @@ enum Entry {
             } else {
                 try command.run()
             }
-        } catch let code as ArgumentParser.ExitCode where code != .success {
-            // A command that has already said what went wrong and chose its exit code.
-            Foundation.exit(code.rawValue)
+            return 0
+        } catch let code as ArgumentParser.ExitCode {
+            return code.rawValue
         } catch {
-            let code = JGMirrorCommand.exitCode(for: error)
-            if code == ArgumentParser.ExitCode.success {
+            // `--help` and `--version` arrive as errors whose code is 0.
+            if JGMirrorCommand.exitCode(for: error) == ArgumentParser.ExitCode.success {
                 print(JGMirrorCommand.fullMessage(for: error))
-                Foundation.exit(0)
+                return 0
             }
             Terminal.error(JGMirrorCommand.fullMessage(for: error))
-            Foundation.exit(JGMirror.ExitCode.usage.rawValue)
+            return JGMirror.ExitCode.usage.rawValue
         }
     }
+}
+
+/// Ends the process with its one argument as the status: ArgumentParser's `main`
+/// exits with the code of the `ExitCode` a command throws, and this command throws it.
+/// Not reachable from the command line; `Entry` runs it with the status it decided.
+struct ProcessEnd: AsyncParsableCommand {
+    @Argument var status: Int32
+
+    func run() async throws { throw ArgumentParser.ExitCode(status) }
 }

@@ -17,13 +17,13 @@ struct PlanCommand: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let plan = await manifestOptions.loadPlan(
-            command: "plan", transfer: trust.listOptions)
-        do { try plan.checkDestinationsOnDisk() } catch { manifestOptions.fail(.manifest(error), command: "plan", outputs: nil) }
+        let plan = try await manifestOptions.loadPlan(
+            command: .plan, transfer: trust.listOptions)
+        do { try plan.checkDestinationsOnDisk() } catch { try manifestOptions.fail(.manifest(error), command: .plan, outputs: nil) }
         if delete, plan.isFiltered {
-            manifestOptions.fail(
+            try manifestOptions.fail(
                 .usage(UsageError("--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")),
-                command: "plan", outputs: nil)
+                command: .plan, outputs: nil)
         }
         // A list that failed fails its set alone; sync would report it and delete nothing.
         for failure in plan.manifest.listFailures { Terminal.error("\(failure.result.dest): \(failure.error.message)") }
@@ -54,11 +54,11 @@ struct PlanCommand: AsyncParsableCommand {
             widths[4] = max(widths[4], item.dest.count)
         }
         var output = TableWriter(widths: widths)
-        output.row(["ACTION", "SIZE", "CONN", "TAG", "DEST"], last: "URL")
+        try output.row(["ACTION", "SIZE", "CONN", "TAG", "DEST"], last: "URL")
         for (item, (action, size)) in zip(plan.items, leading) {
             let mirrors = item.mirrors.isEmpty ? "" : " (+\(item.mirrors.count) mirror\(item.mirrors.count == 1 ? "" : "s"))"
             // A link item fetches nothing: its last column is where the link points.
-            output.row(
+            try output.row(
                 [action, size, item.isLink ? "-" : String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
                 last: item.link.map { "-> " + Rules.printable($0) } ?? item.displayURL + mirrors)
         }
@@ -67,17 +67,17 @@ struct PlanCommand: AsyncParsableCommand {
             if !prune.files.isEmpty { counts["delete"] = prune.files.count }
             for file in prune.files {
                 // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
-                output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
+                try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
             }
             // Links that `link:` items placed and no item makes any more.
             let managed = (try? store?.links()) ?? [:]
             let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
             if !links.isEmpty { counts["delete", default: 0] += links.count }
             for dest in links {
-                output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
+                try output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
             }
         }
-        output.flush()
+        try output.flush()
         let summary = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")
         Terminal.info(
             "plan: \(plan.items.count) of \(plan.totalInManifest) items selected under \(plan.root)"
@@ -86,7 +86,7 @@ struct PlanCommand: AsyncParsableCommand {
         for line in plan.manifest.hostLines { Terminal.info("plan: host \(line)") }
         // A failed list fails its set in sync too (exit 1, or 3 for a signature).
         let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result))
-        if failed != .success { throw ArgumentParser.ExitCode(failed.rawValue) }
+        if failed != .success { throw ArgumentParser.ExitCode(failed) }
     }
 }
 
@@ -97,18 +97,18 @@ struct TableWriter {
 
     init(widths: [Int]) { self.widths = widths }
 
-    mutating func row(_ cells: [String], last: String) {
+    mutating func row(_ cells: [String], last: String) throws(ArgumentParser.ExitCode) {
         for (cell, width) in zip(cells, widths) {
             buffer += cell
             buffer += String(repeating: " ", count: max(0, width - cell.count) + 2)
         }
         buffer += last
         buffer += "\n"
-        if buffer.utf8.count >= 64 << 10 { flush() }
+        if buffer.utf8.count >= 64 << 10 { try flush() }
     }
 
-    mutating func flush() {
-        Terminal.out(buffer)
+    mutating func flush() throws(ArgumentParser.ExitCode) {
+        try Terminal.out(buffer)
         buffer = ""
     }
 }

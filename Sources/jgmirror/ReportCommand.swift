@@ -33,7 +33,7 @@ struct MergeCommand: ParsableCommand {
     func run() throws {
         guard !reports.isEmpty else { throw ValidationError("give at least one report to merge") }
         // Before any report is read: a path no output may take is refused at once.
-        let outputs = OperatorOutputs.open([
+        let outputs = try RunOutputs.open([
             ("-o", output ?? "-", .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
         ])
         var loaded: [RunReport] = []
@@ -41,21 +41,21 @@ struct MergeCommand: ParsableCommand {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
                 Terminal.error("cannot read report \(path): \(Terminal.reason(error))")
-                throw ExitCode(JGMirror.ExitCode.usage.rawValue)
+                throw ExitCode(JGMirror.ExitCode.usage)
             }
             do { loaded.append(try RunReport.decode(data)) } catch {
                 Terminal.error("\(path) is not a jgmirror JSON report (\(Self.describe(decodingError: error)))")
-                throw ExitCode(JGMirror.ExitCode.usage.rawValue)
+                throw ExitCode(JGMirror.ExitCode.usage)
             }
         }
         let merged: RunReport
         do { merged = try RunReport.merge(loaded, names: reports) } catch {
             Terminal.error(error.errorDescription ?? error.message)
-            throw ExitCode(JGMirror.ExitCode.usage.rawValue)
+            throw ExitCode(JGMirror.ExitCode.usage)
         }
         // The summary counts items; a lost shard has none, so it is said on its own line.
         if merged.isIncomplete, let error = merged.error { Terminal.error("\(error.code): \(error.message)") }
-        Terminal.finish(merged, outputs: outputs, quiet: false, label: "report merge")
+        try Terminal.finish(merged, outputs: outputs, quiet: false, label: "report merge")
     }
 }
 

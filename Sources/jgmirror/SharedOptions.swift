@@ -28,10 +28,12 @@ struct ManifestOptionGroup: ParsableArguments {
         help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
     var shardCount: Int?
 
-    @Option(parsing: .unconditional, help: "Override every item's connection count (1 to 64).")
+    @Option(parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).")
     var connections: Int?
 
-    @Option(parsing: .unconditional, help: "Override every item's retry count (0 to 100).")
+    @Option(
+        parsing: .unconditional,
+        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).")
     var retries: Int?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
@@ -55,21 +57,21 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        try checkRange("--connections", connections, Rules.connections)
+        try checkRange("--connections", connections, Rules.connections.range)
         try checkRange("--retries", retries, Rules.retries)
         if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1, not \(shardCount)") }
         _ = try parseHeaders(headers)
     }
 
-    /// Writes the reports asked for (`outputs`) and exits with the report's code.
-    func finish(_ report: RunReport, outputs: OperatorOutputs) -> Never {
-        Terminal.finish(report, outputs: outputs, quiet: quiet)
+    /// Writes the reports asked for (`outputs`) and ends the command with the report's code.
+    func finish(_ report: RunReport, outputs: RunOutputs) throws(ArgumentParser.ExitCode) -> Never {
+        try Terminal.finish(report, outputs: outputs, quiet: quiet)
     }
 
     /// Reports a run that stopped as a whole (in the reports `outputs` asks for, if
-    /// any) and exits with its code.
-    func fail(_ error: SyncError, command: String, outputs: OperatorOutputs?) -> Never {
-        Terminal.fail(error, command: command, manifest: manifest, outputs: outputs)
+    /// any) and ends the command with its code.
+    func fail(_ error: SyncError, command: RunCommand, outputs: RunOutputs?) throws(ArgumentParser.ExitCode) -> Never {
+        try Terminal.fail(error, command: command, manifest: manifest, outputs: outputs)
     }
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
@@ -78,8 +80,8 @@ struct ManifestOptionGroup: ParsableArguments {
     /// by `transfer`, conditionally against the tree's cached copies) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
     /// naming the tags when a tag filter selects no item. Prints the manifest's warnings.
     func loadPlan(
-        command: String, maxSize: Int64? = nil, outputs: OperatorOutputs? = nil, transfer: SyncOptions? = nil
-    ) async -> Plan {
+        command: RunCommand, maxSize: Int64? = nil, outputs: RunOutputs? = nil, transfer: SyncOptions? = nil
+    ) async throws(ArgumentParser.ExitCode) -> Plan {
         var manifestOptions = ManifestOptions(allowFileURLs: allowFileURLs, requireChecksums: requireChecksums)
         manifestOptions.environment = ProcessInfo.processInfo.environment
         manifestOptions.portableNames = portableNames
@@ -89,11 +91,11 @@ struct ManifestOptionGroup: ParsableArguments {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
             if !manifest.sets.isEmpty {
                 // sync keeps each list in the tree's cache; plan and verify only read it.
-                let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: command != "sync")
+                let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: !command.writesListCache)
                 do {
                     try await manifest.expandSets(options: listOptions, headers: try parseHeaders(headers), cache: cache)
                 } catch let error as SyncError {
-                    fail(error, command: command, outputs: outputs)
+                    try fail(error, command: command, outputs: outputs)
                 }
             }
             for warning in manifest.warnings {
@@ -113,20 +115,24 @@ struct ManifestOptionGroup: ParsableArguments {
             if let problem = plan.emptySelection { throw problem }
             // What `checksums:` lists give decides what plan shows and what verify
             // checks; sync applies them through its own engine and cache.
-            guard command != "sync" else { return plan }
-            return await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
+            guard command.appliesListsWhilePlanning else { return plan }
+            return try await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
+        } catch let code as ArgumentParser.ExitCode {
+            throw code
         } catch let error as ManifestError {
-            fail(.manifest(error), command: command, outputs: outputs)
+            try fail(.manifest(error), command: command, outputs: outputs)
         } catch let error as UsageError {
-            fail(.usage(error), command: command, outputs: outputs)
+            try fail(.usage(error), command: command, outputs: outputs)
         } catch {
-            fail(.usage(UsageError(error.localizedDescription)), command: command, outputs: outputs)
+            try fail(.usage(UsageError(error.localizedDescription)), command: command, outputs: outputs)
         }
     }
 
-    private func applyingChecksumLists(to plan: Plan, options: SyncOptions, command: String, outputs: OperatorOutputs?) async -> Plan {
+    private func applyingChecksumLists(
+        to plan: Plan, options: SyncOptions, command: RunCommand, outputs: RunOutputs?
+    ) async throws(ArgumentParser.ExitCode) -> Plan {
         var plan = plan
-        do { try await plan.applyChecksumLists(options: options) } catch { fail(error, command: command, outputs: outputs) }
+        do { try await plan.applyChecksumLists(options: options) } catch { try fail(error, command: command, outputs: outputs) }
         return plan
     }
 
@@ -137,11 +143,11 @@ struct ManifestOptionGroup: ParsableArguments {
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
-    @Option(parsing: .unconditional, help: "Items in flight at once (1 to 4096).")
-    var jobs = 8
+    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).")
+    var jobs = Rules.jobs.defaultValue
 
     @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.")
-    var maxPerHost = 16
+    var maxPerHost = Rules.maxPerHost.defaultValue
 
     @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
     var maxRate: String?
@@ -161,8 +167,10 @@ struct TransferOptionGroup: ParsableArguments {
 
     @OptionGroup var trust: TrustOptionGroup
 
-    @Option(name: .customLong("retry-delay"), help: "First retry delay (doubles per retry, with jitter), e.g. 500ms (0 to 1h).")
-    var retryDelay = "500ms"
+    @Option(
+        name: .customLong("retry-delay"),
+        help: "First retry delay (doubles per retry, with jitter), e.g. \(Rules.retryDelay.defaultText) (\(Rules.retryDelay.rangeText)).")
+    var retryDelay = Rules.retryDelay.defaultText
 
     @Option(help: "Progress display: auto, bars, lines or none.")
     var progress: ProgressRenderer.Mode = .auto
@@ -173,8 +181,8 @@ struct TransferOptionGroup: ParsableArguments {
     var noFsync = false
 
     func validate() throws {
-        try checkRange("--jobs", jobs, Rules.jobs)
-        try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost)
+        try checkRange("--jobs", jobs, Rules.jobs.range)
+        try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost.range)
         if let maxRate, !Rules.rate.contains(Units.parseRate(maxRate) ?? 0) {
             throw ValidationError("--max-rate takes 1 to 1EiB bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
         }
@@ -189,8 +197,10 @@ struct TransferOptionGroup: ParsableArguments {
                 throw ValidationError("\(option) \(problem), not '\(text ?? "")'")
             }
         }
-        guard let delay = Units.parseDuration(retryDelay) else { throw ValidationError("--retry-delay takes a duration such as 500ms") }
-        if let problem = Rules.durationProblem(delay, in: Rules.retryDelay) { throw ValidationError("--retry-delay \(problem)") }
+        guard let delay = Units.parseDuration(retryDelay) else {
+            throw ValidationError("--retry-delay takes a duration such as \(Rules.retryDelay.defaultText)")
+        }
+        if let problem = Rules.retryDelay.problem(delay) { throw ValidationError("--retry-delay \(problem)") }
     }
 
     func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {
@@ -203,7 +213,7 @@ struct TransferOptionGroup: ParsableArguments {
         options.caCert = trust.caCert
         options.allowFileURLs = allowFileURLs
         options.requireChecksums = requireChecksums
-        options.retryBaseDelay = Units.parseDuration(retryDelay) ?? 0.5
+        options.retryBaseDelay = Units.parseDuration(retryDelay) ?? Rules.retryDelay.defaultValue
         options.emitsEvents = progress != .none
         options.durable = !noFsync
         return options
@@ -214,44 +224,6 @@ struct TransferOptionGroup: ParsableArguments {
 }
 
 extension ProgressRenderer.Mode: ExpressibleByArgument {}
-
-/// Runs a session with progress on stderr and SIGINT/SIGTERM turned into a cancel
-/// that keeps resume state (or clears it under `--no-resume`).
-enum SessionRunner {
-    static func run(
-        _ session: SyncSession, progress: ProgressRenderer, clearOnSignal: Bool, outputs: OperatorOutputs? = nil
-    ) async throws(SyncError) -> RunReport {
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                Terminal.info("jgmirror: interrupted; stopping transfers and saving resume state")
-                session.cancel(clearingState: clearOnSignal)
-            }
-            source.resume()
-            sources.append(source)
-        }
-        defer { sources.forEach { $0.cancel() } }
-        // One stream has one reader: it writes each event line, then shows the event.
-        // (A second stream to the display cost a thread wake-up per event: 30 ms of a
-        // 2000-file sync.)
-        let reading = Task {
-            for await event in session.events {
-                outputs?.write(event)
-                progress.show(event)
-            }
-            progress.finish()
-        }
-        let result: Result<RunReport, SyncError>
-        do { result = .success(try await session.run()) } catch { result = .failure(error) }
-        await reading.value
-        var report = try result.get()
-        progress.reportProblems(in: report)
-        if session.isCancelled, !session.reachedDeadline { report.exitCode = JGMirror.ExitCode.combine([report.exitCode, .interrupted]) }
-        return report
-    }
-}
 
 /// `--header` values as headers; refuses anything that is not one `Name: value` line,
 /// and headers jgmirror sets itself (`Rules.headerProblem`).

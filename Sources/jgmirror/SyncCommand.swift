@@ -57,15 +57,15 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outputs = operatorOptions.outputs()
+        let outputs = try operatorOptions.outputs()
         // Refused before the lists of `sets:` are fetched (the session refuses it too).
         if delete, !manifestOptions.tags.isEmpty || !manifestOptions.skipTags.isEmpty || manifestOptions.shard != nil {
-            manifestOptions.fail(.usage(.deleteUnderFilter), command: "sync", outputs: outputs)
+            try manifestOptions.fail(.usage(.deleteUnderFilter), command: .sync, outputs: outputs)
         }
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
-        let plan = await manifestOptions.loadPlan(
-            command: "sync", maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
+        let plan = try await manifestOptions.loadPlan(
+            command: .sync, maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
         options.failFast = failFast
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
         options.rehash = rehash
@@ -85,11 +85,13 @@ struct SyncCommand: AsyncParsableCommand {
         }
         let session = SyncSession(plan: plan, options: options)
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
+        let report: RunReport
         do {
-            let report = try await SessionRunner.run(session, progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs)
-            manifestOptions.finish(report, outputs: outputs)
+            report = try await session.runHandlingSignals(
+                progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs, notice: Terminal.info)
         } catch {
-            manifestOptions.fail(error, command: "sync", outputs: outputs)
+            try manifestOptions.fail(error, command: .sync, outputs: outputs)
         }
+        try manifestOptions.finish(report, outputs: outputs)
     }
 }

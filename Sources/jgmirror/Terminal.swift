@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import JGMirror
 
@@ -15,15 +16,15 @@ enum Terminal {
 
     /// Writes what was asked for to stdout (`plan`'s table). A reader that went away
     /// (`plan | head`) ends the process as SIGPIPE would have; any other failure says
-    /// why and exits 4.
-    static func out(_ text: String) {
+    /// why and ends the command with exit 4.
+    static func out(_ text: String) throws(ArgumentParser.ExitCode) {
         do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch {
             if posixCode(error) == EPIPE {
                 signal(SIGPIPE, SIG_DFL)
                 raise(SIGPIPE)
             }
             Terminal.error("cannot write to stdout: \(reason(error))")
-            exit(JGMirror.ExitCode.local.rawValue)
+            throw ExitCode(JGMirror.ExitCode.local)
         }
     }
 
@@ -39,27 +40,35 @@ enum Terminal {
         posixCode(error).map { String(cString: strerror($0)) } ?? error.localizedDescription
     }
 
-    /// Writes the outputs `outputs` asks for, each with the final exit code, then exits
-    /// with that code. The summary line starts with `label` (default: the report's
-    /// command) and names the code.
+    /// Writes the outputs `outputs` asks for, each with the final exit code, then ends
+    /// the command with that code (a thrown `ExitCode`, 0 included). The summary line
+    /// starts with `label` (default: the report's command) and names the code.
     static func finish(
-        _ report: RunReport, outputs: OperatorOutputs, quiet: Bool, label: String? = nil, summary: Bool = true
-    ) -> Never {
+        _ report: RunReport, outputs: RunOutputs, quiet: Bool, label: String? = nil, summary: Bool = true
+    ) throws(ArgumentParser.ExitCode) -> Never {
         for warning in report.warnings { error(warning) }
         var report = report
-        report.exitCode = outputs.finish(report)
+        report.exitCode = outputs.finishing(report)
         if summary, !quiet || report.exitCode != .success { info(ProgressRenderer.summary(report, label: label)) }
-        Foundation.exit(report.exitCode.rawValue)
+        throw ExitCode(report.exitCode)
     }
 
-    /// Reports a run that stopped as a whole (bad manifest, lock held) and exits: the
-    /// error is the last line, with no item summary after it (no item was looked at).
-    static func fail(_ error: SyncError, command: String, manifest: String?, outputs: OperatorOutputs?) -> Never {
+    /// Reports a run that stopped as a whole (bad manifest, lock held) and ends the
+    /// command with its code: the error is the last line, with no item summary after it
+    /// (no item was looked at).
+    static func fail(
+        _ error: SyncError, command: RunCommand, manifest: String?, outputs: RunOutputs?
+    ) throws(ArgumentParser.ExitCode) -> Never {
         Terminal.error(error.localizedDescription)
         let now = Date()
         var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
         report.error = error.itemError
-        if let outputs { finish(report, outputs: outputs, quiet: true, summary: false) }
-        Foundation.exit(error.exitCode.rawValue)
+        if let outputs { try finish(report, outputs: outputs, quiet: true, summary: false) }
+        throw ExitCode(error.exitCode)
     }
+}
+
+extension ArgumentParser.ExitCode {
+    /// The process ends with `code` (SPEC §9) once the command has thrown this.
+    init(_ code: JGMirror.ExitCode) { self.init(code.rawValue) }
 }

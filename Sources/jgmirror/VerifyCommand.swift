@@ -15,25 +15,26 @@ struct VerifyCommand: AsyncParsableCommand {
     var progress: ProgressRenderer.Mode = .lines
 
     func run() async throws {
-        let outputs = operatorOptions.outputs()
-        let plan = await manifestOptions.loadPlan(
-            command: "verify", outputs: outputs, transfer: trust.listOptions)
+        let outputs = try operatorOptions.outputs()
+        let plan = try await manifestOptions.loadPlan(
+            command: .verify, outputs: outputs, transfer: trust.listOptions)
+        let report: RunReport
         do {
             // Once the lists have given their hashes, as sync checks it.
             if manifestOptions.requireChecksums { try plan.requireChecksums() }
-            let report = try Verification.run(plan: plan)
-            let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)
-            let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
-            for item in report.items {
-                outputs.write(.itemFinished(item))
-                continuation.yield(.itemFinished(item))
-            }
-            continuation.finish()
-            await renderer.consume(stream)
-            renderer.reportProblems(in: report)
-            manifestOptions.finish(report, outputs: outputs)
+            report = try Verification.run(plan: plan)
         } catch {
-            manifestOptions.fail(error, command: "verify", outputs: outputs)
+            try manifestOptions.fail(error, command: .verify, outputs: outputs)
         }
+        let renderer = ProgressRenderer(mode: progress, verbosity: manifestOptions.verbosity)
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+        for item in report.items {
+            outputs.write(.itemFinished(item))
+            continuation.yield(.itemFinished(item))
+        }
+        continuation.finish()
+        await renderer.consume(stream)
+        renderer.reportProblems(in: report)
+        try manifestOptions.finish(report, outputs: outputs)
     }
 }

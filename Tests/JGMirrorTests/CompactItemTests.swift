@@ -164,8 +164,8 @@ import Testing
         var compact = ReportItems(rows: zip(results, items).map { ResultRow($0, of: $1) }, of: items)
         compact.extra = [deleted]
         let started = Date(timeIntervalSince1970: 1_700_000_000)
-        let report = RunReport(command: "sync", manifest: "m.yaml", started: started, finished: started + 2, items: compact)
-        let whole = RunReport(command: "sync", manifest: "m.yaml", started: started, finished: started + 2, items: results + [deleted])
+        let report = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 2, items: compact)
+        let whole = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 2, items: results + [deleted])
         #expect(report.items == results + [deleted])
         #expect(report.itemCount == 5)
         #expect(report == whole)
@@ -183,7 +183,7 @@ import Testing
         #expect(replaced.items == [deleted])
         #expect(replaced.totals.items == 1)
         // An empty report renders its empty list as before.
-        let empty = RunReport(command: "sync", manifest: nil, started: started, finished: started, items: [])
+        let empty = RunReport(command: .sync, manifest: nil, started: started, finished: started, items: [])
         #expect(try empty.jsonData() == Data(empty.json.rendered().utf8))
     }
 
@@ -194,7 +194,7 @@ import Testing
         let results = (0..<3000).map { index in
             ItemResult(dest: "folder/file\(index).bin", url: "http://h/file\(index).bin", status: .downloaded, bytes: Int64(index))
         }
-        let report = RunReport(command: "sync", manifest: "m.yaml", started: started, finished: started + 1, items: results)
+        let report = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 1, items: results)
         var pieces: [String] = []
         report.writeJSON { pieces.append($0) }
         #expect(pieces.count > 3 && pieces.dropLast().allSatisfy { $0.utf8.count >= 64 << 10 && $0.utf8.count < 66 << 10 })

@@ -57,7 +57,7 @@ import TestServer
             // A file system with 6 MiB available before the download: it may use 2 of them.
             var options = testOptions()
             options.minFree = 4 << 20
-            options.freeSpace = { fd in
+            options.engine.freeSpace = { fd in
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { return nil }
                 return SpaceGuard.FreeSpace(available: (6 << 20) - Int64(info.st_size), total: 1 << 40)
@@ -84,7 +84,7 @@ import TestServer
             var options = testOptions()
             options.minFree = 1 << 20
             let probed = Locked(0)
-            options.freeSpace = { _ in
+            options.engine.freeSpace = { _ in
                 probed.withLock { $0 += 1 }
                 return SpaceGuard.FreeSpace(available: 4 << 20, total: 1 << 40)
             }
@@ -101,7 +101,7 @@ import TestServer
             #expect(!exists(dir + "/mirror/out.bin") && !exists(dir + "/mirror/out.bin.jgpart"))
             #expect(!exists(dir + "/mirror/out.bin.jgd"))
             // With room for it (and the reserve), the same file is fetched.
-            options.freeSpace = { _ in SpaceGuard.FreeSpace(available: 6 << 20, total: 1 << 40) }
+            options.engine.freeSpace = { _ in SpaceGuard.FreeSpace(available: 6 << 20, total: 1 << 40) }
             let again = try await sync(manifest(url: server.url("/big"), extra: extra), in: dir, options: options)
             #expect(try only(again).status == .unverified, "\(again.items)")
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))

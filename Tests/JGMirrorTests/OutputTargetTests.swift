@@ -212,7 +212,7 @@ import Testing
 @Suite struct OutputBatchTests {
     @Test func aFailingOutputRaisesTheCodeOfTheOthers() throws {
         try withTestDirectorySync { dir in
-            let report = RunReport(command: "sync", manifest: "m.yaml", started: Date(), finished: Date(), items: [])
+            let report = RunReport(command: .sync, manifest: "m.yaml", started: Date(), finished: Date(), items: [])
             let good = try OutputTarget.resolve(dir + "/r.json", option: "--report")
             let bad = try OutputTarget.resolve(dir + "/missing/m.prom", option: "--metrics")
             let outcome = OutputBatch([.report(good), .metrics(bad)]).write(report)

@@ -14,7 +14,7 @@ import TestServer
         ("http://[::1]/", "http://[::1]:80"),
     ])
     func originIsSchemeHostAndPort(url: String, origin: String) {
-        #expect(Redirect.origin(of: url) == origin)
+        #expect(Origin.of(url) == origin)
     }
 
     @Test func headersGoOnlyToTheSourcesOrigins() {

@@ -20,7 +20,7 @@ import Testing
                 ItemResult(dest: $0, url: "http://o/\($0)", status: .interrupted, bytes: 100, bytesDownloaded: 40)
             }
         var report = RunReport(
-            command: "sync", manifest: "m.yaml", started: start.addingTimeInterval(offset),
+            command: .sync, manifest: "m.yaml", started: start.addingTimeInterval(offset),
             finished: start.addingTimeInterval(offset + 1.25), items: items)
         report.run = RunIdentity(manifestSHA256: manifest, shard: try Shard(index: index, count: count), host: host)
         return try RunReport.decode(report.jsonData())
@@ -104,7 +104,7 @@ import Testing
 
     @Test func reportsWithoutIdentityMergeWithAWarning() throws {
         let old = RunReport(
-            command: "sync", manifest: "m.yaml", started: start, finished: start,
+            command: .sync, manifest: "m.yaml", started: start, finished: start,
             items: [
                 ItemResult(dest: "x", url: "http://o/x", status: .downloaded, bytesDownloaded: 5)
             ])

@@ -134,44 +134,64 @@ func executeWithStdoutClosed(_ arguments: [String]) async throws -> (process: Pr
     return (process, stderr)
 }
 
-/// Polls `condition` every 20 ms for up to `seconds`, without blocking the
-/// cooperative thread pool (a 2-core machine has two threads in it).
-func waitFor(seconds: Double, _ condition: () -> Bool) async -> Bool {
+/// Whether `condition` comes to hold within `seconds`, looked at every 20 ms: for what
+/// no event announces, such as a file a child process writes. The suite's one wait
+/// driven by a clock; its limits are generous, so that a loaded machine makes a test
+/// slower, not red. Blocks the calling thread.
+private func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        Thread.sleep(forTimeInterval: 0.02)
     }
-    return condition()
+    return true
 }
 
-/// Sends `signal` to `process` `delay` seconds after `condition` first holds, all on
-/// a thread of its own: on a loaded machine a test waiting on the cooperative pool can
-/// resume seconds late, after the throttled download it meant to interrupt has
-/// finished. Returns whether the condition held within `seconds` (no signal if not).
-func send(_ signal: Int32, to process: Process, after delay: Double = 0, within seconds: Double,
+/// `poll` on a thread of its own, leaving the cooperative thread pool free (a 2-core
+/// machine has two threads in it).
+func waitFor(seconds: Double, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await withCheckedContinuation { done in
+        Thread { done.resume(returning: poll(seconds: seconds, condition)) }.start()
+    }
+}
+
+/// Sends `signal` to `process` as soon as `condition` holds, from a thread of its own:
+/// on a loaded machine a test waiting on the cooperative pool can resume seconds late,
+/// after the throttled download it meant to interrupt has finished. Returns whether
+/// the condition held within `seconds` (no signal if not).
+func send(_ signal: Int32, to process: Process, within seconds: Double,
           when condition: @escaping @Sendable () -> Bool) async -> Bool {
     let pid = process.processIdentifier
-    return await withCheckedContinuation { continuation in
+    return await withCheckedContinuation { done in
         Thread {
-            let deadline = Date().addingTimeInterval(seconds)
-            var met = condition()
-            while !met, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.02)
-                met = condition()
-            }
-            if met {
-                Thread.sleep(forTimeInterval: delay)
-                kill(pid, signal)
-            }
-            continuation.resume(returning: met)
+            let met = poll(seconds: seconds, condition)
+            if met { kill(pid, signal) }
+            done.resume(returning: met)
         }.start()
     }
 }
 
-/// Polls for a child process state without blocking the cooperative pool.
+/// Whether `process` ends within `seconds`: woken by its end, not by a clock.
 func waitFor(seconds: Double, process: Process) async -> Bool {
-    await waitFor(seconds: seconds) { !process.isRunning }
+    await withCheckedContinuation { done in
+        Thread {
+            let ended = DispatchSemaphore(value: 0)
+            Thread {
+                process.waitUntilExit()
+                ended.signal()
+            }.start()
+            done.resume(returning: ended.wait(timeout: .now() + seconds) == .success)
+        }.start()
+    }
+}
+
+/// Whether the resume state at `path` records bytes received: an interrupt after it
+/// leaves something to resume.
+func resumeStateHoldsBytes(_ path: String) -> Bool {
+    guard let state = try? loadReport(path), let length = state["length"] as? Int,
+        let missing = state["missing"] as? [[Int]]
+    else { return false }
+    return missing.reduce(0) { $0 + ($1.count == 2 ? $1[1] - $1[0] : 0) } < length
 }
 
 func loadReport(_ path: String) throws -> [String: Any] {

@@ -57,7 +57,7 @@ import Testing
             ItemResult(
                 dest: "two", url: "http://h/two", status: .mismatch,
                 error: ItemError(code: .checksumMismatch, message: "sha256 differs")))
-        let report = RunReport(command: "sync", manifest: "m.yaml", started: Date(), finished: Date(), items: items)
+        let report = RunReport(command: .sync, manifest: "m.yaml", started: Date(), finished: Date(), items: items)
         let shown = try lines(mode: .none) { renderer in renderer.reportProblems(in: report) }
         #expect(
             shown == [
@@ -71,9 +71,9 @@ import Testing
 
     @Test func mergedDurationKeepsMilliseconds() throws {
         let start = Date(timeIntervalSince1970: 1_795_000_000.250)
-        let a = RunReport(command: "sync", manifest: "m.yaml", started: start, finished: start.addingTimeInterval(0.5), items: [])
+        let a = RunReport(command: .sync, manifest: "m.yaml", started: start, finished: start.addingTimeInterval(0.5), items: [])
         let b = RunReport(
-            command: "sync", manifest: "m.yaml", started: start.addingTimeInterval(0.1), finished: start.addingTimeInterval(1.5),
+            command: .sync, manifest: "m.yaml", started: start.addingTimeInterval(0.1), finished: start.addingTimeInterval(1.5),
             items: [])
         let text = String(decoding: try a.jsonData(), as: UTF8.self)
         #expect(text.contains("\"started\": \"2026-11-18T11:06:40.250Z\""), "\(text)")

@@ -24,7 +24,7 @@ import Testing
         serveHugeAnnouncement()
         try await withTestDirectory { dir in
             var options = testOptions()
-            options.freeSpace = { _ in SpaceGuard.FreeSpace(available: 5 << 30, total: 10 << 30) }
+            options.engine.freeSpace = { _ in SpaceGuard.FreeSpace(available: 5 << 30, total: 10 << 30) }
             let report = try await sync(manifest(url: server.url("/huge")), in: dir, options: options)
             let item = try #require(report.items.first)
             #expect(item.error?.code == .tooLarge, "\(String(describing: item.error))")
@@ -96,7 +96,7 @@ import Testing
             // What the part files of both downloads ever held is gone from the disk (a
             // failed one's space is not given back), so together they may write `room`.
             let largest = Locked<[String: Int64]>([:])
-            options.freeSpace = { _ in
+            options.engine.freeSpace = { _ in
                 let parts = (try? FileManager.default.contentsOfDirectory(atPath: mirror)) ?? []
                 let used = largest.withLock { largest -> Int64 in
                     for name in parts where name.hasSuffix(".jgpart") {

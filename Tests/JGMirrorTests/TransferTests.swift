@@ -35,22 +35,6 @@ import TestServer
     }
 }
 
-@Suite struct HostKeyTests {
-    @Test(arguments: [
-        ("http://User:pw@Example.COM:8080/a?b", "http://example.com:8080"),
-        ("https://h/x#y", "https://h"),
-        ("https://h?q=1", "https://h"),
-        ("https://a@b@h/x", "https://h"),
-        ("not a url", "not a url"),
-        ("HTTP://H", "http://h"),
-        ("https://Bücher.Example/x", "https://bücher.example"),
-        ("https://ÜSER@Host/x", "https://host"),
-    ])
-    func hostKeyIsSchemeAndAuthorityWithoutCredentials(url: String, key: String) {
-        #expect(TransferEngine.hostKey(url) == key)
-    }
-}
-
 @Suite struct ResponseHeadTests {
     func parse(_ lines: [String]) -> ResponseHead {
         var head = ResponseHead()
@@ -433,7 +417,7 @@ import TestServer
         route.bytesPerSecond = 20_000_000  // every connection alike: none gives a reason to steal early
         server.set("/recut", route)
         var options = testOptions()
-        options.hashRate = 1.5e6
+        options.engine.hashRate = 1.5e6
         try await withTestDirectory { dir in
             let report = try await sync(
                 manifest(url: server.url("/recut"), sha256: sha(large), extra: "connections: 4\nmin_segment: 1MiB\nsize: \(large.count)"),
@@ -903,8 +887,8 @@ import TestServer
     @Test func durableDataIsSyncedWhileItArrives() async throws {
         try await withTestDirectory { dir in
             let calls = try await countDuringDownloads(in: dir) { options, syncs in
-                options.flushStep = 256 << 10
-                options.dataSync = { fd in
+                options.engine.flushStep = 256 << 10
+                options.engine.dataSync = { fd in
                     syncs.withLock { $0 += 1 }
                     return fdatasync(fd)
                 }
@@ -919,8 +903,8 @@ import TestServer
     @Test func durableDataStartsWritebackWhileItArrives() async throws {
         try await withTestDirectory { dir in
             let calls = try await countDuringDownloads(in: dir) { options, starts in
-                options.writebackStep = 512 << 10
-                options.startWriteback = { _ in
+                options.engine.writebackStep = 512 << 10
+                options.engine.startWriteback = { _ in
                     starts.withLock { $0 += 1 }
                     return 0
                 }
@@ -942,8 +926,8 @@ import TestServer
         let placementSyncs = Locked(0)
         try await withTestDirectory { dir in
             let calls = try await countDuringDownloads(in: dir) { options, engineSyncs in
-                options.writebackStep = 512 << 10
-                options.dataSync = { fd in
+                options.engine.writebackStep = 512 << 10
+                options.engine.dataSync = { fd in
                     let reading = fcntl(fd, F_GETFL) & O_ACCMODE == O_RDONLY
                     (reading ? placementSyncs : engineSyncs).withLock { $0 += 1 }
                     return fdatasync(fd)
@@ -964,8 +948,8 @@ import TestServer
         try await withTestDirectory { dir in
             var options = testOptions()
             options.checkpointInterval = 3600
-            options.writebackStep = 512 << 10
-            options.dataSync = { _ in
+            options.engine.writebackStep = 512 << 10
+            options.engine.dataSync = { _ in
                 errno = EIO
                 return -1
             }
@@ -989,8 +973,8 @@ import TestServer
         try await withTestDirectory { dir in
             let syncs = Locked(0)
             var options = testOptions()
-            options.flushStep = flushStep
-            options.dataSync = { fd in
+            options.engine.flushStep = flushStep
+            options.engine.dataSync = { fd in
                 let first = syncs.withLock { count in
                     count += 1
                     return count == 1
@@ -1089,8 +1073,7 @@ import TestServer
             let plan = Plan(manifest: try Manifest.load(path: path), options: planOptions)
             let session = SyncSession(plan: plan, options: testOptions())
             let running = Task { try await session.run() }
-            #expect(await waitFor(seconds: 60) { exists(dir + "/mirror/out.bin.jgd") })
-            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(dir + "/mirror/out.bin.jgd") })
             session.cancel()
             let first = try await running.value
             #expect(first.items.first?.status == .interrupted)
@@ -1125,8 +1108,7 @@ import TestServer
             func interruptedRun() async throws -> [String: Any] {
                 let session = SyncSession(plan: plan, options: options)
                 let running = Task { try await session.run() }
-                #expect(await waitFor(seconds: 60) { exists(statePath) })
-                try await Task.sleep(nanoseconds: 300_000_000)
+                #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(statePath) })
                 session.cancel()
                 #expect(try await running.value.items.first?.status == .interrupted)
                 return try loadReport(statePath)
@@ -1180,8 +1162,7 @@ import TestServer
             planOptions.root = dir + "/mirror"
             let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
             let running = Task { try await session.run() }
-            #expect(await waitFor(seconds: 60) { exists(dir + "/mirror/out.bin.jgd") })
-            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(dir + "/mirror/out.bin.jgd") })
             session.cancel()
             _ = try await running.value
             server.set("/big", TestServer.Route(body: new, etag: "\"new\""))
@@ -1285,11 +1266,9 @@ import TestServer
         (0..<count).reduce("version: 1\nitems:\n") { $0 + "  - url: \(url)\n    dest: f\($1).bin\n    sha256: \(sha256)\n" }
     }
 
-    /// Waits (up to 10 s) until `server` has answered `count` GETs of `path`; whether it has.
+    /// Waits (up to 10 s) until `server` has received `count` GETs of `path`; whether it has.
     private func awaitGets(of path: String, count: Int, from server: TestServer) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while server.gets(path).count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        return server.gets(path).count >= count
+        server.waitForRequests(timeout: 10) { requests in requests.count { $0.path == path && $0.method != "HEAD" } >= count }
     }
 
     /// A large run feeds the engine a window of items at a time instead of queueing

@@ -126,6 +126,8 @@ public final class TestServer: Sendable {
     /// The port the kernel chose.
     public let port: Int
     private let state = Mutex(State())
+    /// Broadcast as each request arrives, for `waitForRequests`.
+    private let arrivals = NSCondition()
 
     /// Listens on 127.0.0.1 (port 0 picks a free port) and serves in the background.
     public init(port requested: Int = 0) throws {
@@ -188,6 +190,19 @@ public final class TestServer: Sendable {
     /// received for `path` so far (every path when nil): what it asked for the file.
     public func gets(_ path: String? = nil) -> [Request] {
         requests(path).filter { $0.method != "HEAD" }
+    }
+
+    /// Blocks until `condition` holds of the requests received so far, woken by each
+    /// request as it arrives, for at most `timeout` seconds; whether it held. A test
+    /// waits on the server's own events instead of polling on a clock.
+    public func waitForRequests(timeout: Double, until condition: ([Request]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        arrivals.lock()
+        defer { arrivals.unlock() }
+        while !condition(requests()) {
+            guard arrivals.wait(until: deadline) else { return condition(requests()) }
+        }
+        return true
     }
 
     /// Answers sent for `path` so far (every path when nil), in order.
@@ -271,6 +286,9 @@ public final class TestServer: Sendable {
                 if request.method != "HEAD" { state.counters[path] = index + 1 }
                 return (state.routes[path], index)
             }
+            arrivals.lock()
+            arrivals.broadcast()
+            arrivals.unlock()
             guard respond(fd, request: request, route: route, index: index) else { return }
             if headers["connection"]?.lowercased() == "close" { return }
         }

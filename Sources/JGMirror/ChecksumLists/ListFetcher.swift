@@ -34,21 +34,21 @@ final class ListFetcher: Sendable {
     /// Runs `body` with a fetcher on an engine of its own, shut down after: list work
     /// outside a sync's engine (set expansion, the `checksums:` lists `plan` and
     /// `verify` read). The engine judges hosts by the manifest's host options (`hosts`
-    /// in `defaults`, `origins` from `hosts:`), and
-    /// leaves what it learned of them to the run's next engine (`SyncOptions.hostHandOff`).
+    /// in `defaults`, `origins` from `hosts:`), and leaves what it learned of them to
+    /// the run's next engine (`configuration.handOff`).
     static func withEngine<Result>(
-        options: SyncOptions, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?,
+        configuration: TransferEngine.Configuration, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?,
         _ body: (ListFetcher) async throws(SyncError) -> Result
     ) async throws(SyncError) -> Result {
         let engine: TransferEngine
-        var configuration = options.engineConfiguration
+        var configuration = configuration
         configuration.apply(hosts, origins: origins)
         do { engine = try TransferEngine(configuration: configuration) { _ in } } catch {
             throw .local(error.message)
         }
         defer {
             // Every list's outcome is in: the table as its last one left it is complete.
-            options.hostHandOff.put(engine.hostSnapshot().table)
+            configuration.handOff?.put(engine.hostSnapshot().table)
             engine.shutdown()
         }
         return try await body(try ListFetcher(engine: engine, cache: cache))
@@ -62,7 +62,11 @@ final class ListFetcher: Sendable {
 
     /// A new path in the private folder.
     private func nextPath() -> String {
-        "\(folder)/list-\(counter.withLock { value -> Int in value += 1; return value })"
+        let number = counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        return "\(folder)/list-\(number)"
     }
 
     /// Fetches `url` with one connection (at most `sizeLimit` bytes), sending
@@ -72,7 +76,7 @@ final class ListFetcher: Sendable {
         // Lists travel under id -1: the session's events leave them out.
         var request = TransferRequest(
             id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-            retries: 2, minSegment: 1 << 20, timeout: 30, headers: headers.map { "\($0.name): \($0.value)" },
+            retries: 2, minSegment: Rules.minSegment.defaultValue, timeout: Rules.timeout.defaultValue, headers: headers.map { "\($0.name): \($0.value)" },
             insecure: false, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
         request.conditions = conditions
         let engine = self.engine

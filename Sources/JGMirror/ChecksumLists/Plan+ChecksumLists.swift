@@ -1,17 +1,14 @@
 import Foundation
 
 extension Plan {
-    /// Fetches each `checksums:` list once (conditionally, against the copy cached under
-    /// `ROOT/.jgmirror/lists/`, which is only read), checks its signature when it has
-    /// one, and gives the items the hashes it lists (SPEC §3): what `plan` and `verify`
-    /// weigh the files on disk against, as `sync` does. Items a list with a failed
-    /// signature names fail with `signature`.
-    public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) {
+    /// Fetches each `checksums:` list on an engine of `configuration` (the public entry
+    /// is `applyChecksumLists(options:)`).
+    mutating func applyChecksumLists(configuration: TransferEngine.Configuration) async throws(SyncError) {
         guard !manifest.checksums.isEmpty else { return }
         var cache = ListCache(root: root, readOnly: true)
         cache.redact = manifest.defaults.redact ?? []
         let (hosts, origins) = (manifest.hosts, manifest.originHosts)
-        try await ListFetcher.withEngine(options: options, hosts: hosts, origins: origins, cache: cache) {
+        try await ListFetcher.withEngine(configuration: configuration, hosts: hosts, origins: origins, cache: cache) {
             fetcher throws(SyncError) in
             try await applyChecksumLists(with: fetcher)
         }

@@ -30,9 +30,9 @@ enum DestinationPath {
         }
     }
 
-    static let reservedSuffixes = [".jgpart", ".jgd", ".jgbad", ".jgd.tmp"]
+    static let reservedSuffixes = [".jgpart", ".jgd", ".jgbad", Rules.longestWorkingSuffix]
     /// The longest last name: room is left for the longest suffix jgmirror appends.
-    static let maxLastNameLength = Rules.maxNameLength - ".jgd.tmp".utf8.count
+    static let maxLastNameLength = Rules.maxNameLength - Rules.longestWorkingSuffix.utf8.count
 
     /// Whether `name` is one of jgmirror's working names. Refused for folders too: a
     /// folder `x.jgpart` would stand where the part file of `x` must go.

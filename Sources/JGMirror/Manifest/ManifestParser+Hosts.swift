@@ -10,7 +10,7 @@
 ///
 /// A key is an origin, `scheme://host[:port]`, http or https, with no path (a lone
 /// `/` is allowed), query, fragment or credentials; it is spelled as the run's host
-/// table spells it (`HostTable.origin(of:)`: lower case, the scheme's default port
+/// table spells it (`Origin.key`: lower case, the scheme's default port
 /// filled in), so `https://Mirror.example.net` and `https://mirror.example.net:443`
 /// are one origin, and naming it twice is an error.
 extension ManifestParser {
@@ -62,6 +62,6 @@ extension ManifestParser {
         guard rest.isEmpty || rest == "/" else {
             throw error(location, "\(shape), without path, query or fragment: '\(Rules.printable(text))'")
         }
-        return HostTable.origin(of: text)
+        return Origin.key(text)
     }
 }

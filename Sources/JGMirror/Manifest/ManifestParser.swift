@@ -100,15 +100,15 @@ struct ManifestParser {
 
     /// Parses one of the host options of `defaults`; false when `key` is not one.
     mutating func parseHostOption(_ key: String, into hosts: inout HostOptions) throws(ManifestError) -> Bool {
-        func duration(in range: ClosedRange<Double>) throws(ManifestError) -> Double {
+        func duration(_ setting: Setting<Double>) throws(ManifestError) -> Double {
             let (seconds, location) = try readDuration(key)
-            if let problem = Rules.durationProblem(seconds, in: range) { throw error(location, "'\(key)' \(problem)") }
+            if let problem = setting.problem(seconds) { throw error(location, "'\(key)' \(problem)") }
             return seconds
         }
         switch key {
-        case "connect_timeout": hosts.connectTimeout = try duration(in: Rules.connectTimeout)
-        case "host_grace": hosts.hostGrace = try duration(in: Rules.hostGrace)
-        case "max_wait": hosts.maxWait = try duration(in: Rules.maxWait)
+        case "connect_timeout": hosts.connectTimeout = try duration(Rules.connectTimeout)
+        case "host_grace": hosts.hostGrace = try duration(Rules.hostGrace)
+        case "max_wait": hosts.maxWait = try duration(Rules.maxWait)
         case "min_rate":
             let (text, location) = try readScalar(key, expecting: "a rate")
             guard let rate = Units.parseRate(text), Rules.rate.contains(rate) else {
@@ -219,15 +219,15 @@ struct ManifestParser {
     /// Parses one of the keys `defaults` and items share; false when `key` is not one.
     mutating func parseSetting(_ key: String, into settings: inout ItemSettings) throws(ManifestError) -> Bool {
         switch key {
-        case "connections": settings.connections = try readInt(key, range: Rules.connections).0
+        case "connections": settings.connections = try readInt(key, range: Rules.connections.range).0
         case "retries": settings.retries = try readInt(key, range: Rules.retries).0
         case "min_segment":
             let (size, location) = try readSize(key)
-            guard size >= Rules.minimumSegment else { throw error(location, "'min_segment' must be at least 16KiB") }
+            if let problem = Rules.minSegment.problem(size) { throw error(location, "'min_segment' \(problem)") }
             settings.minSegment = size
         case "timeout":
             let (seconds, location) = try readDuration(key)
-            if let problem = Rules.durationProblem(seconds, in: Rules.timeout) { throw error(location, "'timeout' \(problem)") }
+            if let problem = Rules.timeout.problem(seconds) { throw error(location, "'timeout' \(problem)") }
             settings.timeout = seconds
         case "max_size":
             let (size, location) = try readSize(key)

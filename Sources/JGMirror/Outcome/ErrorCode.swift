@@ -1,9 +1,9 @@
-/// Every failure a report can show, as the `error.code` of SPEC §8, with the exit
-/// class of SPEC §9 it leads to when it fails an item.
+/// Every failure a report can show, as the `error.code` of SPEC §8; the exit class of
+/// SPEC §9 each leads to is `ExitCode`'s table (`exitCode`).
 ///
 /// The one list of codes: reports, JUnit, events and the terminal print `rawValue`;
 /// decisions compare cases, never spellings.
-public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStringConvertible {
+public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStringConvertible, CaseIterable {
     /// The server answered with this HTTP status (`http_404`).
     case http(Int)
     /// No TCP connection could be made (`connect`).
@@ -123,13 +123,22 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         }
     }
 
-    /// Every code without a parameter, to look spellings up.
-    private static let plain: [ErrorCode] = [
-        .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range, .transfer,
-        .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing, .linkMismatch,
-        .diskFull, .permissionDenied, .ioError, .unsafePath, .curl,
-        .interrupted, .manifest, .locked, .usage, .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
+    /// Every code, `http` once (as `http(404)`, standing for every status). Swift
+    /// writes this list itself only for an enum without parameters, so a new case is
+    /// added here too: the test of every code iterates it, and `init(rawValue:)` reads
+    /// spellings from it.
+    public static let allCases: [ErrorCode] = [
+        .http(404), .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
+        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing,
+        .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .usage,
+        .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
     ]
+
+    /// Every code without a parameter, to look spellings up.
+    private static let plain = allCases.filter {
+        if case .http = $0 { return false }
+        return true
+    }
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
     public init?(rawValue: String) {
@@ -143,21 +152,4 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     }
 
     public var description: String { rawValue }
-
-    /// The exit code an item failed with this code leads to (SPEC §9).
-    public var exitCode: ExitCode {
-        switch self {
-        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
-        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
-        case .interrupted: .interrupted
-        case .manifest, .usage: .usage
-        case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing, .hostDown, .rateLimited,
-            .deadline:
-            .transferFailed
-        }
-    }
-
-    /// A failure of this machine rather than of the network or the remote side.
-    public var isLocal: Bool { exitCode == .local }
 }

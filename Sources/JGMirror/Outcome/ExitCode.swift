@@ -1,4 +1,6 @@
-/// The process exit codes of SPEC §9, and the one place results map onto them.
+/// The process exit codes of SPEC §9, and the one place failures and results map
+/// onto them: `ErrorCode.exitCode` for each code, `forResult` for an item, and
+/// `SyncError.exitCode` from those two.
 public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     /// Every selected item is present and verified (or unverified by choice).
     case success = 0
@@ -64,7 +66,8 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
         combine(items.map { forResult(status: $0.status, error: $0.error) })
     }
 
-    /// The exit code one item's outcome calls for.
+    /// The exit code one item's outcome calls for. A failed item never asks for 2 or
+    /// 130: the run went on past it.
     static func forResult(status: ItemStatus, error: ItemError?) -> ExitCode {
         switch status {
         case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
@@ -80,4 +83,23 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
             }
         }
     }
+}
+
+extension ErrorCode {
+    /// The exit code a failure with this code leads to (SPEC §9).
+    public var exitCode: ExitCode {
+        switch self {
+        case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
+        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
+        case .interrupted: .interrupted
+        case .manifest, .usage: .usage
+        case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing, .hostDown, .rateLimited,
+            .deadline:
+            .transferFailed
+        }
+    }
+
+    /// A failure of this machine rather than of the network or the remote side.
+    public var isLocal: Bool { exitCode == .local }
 }

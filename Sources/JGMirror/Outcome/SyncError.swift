@@ -15,7 +15,8 @@ public enum SyncError: LocalizedError, Sendable {
     /// `--delete` would remove more files, or a larger share of a folder, than
     /// `--max-delete` allows (the message says which): exit 4, nothing deleted.
     case tooManyDeletions(String)
-    /// A checksums file could not be fetched: exit 1, nothing fetched.
+    /// A checksums file could not be fetched: exit 1 as for an item that failed with
+    /// the same code (4 for a local failure such as a full disk), nothing fetched.
     case checksums(url: String, error: TransferError)
 
     public var errorDescription: String? {
@@ -30,12 +31,12 @@ public enum SyncError: LocalizedError, Sendable {
         }
     }
 
-    /// SPEC §9.
+    /// SPEC §9: the exit class of the report's `error.code`; a list that could not be
+    /// fetched counts as an item that failed.
     public var exitCode: ExitCode {
         switch self {
-        case .manifest, .usage: .usage
-        case .locked, .local, .tooManyDeletions: .local
-        case .checksums: .transferFailed
+        case .checksums: ExitCode.forResult(status: .failed, error: itemError)
+        case .manifest, .usage, .locked, .local, .tooManyDeletions: itemError.code.exitCode
         }
     }
 

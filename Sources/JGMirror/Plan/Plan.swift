@@ -71,8 +71,8 @@ public struct Plan: Sendable {
                 // The parser has already normalised `dest`.
                 let dest = item.dest ?? ""
                 if let shard = options.shard, !shard.contains(dest: dest) { continue }
-                let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? 6
-                let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? max(1, connections / 2)
+                let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
+                let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
                 selected.append(
                     PlannedItem(
                         id: index,
@@ -82,8 +82,8 @@ public struct Plan: Sendable {
                         sha256: item.packedSHA256,
                         connections: connections,
                         retries: retries,
-                        minSegment: item.settings.minSegment ?? defaults.minSegment ?? 1024 * 1024,
-                        timeout: item.settings.timeout ?? defaults.timeout ?? 30,
+                        minSegment: item.settings.minSegment ?? defaults.minSegment ?? Rules.minSegment.defaultValue,
+                        timeout: item.settings.timeout ?? defaults.timeout ?? Rules.timeout.defaultValue,
                         headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
                         redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
                         tags: tags,

@@ -39,10 +39,10 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var hosts: [HostSummary] = []
 
     public init(
-        command: String, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
+        command: RunCommand, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
         error: ItemError? = nil
     ) {
-        self.command = command
+        self.command = command.rawValue
         self.manifest = manifest
         self.started = started
         self.finished = finished
@@ -52,8 +52,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
     }
 
     /// A sync's report over the results it kept compact.
-    init(command: String, manifest: String?, started: Date, finished: Date, items: ReportItems) {
-        self.command = command
+    init(command: RunCommand, manifest: String?, started: Date, finished: Date, items: ReportItems) {
+        self.command = command.rawValue
         self.manifest = manifest
         self.started = started
         self.finished = finished

@@ -5,40 +5,53 @@ import Foundation
 /// message never differs between them. Each check returns what is wrong, phrased
 /// without naming the key or option (the caller adds that), or nil.
 public enum Rules {
+    // MARK: The option table: defaults and bounds (see `Setting`)
+
     /// Connections per item (SPEC §5).
-    public static let connections = 1...64
-    /// Retries per connection.
+    public static let connections = Setting(default: 6, range: 1...64)
+    /// Retries per connection; the default depends on the connections (`defaultRetries`).
     public static let retries = 0...100
-    /// Items in flight at once.
-    public static let jobs = 1...4096
-    /// Connections to one host.
-    public static let maxPerHost = 1...1024
-    /// The smallest range an item is split into.
-    public static let minimumSegment: Int64 = 16 * 1024
+    /// Items in flight at once (`--jobs`).
+    public static let jobs = Setting(default: 8, range: 1...4096)
+    /// Connections to one host, across items (`--max-per-host`).
+    public static let maxPerHost = Setting(default: 16, range: 1...1024)
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
     /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):
     /// 1 EiB, past any file a file system holds, and far enough below `Int64.max` that
     /// arithmetic on byte offsets never overflows. (A server's lengths are read as at
     /// most 18 digits, below it too.)
     public static let maximumSize: Int64 = 1 << 60
-    /// The stall timeout (`timeout`, `get --timeout`), seconds: from 100 ms (less is
-    /// shorter than a round trip) to a day (a connection silent that long is dead).
-    /// The bound also keeps its conversion to libcurl's whole milliseconds far from
-    /// overflowing (`timeout: 2562047788016h` once stopped a run with SIGILL).
-    public static let timeout: ClosedRange<Double> = 0.1...86_400
-    /// How long a connection may take to open (`connect_timeout`), seconds: from 100 ms
-    /// to an hour.
-    public static let connectTimeout: ClosedRange<Double> = 0.1...3600
-    /// Seconds a host may go without an answer before it is down (`host_grace`): from
-    /// 0 (down at the first probe that fails) to a day.
-    public static let hostGrace: ClosedRange<Double> = 0...86_400
-    /// The longest wait a host may ask for (`max_wait`), seconds: from 0 (never wait)
-    /// to a day.
-    public static let maxWait: ClosedRange<Double> = 0...86_400
+    /// The smallest range an item is split into (`min_segment`, `get --min-segment`):
+    /// 1 MiB unless given, never under 16 KiB.
+    public static let minSegment = Setting(bytes: 1 << 20, range: 16 << 10...maximumSize)
+    /// The stall timeout (`timeout`, `get --timeout`), seconds: 30 unless given, from
+    /// 100 ms (less is shorter than a round trip) to a day (a connection silent that
+    /// long is dead). The bound also keeps its conversion to libcurl's whole
+    /// milliseconds far from overflowing (`timeout: 2562047788016h` once stopped a run
+    /// with SIGILL).
+    public static let timeout = Setting(seconds: 30, range: 0.1...86_400)
+    /// How long a connection may take to open (`connect_timeout`), seconds: 10 unless
+    /// given, from 100 ms to an hour.
+    public static let connectTimeout = Setting(seconds: 10, range: 0.1...3600)
+    /// Seconds a host may go without an answer before it is down (`host_grace`): 30
+    /// unless given (longer than a web server takes to restart), from 0 (down at the
+    /// first probe that fails) to a day.
+    public static let hostGrace = Setting(seconds: 30, range: 0...86_400)
+    /// The longest wait a host may ask for (`max_wait`), seconds: 5 minutes unless
+    /// given, from 0 (never wait) to a day.
+    public static let maxWait = Setting(seconds: 300, range: 0...86_400)
+    /// The first retry delay (`--retry-delay`), seconds: 500 ms unless given, up to an
+    /// hour; it doubles per retry, with jitter.
+    public static let retryDelay = Setting(seconds: 0.5, range: 0...3600)
+
+    /// Retries per connection when neither the manifest nor the command line gives a
+    /// count: half the connections, at least one.
+    public static func defaultRetries(connections: Int) -> Int { max(1, connections / 2) }
+
+    // MARK: Bounds without a default
+
     /// The longest run (`--max-duration`), seconds: from a second to a year.
     public static let maxDuration: ClosedRange<Double> = 1...31_536_000
-    /// The first retry delay (`--retry-delay`), seconds: up to an hour.
-    public static let retryDelay: ClosedRange<Double> = 0...3600
     /// A numeric `tag` (`tag:`, `get --tag`): what every JSON reader holds exactly,
     /// ±(2^53 − 1), as reports carry it as a JSON number.
     public static let tag: ClosedRange<Int> = -(1 << 53 - 1)...(1 << 53 - 1)
@@ -54,12 +67,34 @@ public enum Rules {
     public static let maxPathLength = Int(PATH_MAX) - 1
 
     /// What is wrong with a size past `maximumSize`, whichever key or option gives it.
-    public static func sizeProblem(_ value: Int64) -> String? { value <= maximumSize ? nil : "must be at most 1EiB" }
+    public static func sizeProblem(_ value: Int64) -> String? {
+        value <= maximumSize ? nil : "must be at most \(formatSize(maximumSize))"
+    }
+
+    /// The longest name jgmirror makes next to a destination: `DEST.jgd.tmp`.
+    public static let longestWorkingSuffix = ".jgd.tmp"
+
+    /// What is wrong with a destination whose absolute path is `path`: with the
+    /// longest working suffix it must fit in Linux's `PATH_MAX`.
+    public static func pathLengthProblem(_ path: String) -> String? {
+        let longest = path.utf8.count + longestWorkingSuffix.utf8.count
+        guard longest > maxPathLength else { return nil }
+        return "makes a path of \(longest) bytes (with the \(longestWorkingSuffix) jgmirror adds); Linux takes at most \(maxPathLength)"
+    }
 
     /// What is wrong with a duration of `seconds` for a setting that takes `range`.
     public static func durationProblem(_ seconds: Double, in range: ClosedRange<Double>) -> String? {
         range.contains(seconds)
             ? nil : "must be from \(formatDuration(range.lowerBound)) to \(formatDuration(range.upperBound))"
+    }
+
+    /// `bytes` in the largest binary unit that writes it whole: `16KiB`, `1MiB`, `1EiB`.
+    static func formatSize(_ bytes: Int64) -> String {
+        for (unit, shift) in [("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)]
+        where bytes >= Int64(1) << shift && bytes % (Int64(1) << shift) == 0 {
+            return "\(bytes >> shift)\(unit)"
+        }
+        return String(bytes)
     }
 
     /// `seconds` in the largest unit the manifest takes that writes it whole: `100ms`, `30s`, `24h`.

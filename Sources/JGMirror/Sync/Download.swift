@@ -6,7 +6,7 @@ public struct Download: Sendable {
     public var url: String
     /// Destination file path (absolute or relative to the current directory).
     public var destination: String
-    public var connections = 6
+    public var connections = Rules.connections.defaultValue
     /// Retries per connection; default `connections / 2`, at least 1.
     public var retries: Int?
     /// Verify against this SHA-256 (hex) before the file is placed.
@@ -14,9 +14,9 @@ public struct Download: Sendable {
     public var tag: Int?
     public var mirrors: [String] = []
     public var headers: [HTTPHeader] = []
-    public var minSegment: Int64 = 1 << 20
+    public var minSegment = Rules.minSegment.defaultValue
     /// Stall timeout, seconds.
-    public var timeout: Double = 30
+    public var timeout = Rules.timeout.defaultValue
     public var insecure = false
     /// The most bytes accepted for a body of unknown length (or announced for one of known length).
     public var maxSize: Int64?
@@ -40,29 +40,28 @@ public struct Download: Sendable {
             throw UsageError("the destination is empty; give -o a file name, or a folder to keep the URL's file name")
         }
         if let sha256, !Rules.isSHA256(sha256) { throw UsageError("--sha256 must be 64 hexadecimal digits") }
-        if let problem = Rules.problem(connections, in: Rules.connections) { throw UsageError("connections \(problem)") }
+        if let problem = Rules.connections.problem(connections) { throw UsageError("connections \(problem)") }
         if let retries, let problem = Rules.problem(retries, in: Rules.retries) { throw UsageError("retries \(problem)") }
         for header in headers {
             if let problem = Rules.headerProblem(name: header.name) { throw UsageError(problem) }
         }
         if let maxSize, maxSize <= 0 { throw UsageError("--max-size must be more than 0 bytes") }
         if let maxSize, let problem = Rules.sizeProblem(maxSize) { throw UsageError("--max-size \(problem)") }
-        if let problem = Rules.durationProblem(timeout, in: Rules.timeout) { throw UsageError("--timeout \(problem)") }
+        if let problem = Rules.timeout.problem(timeout) { throw UsageError("--timeout \(problem)") }
         if let tag, let problem = Rules.problem(tag, in: Rules.tag) { throw UsageError("--tag \(problem)") }
-        if minSegment < Rules.minimumSegment { throw UsageError("--min-segment takes a size of at least 16KiB, such as 1MiB") }
-        if let problem = Rules.sizeProblem(minSegment) { throw UsageError("--min-segment \(problem)") }
+        if let problem = Rules.minSegment.problem(minSegment) { throw UsageError("--min-segment \(problem)") }
         let (root, name) = try Download.split(destination, url: url)
         let item = PlannedItem(
             id: 0, texts: ItemTexts(url: url, dest: name),
             extras: ItemExtras(mirrors: mirrors, tag: tag), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) },
-            connections: connections, retries: retries ?? max(1, connections / 2), minSegment: minSegment, timeout: timeout,
+            connections: connections, retries: retries ?? Rules.defaultRetries(connections: connections), minSegment: minSegment, timeout: timeout,
             headers: headers, redact: headers.map(\.name), tags: [], insecure: insecure, maxSize: maxSize, refresh: .always,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])
         var plan = Plan(manifest: manifest, options: PlanOptions())
         plan.root = root
         plan.items = [item]
-        return SyncSession(plan: plan, options: options, command: "get", usesState: false)
+        return SyncSession(plan: plan, options: options, command: .get, usesState: false)
     }
 
     /// The folder and the file name `destination` stands for.
@@ -79,10 +78,7 @@ public struct Download: Sendable {
         case .success(let normal): name = normal
         case .failure(let problem): throw UsageError(problem.message)
         }
-        let longest = folder.utf8.count + 1 + name.utf8.count + ".jgd.tmp".utf8.count
-        if longest > Rules.maxPathLength {
-            throw UsageError("the destination makes a path of \(longest) bytes (with the .jgd.tmp jgmirror adds); Linux takes at most \(Rules.maxPathLength)")
-        }
+        if let problem = Rules.pathLengthProblem(folder + "/" + name) { throw UsageError("the destination \(problem)") }
         return (folder, name)
     }
 }

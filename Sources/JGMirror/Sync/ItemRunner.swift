@@ -97,7 +97,7 @@ final class ItemRunner: Sendable {
         let settling = options.settlesPlacedRecords ? RecordSettling(root: root, records: learned, windowNs: racyNs) : nil
         self.settling = settling
         placement = Placement(
-            durable: options.durable, root: root, records: learned, dataSync: options.dataSync,
+            durable: options.durable, root: root, records: learned, dataSync: options.engine.dataSync,
             beforeRecording: options.beforeRecording, backup: backup, settling: settling)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.

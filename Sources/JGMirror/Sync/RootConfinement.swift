@@ -48,13 +48,10 @@ enum RootConfinement {
                         message: "destination '\(item.dest)' is \(Paths.kind(of: info.st_mode)) under \(plan.root); jgmirror replaces only regular files")
                 }
             }
-            // The longest name jgmirror makes for an item is DEST.jgd.tmp.
-            let longest = item.path.utf8.count + ".jgd.tmp".utf8.count
-            if longest > Rules.maxPathLength {
+            if let problem = Rules.pathLengthProblem(item.path) {
                 throw ManifestError(
                     file: plan.manifest.path, location: item.location,
-                    message: "destination '\(Rules.abbreviated(item.dest))' makes a path of \(longest) bytes under \(plan.root) "
-                        + "(with the .jgd.tmp jgmirror adds); Linux takes at most \(Rules.maxPathLength)")
+                    message: "destination '\(Rules.abbreviated(item.dest))' under \(plan.root) \(problem)")
             }
             if escapes {
                 throw ManifestError(

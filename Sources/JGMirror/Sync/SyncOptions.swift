@@ -1,45 +1,31 @@
-import CSystem
 import Foundation
 
 /// How a sync runs (SPEC §2): concurrency, limits, resume and failure policy.
+///
+/// The engine's settings are not repeated here: `options.jobs`, `options.maxRate`
+/// and the rest of `TransferSettings` are read and written by name in the engine's
+/// configuration (`engine`), where the library and its tests also set what only
+/// they tune (`options.engine.flushStep`).
+@dynamicMemberLookup
 public struct SyncOptions: Sendable {
-    /// Items in flight at once.
-    public var jobs = 8
-    /// Simultaneous connections to one host across all items.
-    public var maxPerHost = 16
-    /// Overall bandwidth cap in bytes per second.
-    public var maxRate: Int64?
-    /// A CA bundle to trust in addition to the system's.
-    public var caCert: String?
-    /// Accept `file://` sources.
-    public var allowFileURLs = false
+    /// The engine's configuration; its defaults are this struct's.
+    var engine = TransferEngine.Configuration()
+
+    /// The engine setting at `path`: `options.jobs`, `options.durable`, …
+    public subscript<Value>(dynamicMember path: WritableKeyPath<TransferSettings, Value>) -> Value {
+        get { engine.settings[keyPath: path] }
+        set { engine.settings[keyPath: path] = newValue }
+    }
+
     /// Use resume state; false ignores and deletes it (`--no-resume`).
     public var resume = true
-    /// Start no new item after the first failure.
-    public var failFast = false
     /// An item without any checksum is an error.
     public var requireChecksums = false
-    /// First retry delay in seconds; doubles per retry, with jitter.
-    public var retryBaseDelay = 0.5
-    /// Seconds between resume-state checkpoints.
-    public var checkpointInterval = 1.0
-    /// Seconds between progress events per item.
-    public var progressInterval = 0.2
     /// Threads hashing files already on disk.
     public var hashThreads = ProcessInfo.processInfo.activeProcessorCount
     /// Deliver `SyncSession.events`. Off, the stream ends at once and a run nobody
     /// watches spares a hand-off to the consuming task per event.
     public var emitsEvents = true
-    /// `fsync` part files before they are placed or their resume state is written,
-    /// and folders after renames (SPEC §4, §6). Off (`--no-fsync`), for disks thrown
-    /// away after the job: a power cut can leave recently placed files empty or
-    /// partial, and resume state written without it is not trusted after a reboot.
-    public var durable = true
-    /// Free space a download of unknown length must leave on the destination's file
-    /// system (`--min-free`); nil: 1 GiB, or 1 % of the file system when smaller.
-    public var minFree: Int64?
-    /// See `TransferEngine.Configuration.freeSpace`.
-    var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
     /// Hash every present file instead of trusting the state database (`--rehash`).
     public var rehash = false
     /// Remove files under the root that no item produces, then empty folders (`--delete`).
@@ -83,24 +69,12 @@ public struct SyncOptions: Sendable {
     var learnedBatch = 256
     /// Told the size of each transaction of records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
-    /// See `TransferEngine.Configuration.flushStep`.
-    var flushStep: Int64 = 64 << 20
-    /// See `TransferEngine.Configuration.hashRate`.
-    var hashRate = 1.5e9
-    /// See `TransferEngine.Configuration.dataSync`.
-    var dataSync: @Sendable (Int32) -> Int32 = { fdatasync($0) }
-    /// See `TransferEngine.Configuration.writebackStep`.
-    var writebackStep: Int64 = 4 << 20
-    /// See `TransferEngine.Configuration.startWriteback`.
-    var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
 
     /// Seconds after which the run stops as on SIGINT, its unfinished items
     /// `interrupted` with code `deadline` (`--max-duration`).
     public var maxDuration: Double?
     /// Set by the session when `maxDuration` is given: items read it to say why they stopped.
     var runDeadline: RunDeadline?
-    /// How the run judges its hosts (SPEC §5a); tests shorten the grace and probes.
-    var hostSettings = HostTable.Settings()
     /// Carries the host table from the engine that fetches a run's lists to the one
     /// that fetches its items (`HostHandOff`): copies of these options share it, so
     /// the options given to `Manifest.expandSets` and then to `SyncSession` make one
@@ -113,26 +87,13 @@ public struct SyncOptions: Sendable {
         QuickCheck(enabled: !rehash, racyWindowNs: Int64(racyWindow * 1e9))
     }
 
+    /// The configuration of an engine for this run: at least one job and one
+    /// connection per host, and a space ledger of its own.
     var engineConfiguration: TransferEngine.Configuration {
-        var configuration = TransferEngine.Configuration()
-        configuration.jobs = max(1, jobs)
-        configuration.maxPerHost = max(1, maxPerHost)
-        configuration.maxRate = maxRate
-        configuration.caCert = caCert
-        configuration.allowFileURLs = allowFileURLs
-        configuration.retryBaseDelay = retryBaseDelay
-        configuration.checkpointInterval = checkpointInterval
-        configuration.progressInterval = progressInterval
-        configuration.failFast = failFast
-        configuration.durable = durable
-        configuration.flushStep = flushStep
-        configuration.dataSync = dataSync
-        configuration.hashRate = hashRate
-        configuration.writebackStep = writebackStep
-        configuration.startWriteback = startWriteback
-        configuration.minFree = minFree
-        configuration.freeSpace = freeSpace
-        configuration.hosts = hostSettings
+        var configuration = engine
+        configuration.jobs = max(1, engine.jobs)
+        configuration.maxPerHost = max(1, engine.maxPerHost)
+        configuration.spaceLedger = SpaceGuard.Ledger()
         configuration.handOff = hostHandOff
         return configuration
     }

@@ -17,7 +17,7 @@ public final class SyncSession: Sendable {
     private let continuation: AsyncStream<SyncEvent>.Continuation
     private let plan: Plan
     private let options: SyncOptions
-    private let command: String
+    private let command: RunCommand
     /// Hold `ROOT/.jgmirror/` (locks and state database); one-off downloads do not.
     private let usesState: Bool
     private let control = Locked<Control>(Control())
@@ -32,10 +32,10 @@ public final class SyncSession: Sendable {
 
     /// A sync of `plan` under `options`.
     public convenience init(plan: Plan, options: SyncOptions = SyncOptions()) {
-        self.init(plan: plan, options: options, command: "sync", usesState: true)
+        self.init(plan: plan, options: options, command: .sync, usesState: true)
     }
 
-    init(plan: Plan, options: SyncOptions, command: String, usesState: Bool) {
+    init(plan: Plan, options: SyncOptions, command: RunCommand, usesState: Bool) {
         self.plan = plan
         var options = options
         deadline = options.maxDuration.map { _ in RunDeadline() }

@@ -21,7 +21,7 @@ public enum Verification {
             return result
         }
         var report = RunReport(
-            command: "verify", manifest: plan.manifest.path, started: started, finished: Date(),
+            command: .verify, manifest: plan.manifest.path, started: started, finished: Date(),
             items: results + plan.manifest.listFailures.map(\.result))
         if let store {
             // The remote's validators stay as the last sync saw them, while the bytes do.

@@ -8,7 +8,7 @@ extension Crew {
         let engine = item.engine
         let now = engine.now()
         let candidates = live.map { source in
-            let origin = TransferEngine.origin(of: item.remote.url(of: source))
+            let origin = Origin.key(item.remote.url(of: source))
             return SourceShare.Candidate(
                 source: source, state: engine.hosts.state(of: origin, now: now), rate: engine.hosts.hosts[origin]?.rate)
         }

@@ -4,7 +4,7 @@
 /// must fail comes out. The engine carries the answers out and keeps one table for
 /// every item, list and signature of the run.
 ///
-/// An origin is `scheme://host:port` as `Redirect.origin(of:)` spells it. A host is
+/// An origin is `scheme://host:port` as `Origin.of` spells it. A host is
 /// `up` until `suspectAfter` requests in a row fail to get an answer (connection
 /// refused, reset, first-byte timeout); then it is `suspect`: one request at a time
 /// probes it, with a growing delay between probes, and its other requests wait
@@ -18,10 +18,10 @@ struct HostTable: Sendable {
     struct Settings: Sendable, Equatable {
         /// Seconds without an answer, from the first failure, after which a host is
         /// `down` (`host_grace`): longer than a web server takes to restart.
-        var grace: Double = HostTable.defaultGrace
+        var grace = Rules.hostGrace.defaultValue
         /// The longest cooling requests wait for (`max_wait`); a host asking for more
         /// fails its requests at once.
-        var maxWait: Double = HostTable.defaultMaxWait
+        var maxWait = Rules.maxWait.defaultValue
         /// The run's deadline, monotonic seconds (`--max-duration`): a cooling that ends
         /// after it fails its requests at once too.
         var deadline: Double?
@@ -36,7 +36,7 @@ struct HostTable: Sendable {
         var probeBaseDelay = 0.5
         var probeMaxDelay = 8.0
         /// Options given for one origin (`hosts:` in the manifest), by origin as
-        /// `HostTable.origin(of:)` spells it; what one leaves unset is the run's.
+        /// `Origin.key` spells it; what one leaves unset is the run's.
         var origins: [String: HostOptions] = [:]
 
         /// `grace` for `origin`.
@@ -45,11 +45,6 @@ struct HostTable: Sendable {
         /// `maxWait` for `origin`.
         func maxWait(for origin: String) -> Double { origins[origin]?.maxWait ?? maxWait }
     }
-
-    /// `host_grace`'s default, seconds.
-    static let defaultGrace = 30.0
-    /// `max_wait`'s default, seconds.
-    static let defaultMaxWait = 300.0
 
     /// A host's standing, as the report spells it.
     enum State: String, Sendable, Equatable {
@@ -128,11 +123,6 @@ struct HostTable: Sendable {
         self.settings = settings
         hosts = earlier?.hosts ?? [:]
     }
-
-    /// The origin a URL's requests are judged under: `scheme://host:port`, lower-cased,
-    /// the scheme's default port filled in, credentials left out. The one spelling of
-    /// an origin, for the table, the manifest's `hosts:` and the report alike.
-    static func origin(of url: String) -> String { Redirect.origin(of: url) ?? TransferEngine.hostKey(url) }
 
     /// The host's standing at `now`.
     func state(of origin: String, now: Double) -> State {

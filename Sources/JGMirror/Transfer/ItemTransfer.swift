@@ -302,7 +302,7 @@ final class ItemTransfer: @unchecked Sendable {
         if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
             tally.attempts += 1
             requests.launch(worker)
-        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(remote.url(of: $0))) }) {
+        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(Origin.key(remote.url(of: $0))) }) {
             requests.launch(worker)
         }
         if finished { return }

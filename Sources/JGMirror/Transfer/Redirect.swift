@@ -8,27 +8,12 @@ enum Redirect {
     /// Most redirects one request may follow.
     static let maxHops = 10
 
-    /// `scheme://host:port`, lower-cased, with the scheme's default port filled in and
-    /// credentials left out; nil for a URL without `://`.
-    static func origin(of url: String) -> String? {
-        guard let authority = URLAuthority(url) else { return nil }
-        let scheme = authority.scheme.lowercased()
-        var hostPort = url[authority.hostStart(in: url)..<authority.end].lowercased()
-        // A port follows the last `:` unless that colon is inside an IPv6 literal.
-        let closing = hostPort.lastIndex(of: "]")
-        if let colon = hostPort.lastIndex(of: ":"), closing.map({ colon > $0 }) ?? true {
-            if hostPort.index(after: colon) == hostPort.endIndex { hostPort.removeLast() } else { return scheme + "://" + hostPort }
-        }
-        let port = scheme == "https" ? "443" : scheme == "http" ? "80" : ""
-        return scheme + "://" + hostPort + (port.isEmpty ? "" : ":" + port)
-    }
-
     /// Whether the headers written for `sources` (an item's URL and mirrors) may be
     /// sent to `url`: it has the origin of one of them, or the item forwards them.
     static func sendsHeaders(to url: String, sources: [String], forward: Bool) -> Bool {
         if forward || sources.contains(url) { return true }
-        guard let target = origin(of: url) else { return false }
-        return sources.contains { origin(of: $0) == target }
+        guard let target = Origin.of(url) else { return false }
+        return sources.contains { Origin.of($0) == target }
     }
 
     /// The URL to request after a redirect to `target` (the `Location`, as libcurl

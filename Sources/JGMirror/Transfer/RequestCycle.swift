@@ -22,7 +22,7 @@ final class RequestCycle {
         worker.resetRequest()
         worker.sentAt = engine.now()
         let url = worker.redirectURL ?? item.remote.url(of: worker.sourceIndex)
-        let host = TransferEngine.hostKey(url)
+        let host = Origin.key(url)
         guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
             worker.state = .ready
             return
@@ -60,7 +60,7 @@ final class RequestCycle {
     /// is up; one for a down host (or a wait too long) fails the item unless it has a
     /// source that may still answer.
     private func hostAllows(_ worker: Worker, url: String) -> Bool {
-        let origin = TransferEngine.origin(of: url)
+        let origin = Origin.key(url)
         let permission = engine.hosts.ask(origin, now: worker.sentAt)
         switch permission {
         case .go, .probe:
@@ -95,7 +95,7 @@ final class RequestCycle {
         for step in 1..<count {
             let candidate = (worker.sourceIndex + step) % count
             guard !crew.deadSources.contains(candidate) else { continue }
-            let origin = TransferEngine.origin(of: item.remote.url(of: candidate))
+            let origin = Origin.key(item.remote.url(of: candidate))
             if states.contains(engine.hosts.state(of: origin, now: now)) {
                 worker.sourceIndex = candidate
                 worker.heldFor = nil
@@ -185,7 +185,7 @@ final class RequestCycle {
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         item.tally.lastError = error
         if error.retryable, !item.isFileSource {
-            let state = engine.hosts.state(of: TransferEngine.origin(of: worker.url), now: engine.now())
+            let state = engine.hosts.state(of: Origin.key(worker.url), now: engine.now())
             if state == .suspect || state == .down {
                 // The host is the trouble, not this request: the host table says when
                 // to ask again (or that the item fails), and no retry is spent.

@@ -5,9 +5,6 @@ import Foundation
 /// request, tells the table what each request showed of its host, and wakes the
 /// requests that waited for a host once it answers. The table decides.
 extension TransferEngine {
-    /// The origin `url` is judged under (`HostTable.origin(of:)`).
-    static func origin(of url: String) -> String { HostTable.origin(of: url) }
-
     /// The error an item fails with when its host refuses its requests; the same
     /// text for every item of the host, so the terminal shows one line for it.
     func hostError(_ refusal: HostTable.Refusal, origin: String) -> TransferError {
@@ -102,6 +99,6 @@ extension TransferEngine.Configuration {
 
     /// The options given for `url`'s origin; nil, without parsing the URL, when none are.
     private func options(for url: String) -> HostOptions? {
-        hosts.origins.isEmpty ? nil : hosts.origins[HostTable.origin(of: url)]
+        hosts.origins.isEmpty ? nil : hosts.origins[Origin.key(url)]
     }
 }

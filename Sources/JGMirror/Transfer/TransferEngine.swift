@@ -11,29 +11,20 @@ import Synchronization
 /// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
 /// thread. Outcomes and events are delivered on that thread and must return quickly.
 final class TransferEngine: @unchecked Sendable {
-    /// Run-wide limits and settings.
+    /// Run-wide limits and settings: what a caller chooses (`settings`, read here by
+    /// name: `configuration.jobs`) and what the library and its tests tune.
+    @dynamicMemberLookup
     struct Configuration: Sendable {
-        /// Items in flight at once.
-        var jobs = 8
-        /// Simultaneous connections to one host, across items.
-        var maxPerHost = 16
-        /// Overall bytes per second, when capped.
-        var maxRate: Int64?
-        /// Extra CA bundle to trust.
-        var caCert: String?
-        var allowFileURLs = false
-        /// First retry delay; doubles per retry, with jitter.
-        var retryBaseDelay = 0.5
+        /// Jobs, connections per host, rate, CA, retry delay, durability, …
+        var settings = TransferSettings()
+
+        subscript<Value>(dynamicMember path: WritableKeyPath<TransferSettings, Value>) -> Value {
+            get { settings[keyPath: path] }
+            set { settings[keyPath: path] = newValue }
+        }
+
         /// Longest retry delay.
         var retryMaxDelay = 30.0
-        /// Seconds between resume-state checkpoints (SPEC §6: at most every second).
-        var checkpointInterval = 1.0
-        /// Seconds between progress events per item.
-        var progressInterval = 0.2
-        /// After a failed item, start no queued one (`--fail-fast`).
-        var failFast = false
-        /// Sync part files before checkpoints (`SyncOptions.durable`).
-        var durable = true
         /// Bytes written to a part file after which its data is synced while the rest
         /// arrives (durable runs): writeback then keeps pace with the download instead
         /// of starting at the first checkpoint and leaving most of it to the end.
@@ -54,8 +45,6 @@ final class TransferEngine: @unchecked Sendable {
         /// on the benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s); tests model
         /// a slower hasher.
         var hashRate = 1.5e9
-        /// Free space a body of unknown length must leave; nil: `SpaceGuard.defaultReserve`.
-        var minFree: Int64?
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
         /// What the bodies of unknown length in flight may still write, shared by all
@@ -64,7 +53,7 @@ final class TransferEngine: @unchecked Sendable {
         /// How the run judges its hosts (SPEC §5a): grace, longest wait, probes.
         var hosts = HostTable.Settings()
         /// Seconds a connection may take to open, TLS included (`connect_timeout`).
-        var connectTimeout = 10.0
+        var connectTimeout = Rules.connectTimeout.defaultValue
         /// Bytes per second under which a request, for its `timeout`, is stalled
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
         var minRate: Int64 = 1024
@@ -319,29 +308,6 @@ final class TransferEngine: @unchecked Sendable {
 
     func emit(_ event: TransferEvent) { onEvent(event) }
 
-    /// `scheme://host:port` of a URL, lower-cased, credentials dropped.
-    static func hostKey(_ url: String) -> String {
-        // Twice per request: on the bytes, lower-casing ASCII as it copies.
-        var bytes = url
-        return bytes.withUTF8 { utf8 in
-            guard let authority = URLAuthority.byteOffsets(in: utf8) else { return url }
-            let parts = [utf8[..<authority.start], utf8[authority.host..<authority.end]]
-            guard parts.allSatisfy({ $0.allSatisfy { $0 < 0x80 } }) else {
-                return parts.map { String(decoding: $0, as: UTF8.self) }.joined().lowercased()
-            }
-            return String(unsafeUninitializedCapacity: parts[0].count + parts[1].count) { key in
-                var count = 0
-                for part in parts {
-                    for byte in part {
-                        key[count] = TextSearch.lowerASCII(byte)
-                        count += 1
-                    }
-                }
-                return count
-            }
-        }
-    }
-
     /// Whether `host` carries fewer requests than `--max-per-host` now.
     func hasRoom(_ host: String) -> Bool { hostLoad[host, default: 0] < configuration.maxPerHost }
 
@@ -393,16 +359,16 @@ final class TransferEngine: @unchecked Sendable {
     /// so a server that ignores ranges, or a mirror director, costs the extra requests
     /// once, not on every file.
     func mayCutAhead(_ url: String) -> Bool {
-        Self.mayOpenAhead(url) && !hostsAskedFirst.contains(Self.hostKey(url))
+        Self.mayOpenAhead(url) && !hostsAskedFirst.contains(Origin.key(url))
     }
 
     /// Notes that `url`'s host answered a request for one region with the whole file
     /// or a redirect: its later items ask once before they fan out.
-    func mustAskFirst(_ url: String) { hostsAskedFirst.insert(Self.hostKey(url)) }
+    func mustAskFirst(_ url: String) { hostsAskedFirst.insert(Origin.key(url)) }
 
     private func sendWarmUps() {
         for (url, connections, request) in pendingWarmUps {
-            let host = Self.hostKey(url)
+            let host = Origin.key(url)
             let wanted = min(connections, configuration.maxPerHost)
             let known = max(hostPeak[host] ?? 0, hostLoad[host] ?? 0)
             guard wanted > known else { continue }

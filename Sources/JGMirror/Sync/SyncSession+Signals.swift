@@ -1,0 +1,44 @@
+import Dispatch
+import Foundation
+
+extension SyncSession {
+    /// Runs the session as a command does: its events go to `outputs` (the `--events`
+    /// stream) and to `progress`, and SIGINT or SIGTERM cancel it, keeping resume
+    /// state (or clearing it when `clearOnSignal`, `--no-resume`) after `notice` is told
+    /// why. An interrupted run's report exits 130; one stopped at `--max-duration`
+    /// keeps its own code.
+    public func runHandlingSignals(
+        progress: ProgressRenderer, clearOnSignal: Bool, outputs: RunOutputs? = nil,
+        notice: @escaping @Sendable (String) -> Void
+    ) async throws(SyncError) -> RunReport {
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [self] in
+                notice("jgmirror: interrupted; stopping transfers and saving resume state")
+                cancel(clearingState: clearOnSignal)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        // One stream has one reader: it writes each event line, then shows the event.
+        // (A second stream to the display cost a thread wake-up per event: 30 ms of a
+        // 2000-file sync.)
+        let reading = Task {
+            for await event in events {
+                outputs?.write(event)
+                progress.show(event)
+            }
+            progress.finish()
+        }
+        let result: Result<RunReport, SyncError>
+        do { result = .success(try await run()) } catch { result = .failure(error) }
+        await reading.value
+        var report = try result.get()
+        progress.reportProblems(in: report)
+        if isCancelled, !reachedDeadline { report.exitCode = ExitCode.combine([report.exitCode, .interrupted]) }
+        return report
+    }
+}
