@@ -293,10 +293,10 @@ final class ItemTransfer: @unchecked Sendable {
             requests.relaunch(worker)
             if finished { return }
         }
-        if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
-            tally.attempts += 1
-            requests.launch(worker)
-        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(TransferEngine.hostKey(remote.url(of: $0))) }) {
+        if let (worker, stalled) = crew.replace(
+            progress: storage.bytesThisRun, canConnect: { engine.hasRoom(TransferEngine.hostKey(remote.url(of: $0))) })
+        {
+            if stalled { tally.attempts += 1 }
             requests.launch(worker)
         }
         if finished { return }
