@@ -25,8 +25,8 @@ import Testing
     }
 
     /// Two connections over 8 MiB: 0 fetched its 4 MiB, 1 has `left` of its own.
-    private func twoRegions(left: Int64) -> SegmentBook {
-        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+    private func twoRegions(left: Int64, minSegment: Int64 = 1 << 20) -> SegmentBook {
+        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: minSegment)
         _ = book.take(for: 0)
         _ = book.take(for: 1)
         _ = book.record(0, at: 0, count: 4 * MiB)
@@ -74,7 +74,7 @@ import Testing
         // still finishes sooner with a split; one that must connect first (0.6 s) does not.
         let now = 5.0
         let victim = streaming(1, rate: 4e6, lastByte: now)
-        var open = twoRegions(left: 3 * MiB / 2)
+        var open = twoRegions(left: 3 * MiB / 2, minSegment: 64 << 10)
         var closed = open
         let policy = CrewPolicy()
         func snapshot(truncated: Bool) -> CrewPolicy.Snapshot {
@@ -124,10 +124,10 @@ import Testing
                 ], roundTrip: 0.05, now: now, limit: limit, nextSlot: 2, progress: progress)
         }
         // Not yet stalled, no connection to spare, or no progress: nobody.
-        #expect(policy.replacement(in: snapshot(now: 2.9, progress: 10), book: &book) { true } == nil)
-        #expect(policy.replacement(in: snapshot(now: 3.5, progress: 10, limit: 2), book: &book) { true } == nil)
-        #expect(policy.replacement(in: snapshot(now: 3.5, progress: 0), book: &book) { true } == nil)
-        let replacement = policy.replacement(in: snapshot(now: 3.5, progress: 10), book: &book) { true }
+        #expect(policy.replacement(in: snapshot(now: 2.9, progress: 10), book: &book, canConnectNext: { true }) == nil)
+        #expect(policy.replacement(in: snapshot(now: 3.5, progress: 10, limit: 2), book: &book, canConnectNext: { true }) == nil)
+        #expect(policy.replacement(in: snapshot(now: 3.5, progress: 0), book: &book, canConnectNext: { true }) == nil)
+        let replacement = policy.replacement(in: snapshot(now: 3.5, progress: 10), book: &book, canConnectNext: { true })
         #expect(replacement == .stalled(avoiding: [1], work: .steal(ByteRange(lower: 6 * MiB, upper: 8 * MiB), dropping: 1)))
         #expect(book.region(of: 2) == .init(start: 6 * MiB, next: 6 * MiB, end: 8 * MiB))
         // The same progress does not bring a second one.
@@ -144,7 +144,7 @@ import Testing
             let snapshot = CrewPolicy.Snapshot(
                 connections: [streaming(0, rate: 4e6, lastByte: 2.5), waiting], roundTrip: 0.05, now: 2.5, limit: 3,
                 nextSlot: 2, progress: 10)
-            #expect((policy.replacement(in: snapshot, book: &book) { true } != nil) == replaced)
+            #expect((policy.replacement(in: snapshot, book: &book, canConnectNext: { true }) != nil) == replaced)
         }
     }
 
@@ -169,11 +169,11 @@ import Testing
                 ], roundTrip: 0.01, now: now, limit: limit, nextSlot: 3)
         }
         // The first look only notes where each stands; the next within 0.1 s is skipped.
-        #expect(policy.replacement(in: snapshot(now: 1.0), book: &book) { true } == nil)
-        #expect(policy.replacement(in: snapshot(now: 1.05), book: &book) { true } == nil)
+        #expect(policy.replacement(in: snapshot(now: 1.0), book: &book, canConnectNext: { true }) == nil)
+        #expect(policy.replacement(in: snapshot(now: 1.05), book: &book, canConnectNext: { true }) == nil)
         // No slot free at the source: no thief (and no look).
-        #expect(policy.replacement(in: snapshot(now: 1.2), book: &book) { false } == nil)
-        guard case .lagging(let range) = policy.replacement(in: snapshot(now: 1.2), book: &book) { true } else {
+        #expect(policy.replacement(in: snapshot(now: 1.2), book: &book, canConnectNext: { false }) == nil)
+        guard case .lagging(let range) = policy.replacement(in: snapshot(now: 1.2), book: &book, canConnectNext: { true }) else {
             Issue.record("no thief for the lagging region")
             return
         }
@@ -182,8 +182,8 @@ import Testing
         var modest = CrewPolicy()
         modest.retired(shownRate: 2e6)
         var other = book
-        _ = modest.replacement(in: snapshot(now: 2.0), book: &other) { true }
-        #expect(modest.replacement(in: snapshot(now: 2.2), book: &other) { true } == nil)
+        _ = modest.replacement(in: snapshot(now: 2.0), book: &other, canConnectNext: { true })
+        #expect(modest.replacement(in: snapshot(now: 2.2), book: &other, canConnectNext: { true }) == nil)
     }
 
     // MARK: A range given back
@@ -194,7 +194,8 @@ import Testing
         var policy = CrewPolicy()
         let snapshot = CrewPolicy.Snapshot(
             connections: [done(0, rate: 1e6, now: 1)], roundTrip: 0.01, now: 1, limit: 2, nextSlot: 2, progress: 5)
-        #expect(policy.strandedTake(in: snapshot, book: &book) == ByteRange(lower: 6 * MiB, upper: 8 * MiB))
+        // An equal share of the 2 MiB given back over the two idle connections.
+        #expect(policy.strandedTake(in: snapshot, book: &book) == ByteRange(lower: 6 * MiB, upper: 7 * MiB))
         book.giveBack(2)
         #expect(policy.strandedTake(in: snapshot, book: &book) == nil)
     }

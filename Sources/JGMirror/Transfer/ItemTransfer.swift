@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Confined to the engine thread, except `prepare()`, which opens the part file (and
 /// takes over an earlier run's files) on the engine's preparation queue before the
-/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock).
+/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock,
+/// and `adoptPrepared()` then gives the crew what `prepare()` found).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
 /// which the engine calls outside callbacks.
@@ -17,6 +18,10 @@ import Foundation
 /// The state below is the item's; `RequestCycle` and `HeadHandler` read and change
 /// it on the engine thread as parts of the item, and only `HeadHandler` runs inside
 /// libcurl's callbacks, where it records its decisions in `pending`.
+///
+/// `@unchecked Sendable`: it crosses threads once each way through the engine's inbox
+/// lock (`TransferEngine.Inbox.prepared`), and its connections are `EngineBound`, so
+/// touching them off the engine thread traps in debug builds.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
@@ -27,8 +32,14 @@ final class ItemTransfer: @unchecked Sendable {
     let isFileSource: Bool
 
     private(set) var finished = false
-    /// The connections, the byte ranges they share and who fetches what next.
-    private(set) lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
+    /// The connections, the byte ranges they share and who fetches what next: the
+    /// engine thread's only, checked on every access in debug builds.
+    var crew: Crew { boundCrew.value }
+    private lazy var boundCrew = EngineBound(
+        Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
+    /// What `prepare()` found of an earlier run, for the crew once the item is back on
+    /// the engine thread (`adoptPrepared`).
+    private var earlierBook: SegmentBook?
     private lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
     private var book: SegmentBook? {
@@ -78,20 +89,31 @@ final class ItemTransfer: @unchecked Sendable {
     /// the item's turn); `EarlierRun` removes what cannot be trusted.
     func prepare() {
         if !request.knownFresh {
-            let earlier = EarlierRun.takeOver(request) { crew.makeBook(length: $0, missing: $1) }
+            // No response has shown a round trip yet: the regions are not capped (`Crew.makeBook`).
+            let earlier = EarlierRun.takeOver(request) {
+                SegmentBook(length: $0, missing: $1, connections: request.connections, minSegment: request.minSegment)
+            }
             tally.note = earlier.note
             if let saved = earlier.book {
-                book = saved
+                earlierBook = saved
                 remote.adopt(earlier.validators)
-                crew.rangesSupported = true
                 storage.adoptEarlierRun()
                 tally.resumedFrom = earlier.resumedFrom
             }
         }
         storage.open()
-        if let book, storage.openFailure == nil, tally.resumedFrom > 0 {
-            request.observer?.prefixCompleted(upTo: book.contiguousPrefix)
+        if let earlierBook, storage.openFailure == nil, tally.resumedFrom > 0 {
+            request.observer?.prefixCompleted(upTo: earlierBook.contiguousPrefix)
         }
+    }
+
+    /// Gives the crew the earlier run's book `prepare()` adopted (engine thread, when
+    /// the prepared item is back, before anything else looks at it).
+    func adoptPrepared() {
+        guard let saved = earlierBook else { return }
+        earlierBook = nil
+        book = saved
+        crew.rangesSupported = true
     }
 
     /// Sends the first request (engine thread, after `prepare()`).

@@ -10,6 +10,10 @@ import Synchronization
 /// Other threads talk to it only through `inbox` (a mutex-guarded command list) and
 /// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
 /// thread. Outcomes and events are delivered on that thread and must return quickly.
+///
+/// `@unchecked Sendable`: what other threads call goes through `inbox` (a `Mutex`) and
+/// atomics; the items' connections are `EngineBound` to `engineThread`, checked on
+/// every access in debug builds.
 final class TransferEngine: @unchecked Sendable {
     /// Run-wide limits and settings.
     struct Configuration: Sendable {
@@ -98,6 +102,8 @@ final class TransferEngine: @unchecked Sendable {
     /// The most items the engine held at once (queued, being prepared or running):
     /// what a large run costs in transfer objects depends on how its caller feeds it.
     let mostHeld = Atomic<Int>(0)
+    /// The loop's thread, which `EngineBound` state checks it is on.
+    let engineThread = EngineThread()
 
     // Engine thread only:
     private var waiting = FIFO<ItemTransfer>()
@@ -189,6 +195,7 @@ final class TransferEngine: @unchecked Sendable {
     // MARK: Event loop
 
     private func run() {
+        engineThread.enter()
         if limiter != nil { limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
         while true {
             wakePending.store(false, ordering: .sequentiallyConsistent)
@@ -218,6 +225,7 @@ final class TransferEngine: @unchecked Sendable {
             }
             for item in commands.prepared {
                 preparing -= 1
+                item.adoptPrepared()
                 if cancelled {
                     item.cancel(clearing: cancelClearing)
                 } else if skipping {
