@@ -1,11 +1,11 @@
 /// The connections of one item and the work dealt to them (SPEC §5): the workers,
-/// the `SegmentBook` they share, what the link has shown of its round trips, and who
-/// fetches what next: the fan-out once the file is known, the next range of a
-/// connection whose region is done (from the pool, else a steal cut so both finish
-/// together), and a new connection for a range given back or held by a stalled one.
-/// It deals the work; `RequestCycle` sends the requests.
+/// the `SegmentBook` they share, what the link has shown of its round trips, the
+/// fan-out once the file is known, and the warm-ups. Who fetches what next (the next
+/// range of a connection whose region is done, a new connection for a range given
+/// back, a stalled or a lagging one) is `CrewPolicy`'s to decide, from a snapshot of
+/// the crew; `Crew` carries its answers out, and `RequestCycle` sends the requests.
 ///
-/// Confined to the engine thread.
+/// Confined to the engine thread: `ItemTransfer.crew` is `EngineBound`.
 final class Crew {
     private unowned let item: ItemTransfer
     private var engine: TransferEngine { item.engine }
