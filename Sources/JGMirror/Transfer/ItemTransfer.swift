@@ -390,9 +390,13 @@ final class ItemTransfer: @unchecked Sendable {
             worker.easy = nil
         }
         // The regions stay in the book so the final checkpoint still sees them.
-        storage.close(keepingState: keepingState, book: book, validators: remote.validators)
+        let queue = storage.close(keepingState: keepingState, book: book, validators: remote.validators)
         finished = true
-        completion(outcome(status))
+        let outcome = outcome(status)
+        // Nobody hears of the end before the last checkpoint (or the files' removal) is
+        // done; the engine thread does not wait for it.
+        guard let queue else { return completion(outcome) }
+        engine.deliver(after: queue) { [completion] in completion(outcome) }
     }
 
     /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when

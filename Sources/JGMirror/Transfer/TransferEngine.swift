@@ -90,6 +90,8 @@ final class TransferEngine: @unchecked Sendable {
         var shutdown = false
         /// Items whose `prepare()` finished, ready to start.
         var prepared: [ItemTransfer] = []
+        /// Outcomes whose item's disk work is done (`deliver(after:)`).
+        var deliveries: [@Sendable () -> Void] = []
     }
 
     let configuration: Configuration
@@ -141,6 +143,8 @@ final class TransferEngine: @unchecked Sendable {
     private var skipping = false
     /// Items handed to `preparation` and not yet back.
     private var preparing = 0
+    /// Outcomes waiting for their item's disk work (`deliver(after:)`).
+    private var undelivered = 0
     /// Items whose part file is open, waiting for a slot.
     private var ready = FIFO<ItemTransfer>()
     /// Opens part files (and takes over earlier runs' files) ahead of the items' turns,
@@ -203,6 +207,10 @@ final class TransferEngine: @unchecked Sendable {
                 let taken = box
                 box = Inbox(shutdown: box.shutdown)
                 return taken
+            }
+            for delivery in commands.deliveries {
+                undelivered -= 1
+                delivery()
             }
             for (request, completion) in commands.submissions {
                 // The host table is published before each outcome leaves the engine thread,
@@ -290,7 +298,7 @@ final class TransferEngine: @unchecked Sendable {
                 continue
             }
             if running.isEmpty, waiting.isEmpty, ready.isEmpty, preparing == 0 {
-                if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
+                if undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)
                 continue
             }
@@ -301,6 +309,17 @@ final class TransferEngine: @unchecked Sendable {
         }
         for warmUp in warmUps.values { multi.remove(warmUp.easy) }
         warmUps.removeAll()
+    }
+
+    /// Runs `delivery` (an ended item's outcome) on this thread once everything queued
+    /// on `queue` (its last checkpoint, or the removal of its files) is done, so this
+    /// thread never waits on the disk for it; the run ends only after.
+    func deliver(after queue: DispatchQueue, _ delivery: @escaping @Sendable () -> Void) {
+        undelivered += 1
+        queue.async { [self] in
+            inbox.withLock { $0.deliveries.append(delivery) }
+            wake()
+        }
     }
 
     /// A prepared item joins `running` and sends its first request.
