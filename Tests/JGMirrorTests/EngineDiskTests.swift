@@ -15,7 +15,8 @@ import TestServer
         defer { server.stop() }
         let body = TestServer.bytes(count: 4 << 20, seed: 21)
         var failing = TestServer.Route(body: body, etag: "\"v1\"")
-        failing.fault = { _ in .stall(afterBytes: 256 << 10, seconds: 30) }
+        // 256 KiB, then the connection closes; every later request is refused.
+        failing.fault = { $0 == 0 ? .drop(afterBytes: 256 << 10) : .status(500) }
         server.set("/fails", failing)
         server.set("/next", TestServer.Route(body: body, etag: "\"v1\""))
         try await withTestDirectory { dir in
@@ -39,7 +40,7 @@ import TestServer
                   - url: \(server.url("/fails"))
                     dest: a.bin
                     retries: 0
-                    timeout: 1s
+                    connections: 1
                   - url: \(server.url("/next"))
                     dest: b.bin
                     sha256: \(sha(body))

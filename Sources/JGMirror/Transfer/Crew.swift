@@ -222,7 +222,9 @@ final class Crew {
     /// host has a connection slot free now: a thief that would wait for one would
     /// hold the region it cut, and the victim would take it back when it reached the cut.
     func replace(progress: Int64, canConnect: (Int) -> Bool) -> (worker: Worker, stalled: Bool)? {
-        guard rangesSupported, book != nil else { return nil }
+        // Both need a fanned-out crew with a connection to spare: looked at before the
+        // snapshot is taken, on every tick of every item.
+        guard rangesSupported, fannedOut, workers.count < connections, book != nil else { return nil }
         let live = liveSources
         let next = nextSlot
         let replacement = policy.replacement(in: snapshot(now: engine.now(), progress: progress), book: &book!) {

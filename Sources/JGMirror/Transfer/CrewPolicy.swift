@@ -204,9 +204,11 @@ package struct CrewPolicy: Sendable {
     /// now, cut so both finish together (`SegmentBook.stealFinishingTogether`). The
     /// thief waits a round trip for its first byte, `newConnectionRoundTrips` when its
     /// request was cut short and closed its connection; a steal happens only when it
-    /// still finishes sooner. Nil: nothing worth taking, the thief retires.
-    func work(for thief: Int, in snapshot: Snapshot, book: inout SegmentBook) -> Work? {
+    /// still finishes sooner. Nil: nothing worth taking, the thief retires. The
+    /// snapshot is taken only when a steal is weighed.
+    func work(for thief: Int, in crew: @autoclosure () -> Snapshot, book: inout SegmentBook) -> Work? {
         if let range = book.take(for: thief) { return .take(range) }
+        let snapshot = crew()
         var rates: [Int: Double] = [:]
         var startsIn: [Int: Double] = [:]
         let stallAfter = snapshot.stallAfter
