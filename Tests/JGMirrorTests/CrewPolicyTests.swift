@@ -5,7 +5,7 @@ import Testing
 
 /// `CrewPolicy`'s triggers in virtual time: every snapshot is made up, `now` included.
 @Suite struct CrewPolicyTests {
-    private let MiB: Int64 = 1 << 20
+    private let mib: Int64 = 1 << 20
 
     /// A connection streaming at `rate` since `since`, its last byte at `lastByte`.
     private func streaming(
@@ -24,13 +24,13 @@ import Testing
         return connection
     }
 
-    /// Two connections over 8 MiB: 0 fetched its 4 MiB, 1 has `left` of its own.
+    /// Two connections over 8 mib: 0 fetched its 4 mib, 1 has `left` of its own.
     private func twoRegions(left: Int64, minSegment: Int64 = 1 << 20) -> SegmentBook {
-        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: minSegment)
+        var book = SegmentBook(length: 8 * mib, connections: 2, minSegment: minSegment)
         _ = book.take(for: 0)
         _ = book.take(for: 1)
-        _ = book.record(0, at: 0, count: 4 * MiB)
-        _ = book.record(1, at: 4 * MiB, count: 4 * MiB - left)
+        _ = book.record(0, at: 0, count: 4 * mib)
+        _ = book.record(1, at: 4 * mib, count: 4 * mib - left)
         return book
     }
 
@@ -64,17 +64,17 @@ import Testing
     // MARK: Work for a connection whose region is done
 
     @Test func workComesFromThePoolFirst() {
-        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+        var book = SegmentBook(length: 8 * mib, connections: 2, minSegment: mib)
         let snapshot = CrewPolicy.Snapshot(connections: [], roundTrip: 0.01, now: 0, limit: 2, nextSlot: 0)
-        #expect(CrewPolicy().work(for: 0, in: snapshot, book: &book) == .take(ByteRange(lower: 0, upper: 4 * MiB)))
+        #expect(CrewPolicy().work(for: 0, in: snapshot, book: &book) == .take(ByteRange(lower: 0, upper: 4 * mib)))
     }
 
     @Test func aThiefWhoseConnectionClosedWeighsTwoRoundTrips() {
-        // 1.5 MiB left at 4 MB/s (0.39 s): a thief 0.3 s away on an open connection
+        // 1.5 mib left at 4 MB/s (0.39 s): a thief 0.3 s away on an open connection
         // still finishes sooner with a split; one that must connect first (0.6 s) does not.
         let now = 5.0
         let victim = streaming(1, rate: 4e6, lastByte: now)
-        var open = twoRegions(left: 3 * MiB / 2, minSegment: 64 << 10)
+        var open = twoRegions(left: 3 * mib / 2, minSegment: 64 << 10)
         var closed = open
         let policy = CrewPolicy()
         func snapshot(truncated: Bool) -> CrewPolicy.Snapshot {
@@ -86,24 +86,24 @@ import Testing
             Issue.record("no steal on an open connection")
             return
         }
-        #expect(range.upper == 8 * MiB && open.region(of: 1)?.end == range.lower)
+        #expect(range.upper == 8 * mib && open.region(of: 1)?.end == range.lower)
         #expect(policy.work(for: 0, in: snapshot(truncated: true), book: &closed) == nil)
-        #expect(closed.region(of: 1)?.end == 8 * MiB)
+        #expect(closed.region(of: 1)?.end == 8 * mib)
     }
 
     @Test func aVictimSilentForTheStallTimeIsStolenWhollyAndDropped() {
         let roundTrip = 0.1  // stall after 1 s
         let victim = streaming(1, rate: 4e6, lastByte: 2)
         for (now, dropped) in [(2.9, false), (3.1, true)] {
-            var book = twoRegions(left: 2 * MiB)
+            var book = twoRegions(left: 2 * mib)
             let snapshot = CrewPolicy.Snapshot(
                 connections: [done(0, rate: 4e6, now: now), victim], roundTrip: roundTrip, now: now, limit: 2,
                 nextSlot: 2)
             let work = CrewPolicy().work(for: 0, in: snapshot, book: &book)
             if dropped {
-                #expect(work == .steal(ByteRange(lower: 6 * MiB, upper: 8 * MiB), dropping: 1))
+                #expect(work == .steal(ByteRange(lower: 6 * mib, upper: 8 * mib), dropping: 1))
             } else if case .steal(let range, dropping: nil) = work {
-                #expect(range.lower > 6 * MiB)
+                #expect(range.lower > 6 * mib)
             } else {
                 Issue.record("expected a split with a moving victim at \(now), got \(String(describing: work))")
             }
@@ -114,8 +114,8 @@ import Testing
 
     @Test func aStalledConnectionIsReplacedOnAnotherSourceOncePerProgress() {
         // Connection 1 (source 1) went silent at 2 s; connection 0 still streams.
-        var book = twoRegions(left: 2 * MiB)
-        _ = book.record(0, at: 4 * MiB, count: 0)
+        var book = twoRegions(left: 2 * mib)
+        _ = book.record(0, at: 4 * mib, count: 0)
         var policy = CrewPolicy()
         func snapshot(now: Double, progress: Int64, limit: Int = 3) -> CrewPolicy.Snapshot {
             CrewPolicy.Snapshot(
@@ -128,14 +128,14 @@ import Testing
         #expect(policy.replacement(in: snapshot(now: 3.5, progress: 10, limit: 2), book: &book, canConnectNext: { true }) == nil)
         #expect(policy.replacement(in: snapshot(now: 3.5, progress: 0), book: &book, canConnectNext: { true }) == nil)
         let replacement = policy.replacement(in: snapshot(now: 3.5, progress: 10), book: &book, canConnectNext: { true })
-        #expect(replacement == .stalled(avoiding: [1], work: .steal(ByteRange(lower: 6 * MiB, upper: 8 * MiB), dropping: 1)))
-        #expect(book.region(of: 2) == .init(start: 6 * MiB, next: 6 * MiB, end: 8 * MiB))
+        #expect(replacement == .stalled(avoiding: [1], work: .steal(ByteRange(lower: 6 * mib, upper: 8 * mib), dropping: 1)))
+        #expect(book.region(of: 2) == .init(start: 6 * mib, next: 6 * mib, end: 8 * mib))
         // The same progress does not bring a second one.
         #expect(policy.progressAtReplacement == 10)
     }
 
     @Test func aLongRetryDelayOverARegionCountsAsAStall() {
-        var book = twoRegions(left: 2 * MiB)
+        var book = twoRegions(left: 2 * mib)
         var waiting = streaming(1, rate: 4e6, lastByte: 2)
         waiting.inFlight = false
         var policy = CrewPolicy()
@@ -151,8 +151,8 @@ import Testing
     // MARK: Replacing a lagging region
 
     @Test func aRegionFourTimesSlowerThanARetiredConnectionGetsAThiefAtTheSecondLook() {
-        // 16 MiB over 3: connection 2 retired at 8 MB/s; 0 moves at 4 MB/s, 1 at 1 MB/s.
-        var book = SegmentBook(length: 16 * MiB, connections: 3, minSegment: MiB)
+        // 16 mib over 3: connection 2 retired at 8 MB/s; 0 moves at 4 MB/s, 1 at 1 MB/s.
+        var book = SegmentBook(length: 16 * mib, connections: 3, minSegment: mib)
         _ = book.take(for: 0)
         _ = book.take(for: 1)
         _ = book.take(for: 2)
@@ -189,13 +189,13 @@ import Testing
     // MARK: A range given back
 
     @Test func aRangeGivenBackIsTakenByANewConnectionOncePerProgress() {
-        var book = twoRegions(left: 2 * MiB)
+        var book = twoRegions(left: 2 * mib)
         book.giveBack(1)
         var policy = CrewPolicy()
         let snapshot = CrewPolicy.Snapshot(
             connections: [done(0, rate: 1e6, now: 1)], roundTrip: 0.01, now: 1, limit: 2, nextSlot: 2, progress: 5)
-        // An equal share of the 2 MiB given back over the two idle connections.
-        #expect(policy.strandedTake(in: snapshot, book: &book) == ByteRange(lower: 6 * MiB, upper: 7 * MiB))
+        // An equal share of the 2 mib given back over the two idle connections.
+        #expect(policy.strandedTake(in: snapshot, book: &book) == ByteRange(lower: 6 * mib, upper: 7 * mib))
         book.giveBack(2)
         #expect(policy.strandedTake(in: snapshot, book: &book) == nil)
     }
@@ -221,7 +221,7 @@ import Testing
         ) { rttMillis, kbps, silenceMillis in
             let roundTrip = Double(rttMillis) / 1000
             let now = 100.0
-            var book = SegmentBook(length: 48 * MiB, connections: 4, minSegment: MiB)
+            var book = SegmentBook(length: 48 * mib, connections: 4, minSegment: mib)
             var connections: [CrewPolicy.Connection] = []
             for slot in 0..<3 {
                 let range = book.take(for: slot)!
@@ -230,7 +230,7 @@ import Testing
                 connections.append(streaming(slot, rate: Double(kbps[slot]) * 1000, since: 90, lastByte: lastByte))
             }
             _ = book.take(for: 3)
-            _ = book.record(3, at: 36 * MiB, count: 12 * MiB)
+            _ = book.record(3, at: 36 * mib, count: 12 * mib)
             connections.append(done(3, rate: 4e6, now: now))
             let snapshot = CrewPolicy.Snapshot(
                 connections: connections, roundTrip: roundTrip, now: now, limit: 4, nextSlot: 4)

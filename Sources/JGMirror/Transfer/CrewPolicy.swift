@@ -223,7 +223,9 @@ package struct CrewPolicy: Sendable {
         guard let range = book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency)
         else { return nil }
         // A stalled victim kept nothing: its request is dropped rather than waited for.
-        let victim = snapshot.connections.first { $0.slot != thief && $0.inFlight && book.region(of: $0.slot)?.end == range.lower }
+        let victim = snapshot.connections.first {
+            $0.slot != thief && $0.inFlight && book.region(of: $0.slot)?.end == range.lower
+        }
         let dropped = victim.flatMap { book.region(of: $0.slot)?.remaining == 0 ? $0.slot : nil }
         return .steal(range, dropping: dropped)
     }
@@ -314,7 +316,9 @@ package struct CrewPolicy: Sendable {
     /// When a waiting connection next needs a look, if before `limit`: a retry's
     /// delay running out, or, for one waiting for a slot, the end of the warm-ups'
     /// wait (`warmUntil`) or `slotLookInterval`, whichever comes first.
-    static func nextLook(_ phases: some Sequence<Connection.Phase>, now: Double, warmUntil: Double, before limit: Double) -> Double {
+    static func nextLook(_ phases: some Sequence<Connection.Phase>, now: Double, warmUntil: Double, before limit: Double)
+        -> Double
+    {
         var deadline = limit
         for phase in phases {
             if case .backoff(let until) = phase { deadline = min(deadline, until) }
