@@ -35,6 +35,8 @@ public struct LinkSimulation {
     private var written: [Range<Int64>] = []
     private var bytesWritten: Int64 = 0
     private var stalled = false
+    /// The engine's policy, for `SchedulingPolicy.finishTogether`.
+    private let crewPolicy = CrewPolicy()
 
     /// The longest a simulation may run, in events: far more than any scenario needs,
     /// so reaching it means the scheduler stopped making progress.
@@ -73,7 +75,9 @@ public struct LinkSimulation {
             now = 2 * roundTrip
             if let range = acquire(0) {
                 connections[0].position = Double(range.lowerBound)
+                connections[0].requestStart = Double(range.lowerBound)
                 connections[0].requestEnd = scenario.size
+                connections[0].firstByteAt = now
                 connections[0].phase = .streaming
             }
             if opening == .preconnected {
@@ -122,28 +126,45 @@ public struct LinkSimulation {
     private mutating func acquire(_ index: Int) -> Range<Int64>? {
         switch policy.steal {
         case .never: book.take(for: index)
-        case .half: book.next(for: index)
+        case .half: book.takeOrStealHalf(for: index)
         case .finishTogether: book.take(for: index) ?? stealFinishingTogether(index)
         }
     }
 
-    /// Takes work for `thief` as the engine does (`SegmentBook.stealFinishingTogether`),
-    /// with the rates the engine would measure (each connection's own, 0 while stalled)
-    /// and the wait for the first byte of each request under way.
+    /// Takes work for `thief` as the engine deals it (`CrewPolicy.work`), weighing
+    /// what the engine would measure of each connection at `now`; a stalled victim the
+    /// steal left with nothing is dropped, its connection closed.
     private mutating func stealFinishingTogether(_ thief: Int) -> Range<Int64>? {
-        var rates: [Int: Double] = [:]
-        var startsIn: [Int: Double] = [:]
-        for (index, connection) in connections.enumerated() {
-            switch connection.phase {
-            case .stalled: rates[index] = 0
-            case .requested(let firstByte):
-                rates[index] = connection.rate
-                startsIn[index] = firstByte - now
-            default: rates[index] = connection.rate
-            }
+        let snapshot = CrewPolicy.Snapshot(
+            connections: connections.indices.compactMap { measured($0, thief: thief) }, roundTrip: scenario.roundTrip,
+            now: now, limit: scenario.connections, nextSlot: scenario.connections)
+        guard let (range, dropping) = book.work(for: thief, policy: crewPolicy, in: snapshot) else { return nil }
+        if let victim = dropping {
+            book.giveBack(victim)
+            connections[victim].phase = .idle
+            connections[victim].open = false
         }
-        let latency = scenario.roundTrip * (connections[thief].open ? 1 : 2)
-        return book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency)
+        return range
+    }
+
+    /// Connection `index` as the engine measures it at `now`; `thief` is the one
+    /// asking, whose request has ended. Nil for an idle one (the engine retired it).
+    private func measured(_ index: Int, thief: Int) -> CrewPolicy.Connection? {
+        let connection = connections[index]
+        let lastByteAt: Double
+        switch connection.phase {
+        case .idle:
+            guard index == thief else { return nil }
+            lastByteAt = now
+        case .requested: lastByteAt = 0
+        case .streaming: lastByteAt = now
+        case .stalled(let since): lastByteAt = since
+        }
+        return CrewPolicy.Connection(
+            slot: index, phase: .active, inFlight: index != thief, position: Int64(connection.position),
+            sentAt: connection.sentAt, firstByteAt: connection.firstByteAt, lastByteAt: lastByteAt,
+            requestBytes: Int64(connection.position - connection.requestStart), previousRate: connection.previousRate,
+            truncated: !connection.open)
     }
 
     /// Sends `index`'s next request, on its open connection (one round trip to the
@@ -160,7 +181,11 @@ public struct LinkSimulation {
             connections[index].open = true
             cost += scenario.roundTrip
         }
+        connections[index].previousRate = measured(index, thief: index)?.shownRate
+        connections[index].sentAt = now
+        connections[index].firstByteAt = nil
         connections[index].position = Double(range.lowerBound)
+        connections[index].requestStart = Double(range.lowerBound)
         connections[index].requestEnd = range.upperBound
         connections[index].phase = .requested(firstByte: now + cost)
     }
@@ -192,7 +217,10 @@ public struct LinkSimulation {
             switch connections[index].phase {
             case .idle: break
             case .requested(let firstByte):
-                if firstByte <= now { connections[index].phase = .streaming }
+                if firstByte <= now {
+                    connections[index].phase = .streaming
+                    connections[index].firstByteAt = firstByte
+                }
             case .streaming:
                 if let stall = scenario.stall, stall.connection == index, !stalled, stall.at <= now {
                     stalled = true

@@ -40,7 +40,7 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
     enum Steal {
         /// It does not.
         case never
-        /// The back half of the largest region (`SegmentBook.steal(for:)`).
+        /// The back half of the largest region (`SegmentBook.stealHalf(for:)`).
         case half
         /// From the region that finishes last, cut so both finish together.
         case finishTogether

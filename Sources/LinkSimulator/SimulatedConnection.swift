@@ -21,4 +21,13 @@ struct SimulatedConnection {
     var requestEnd: Int64 = 0
     /// An open TCP connection that can carry the next request.
     var open = false
+
+    // What the engine measures of it (`CrewPolicy.Connection`):
+    /// When its request left, and when that request's first byte arrived.
+    var sentAt = 0.0
+    var firstByteAt: Double?
+    /// Where its request began.
+    var requestStart = 0.0
+    /// The rate its previous request showed.
+    var previousRate: Double?
 }

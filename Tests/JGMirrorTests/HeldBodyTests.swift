@@ -99,7 +99,7 @@ import TestServer
                 let storage = ItemStorage(request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
                 #expect(storage.learned(length: length, rangesSupported: false) == nil)
                 #expect(exists(dir + "/f.jgpart"), "\(String(describing: length))")
-                storage.close(keepingState: false, book: nil, validators: Validators())
+                storage.close(keepingState: false, book: nil, validators: Validators())?.sync {}  // waits for its queue
                 #expect(!exists(dir + "/f.jgpart"))
             }
         }

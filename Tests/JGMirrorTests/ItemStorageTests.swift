@@ -27,6 +27,8 @@ import Testing
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
     }
 
+    // `close` queues its disk work and returns the queue, which the tests wait for.
+
     private func book(_ length: Int64, missing: [ByteRange]) -> SegmentBook {
         SegmentBook(length: length, missing: missing, connections: 4, minSegment: 1024)
     }
@@ -40,7 +42,7 @@ import Testing
             #expect(storage.resumable && size(dir + "/f.jgpart") == 8192)
             storage.close(
                 keepingState: true, book: book(8192, missing: [ByteRange(lower: 4096, upper: 8192)]),
-                validators: Validators(etag: "\"a\""))
+                validators: Validators(etag: "\"a\""))?.sync {}
             #expect(storage.hasState && size(dir + "/f.jgpart") == 8192)
             guard case .valid(let state) = ResumeState.load(path: dir + "/f.jgd", url: url, partSize: 8192, root: try RootDirectory(path: dir))
             else {
@@ -59,7 +61,7 @@ import Testing
                 storage.open()
                 #expect(storage.learned(length: length, rangesSupported: ranges) == nil)
                 #expect(!storage.resumable, "\(length) \(ranges) \(resume)")
-                storage.close(keepingState: true, book: book(length, missing: []), validators: Validators())
+                storage.close(keepingState: true, book: book(length, missing: []), validators: Validators())?.sync {}
                 #expect(!FileManager.default.fileExists(atPath: dir + "/f.jgpart") && !FileManager.default.fileExists(atPath: dir + "/f.jgd"))
             }
         }
@@ -70,7 +72,7 @@ import Testing
             let storage = storage(try request(dir))
             storage.open()
             _ = storage.learned(length: 8192, rangesSupported: true)
-            storage.close(keepingState: true, book: book(8192, missing: [ByteRange(lower: 0, upper: 8192)]), validators: Validators())
+            storage.close(keepingState: true, book: book(8192, missing: [ByteRange(lower: 0, upper: 8192)]), validators: Validators())?.sync {}
             #expect(FileManager.default.fileExists(atPath: dir + "/f.jgd"))
             let again = self.storage(try request(dir))
             again.adoptEarlierRun()

@@ -253,7 +253,7 @@ import Testing
             for raw in raws {
                 switch Step(raw, connections: connections) {
                 case .next(let owner): _ = book.next(for: owner)
-                case .steal(let owner): _ = book.steal(for: owner)
+                case .steal(let owner): _ = book.stealHalf(for: owner)
                 case .stealTogether(let owner, let rates):
                     _ = book.stealFinishingTogether(for: owner, rates: rates, latency: Double(raw % 3))
                 case .deliver(let owner, let count): deliver(owner, count)
@@ -280,4 +280,9 @@ import Testing
             #expect(book.written + book.overrun == delivered)
         }
     }
+}
+
+extension SegmentBook {
+    /// The front of the pool, else the back half of the largest region (`stealHalf`).
+    fileprivate mutating func next(for owner: Owner) -> ByteRange? { take(for: owner) ?? stealHalf(for: owner) }
 }

@@ -1,11 +1,11 @@
 /// The connections of one item and the work dealt to them (SPEC §5): the workers,
-/// the `SegmentBook` they share, what the link has shown of its round trips, and who
-/// fetches what next: the fan-out once the file is known, the next range of a
-/// connection whose region is done (from the pool, else a steal cut so both finish
-/// together), and a new connection for a range given back or held by a stalled one.
-/// It deals the work; `RequestCycle` sends the requests.
+/// the `SegmentBook` they share, what the link has shown of its round trips, the
+/// fan-out once the file is known, and the warm-ups. Who fetches what next (the next
+/// range of a connection whose region is done, a new connection for a range given
+/// back, a stalled or a lagging one) is `CrewPolicy`'s to decide, from a snapshot of
+/// the crew; `Crew` carries its answers out, and `RequestCycle` sends the requests.
 ///
-/// Confined to the engine thread.
+/// Confined to the engine thread: `ItemTransfer.crew` is `EngineBound`.
 final class Crew {
     unowned let item: ItemTransfer
     private var engine: TransferEngine { item.engine }
@@ -20,13 +20,8 @@ final class Crew {
     var rangesSupported = false
     /// Sources that answered with a permanent error (404, …); no new worker starts there.
     private(set) var deadSources = Set<Int>()
-    /// The item's progress (bytes of this run) when a worker last replaced another: a
-    /// new replacement needs progress since, so an item whose every request fails ends.
-    private var progressAtReplacement: Int64 = 0
-    /// The fastest rate a retired connection showed (`replaceLagging`).
-    private var fastestRetired = 0.0
-    /// When `replaceLagging` last looked, and where each connection stood then.
-    private var lastLook: (at: Double, positions: [Int: Int64]) = (0, [:])
+    /// Who fetches what next; `Crew` carries out its answers.
+    private var policy = CrewPolicy()
 
     /// The connections were fanned out once the file was known; later, only a range
     /// given back or a stall brings a new one.
@@ -57,9 +52,13 @@ final class Crew {
     /// The shortest round trip seen, 0 before any.
     var roundTrip: Double { minRoundTrip.isFinite ? minRoundTrip : 0 }
 
-    /// Seconds without a byte after which a connection counts as stalled: its rate is
-    /// 0 and its region is taken over. Never while `--limit-rate` pauses connections.
-    var stallAfter: Double { engine.rateLimited ? .infinity : max(1, 4 * roundTrip) }
+    /// The crew as the policy weighs it at `now`.
+    private func snapshot(now: Double, progress: Int64 = 0) -> CrewPolicy.Snapshot {
+        CrewPolicy.Snapshot(
+            connections: workers.map(\.connection), roundTrip: roundTrip, now: now, rateLimited: engine.rateLimited,
+            limit: connections, nextSlot: nextSlot, fannedOut: fannedOut, progress: progress,
+            hasLiveSource: !liveSources.isEmpty)
+    }
 
     /// Until when a region waits for a warm-up under way rather than open a connection
     /// (`TransferEngine.acquireHost`): after the fan-out, as long as the first request
@@ -96,7 +95,7 @@ final class Crew {
 
     /// Removes a worker; what it still owned returns to the book's pool.
     func retire(_ worker: Worker) {
-        fastestRetired = max(fastestRetired, worker.shownRate ?? 0)
+        policy.retired(shownRate: worker.shownRate)
         workers.removeAll { $0 === worker }
         book?.giveBack(worker.slot)
     }
@@ -130,15 +129,9 @@ final class Crew {
     }
 
     /// The soonest moment a waiting worker needs a look (`doneWaiting`), if before
-    /// `limit`: a retry's delay running out, or, for a worker waiting for a slot, the
-    /// end of the warm-ups' wait or 50 ms, whichever comes first.
+    /// `limit` (`CrewPolicy.nextLook`).
     func nextLook(now: Double, before limit: Double) -> Double {
-        var deadline = limit
-        for worker in workers {
-            if case .backoff(let until) = worker.state { deadline = min(deadline, until) }
-            if case .ready = worker.state { deadline = min(deadline, now + 0.05, max(now, warmUntil)) }
-        }
-        return deadline
+        CrewPolicy.nextLook(workers.lazy.map(\.phase), now: now, warmUntil: warmUntil, before: limit)
     }
 
     /// Sources that have not answered with a permanent error.
@@ -196,102 +189,55 @@ final class Crew {
         return hired
     }
 
-    /// New work for a worker whose region is done: the front of the pool, else the
-    /// back of the region that will finish last at the rates the connections show
-    /// now, cut so that both finish together (SPEC §5). The thief waits a round trip
-    /// for its first byte, two when its request was cut short and closed its
-    /// connection; a steal happens only when it still finishes sooner.
+    /// New work for a worker whose region is done (`CrewPolicy.work`); a stalled
+    /// victim left with nothing is dropped. Nil: the worker retires.
     func nextRange(for worker: Worker) -> ByteRange? {
-        if let range = book?.take(for: worker.slot) { return range }
-        let weights = StealWeights(workers, now: engine.now(), stallAfter: stallAfter, roundTrip: roundTrip)
-        let latency = roundTrip * (worker.truncated ? 2 : 1)
-        guard
-            let range = book?.stealFinishingTogether(
-                for: worker.slot, rates: weights.rates, startsIn: weights.startsIn, latency: latency)
-        else { return nil }
-        // A stalled victim kept nothing: its request is dropped rather than waited for.
-        if let victim = workers.first(where: { $0 !== worker && $0.easy != nil && book?.region(of: $0.slot)?.end == range.lower }),
-            book?.region(of: victim.slot)?.remaining == 0
-        {
+        guard book != nil else { return nil }
+        let work = policy.work(for: worker.slot, in: snapshot(now: engine.now()), book: &book!)
+        return work.map(carryOut)
+    }
+
+    /// Drops the victim a steal left with nothing; returns the range to fetch.
+    private func carryOut(_ work: CrewPolicy.Work) -> ByteRange {
+        if case .steal(_, let dropping?) = work, let victim = workers.first(where: { $0.slot == dropping }) {
             engine.detach(victim)
             victim.easy = nil
             retire(victim)
         }
-        return range
+        return work.range
     }
 
     /// A range given back must be taken again before the item can fail (SPEC §5):
     /// live workers take it when their own region ends; with a connection to spare,
     /// a new worker takes it now, if the item made `progress` since the last
-    /// replacement.
+    /// replacement (`CrewPolicy.strandedTake`).
     func replaceStranded(progress: Int64) -> Worker? {
-        guard rangesSupported, (book?.unowned ?? 0) > 0, workers.count < connections, progress > progressAtReplacement,
-            !liveSources.isEmpty
-        else { return nil }
-        progressAtReplacement = progress
-        return spawn { self.book?.take(for: $0.slot) }
+        guard rangesSupported, book != nil else { return nil }
+        let range = policy.strandedTake(in: snapshot(now: engine.now(), progress: progress), book: &book!)
+        return range.flatMap { range in spawn { _ in range } }
     }
 
-    /// A connection that stalled hands its region to a new one, without waiting for
-    /// its timeout, when the item has a connection to spare and made `progress` since
-    /// the last replacement (so an origin that stalls every connection still ends).
-    func replaceStalled(progress: Int64) -> Worker? {
-        let now = engine.now()
-        guard rangesSupported, fannedOut, workers.count < connections, progress > progressAtReplacement else { return nil }
-        let stalled = workers.filter { isStalled($0, now: now) }
-        // The new connection goes to another source when there is one: the stalled
-        // one's may stall it too.
-        guard !stalled.isEmpty, let worker = spawn(avoiding: Set(stalled.map(\.sourceIndex)), taking: nextRange) else { return nil }
-        progressAtReplacement = progress
-        return worker
-    }
-
-    /// A connection whose region ends declines a steal that does not pay at the rates
-    /// it sees then, and retires; a victim that has not shown its rate yet counts at
-    /// the others' mean, so a connection 160 times slower than the rest could keep its
-    /// whole region (seen once in about 13 loaded test runs: 2 MiB at 50 kB/s, 44 s).
-    /// Each tick looks again: with a connection to spare, every region moving, one of
-    /// them at under a quarter of the fastest rate a retired connection showed, and
-    /// none unowned, a new worker steals when finishing together pays for its connect
-    /// and request (two round trips), at the rate the retired one showed. The regions
-    /// are weighed at the rate they moved since the last look (at least 0.1 s ago), not
-    /// their request's average: a connection that slowed down after a fast start kept
-    /// a high average long enough that, on a loaded machine (longer round trips), the
-    /// steal never paid and the tail crawled for 7 s.
-    ///
-    /// `canConnect` says whether a source's host has a connection slot free now: a
-    /// thief that would wait for one would hold the region it cut, and the victim
-    /// would take it back when it reached the cut.
-    func replaceLagging(canConnect: (Int) -> Bool) -> Worker? {
-        let now = engine.now()
+    /// A new connection for a stalled one, without waiting for its timeout, or for a
+    /// lagging region (`CrewPolicy.replacement`). `canConnect` says whether a source's
+    /// host has a connection slot free now: a thief that would wait for one would
+    /// hold the region it cut, and the victim would take it back when it reached the cut.
+    func replace(progress: Int64, canConnect: (Int) -> Bool) -> (worker: Worker, stalled: Bool)? {
+        // Both need a fanned-out crew with a connection to spare: looked at before the
+        // snapshot is taken, on every tick of every item.
+        guard rangesSupported, fannedOut, workers.count < connections, book != nil else { return nil }
         let live = liveSources
-        guard rangesSupported, fannedOut, workers.count < connections, (book?.unowned ?? 1) == 0, !live.isEmpty,
-            canConnect(source(forSlot: nextSlot, among: live))
-        else { return nil }
-        let previous = lastLook
-        guard now - previous.at >= 0.1 else { return nil }
-        lastLook = (now, Dictionary(uniqueKeysWithValues: workers.map { ($0.slot, $0.pos) }))
-        var rates: [Int: Double] = [:]
-        for worker in workers {
-            guard let before = previous.positions[worker.slot], worker.pos >= before else { return nil }
-            rates[worker.slot] = Double(worker.pos - before) / (now - previous.at)
+        let next = nextSlot
+        let replacement = policy.replacement(in: snapshot(now: engine.now(), progress: progress), book: &book!) {
+            !live.isEmpty && canConnect(self.source(forSlot: next, among: live))
         }
-        guard let slowest = rates.values.min(), slowest > 0, 4 * slowest < fastestRetired else { return nil }
-        // Cut for the worker `spawn` hires next (it takes slot `nextSlot`); a steal that
-        // does not pay hires no one.
-        rates[nextSlot] = fastestRetired
-        guard let range = book?.stealFinishingTogether(for: nextSlot, rates: rates, latency: 2 * roundTrip) else { return nil }
-        return spawn { _ in range }
-    }
-
-    /// `worker` holds bytes it is not fetching: its request brought nothing for
-    /// `stallAfter`, or it waits longer than that to retry (a long `Retry-After` answered
-    /// to one request while the item's other connections were served).
-    private func isStalled(_ worker: Worker, now: Double) -> Bool {
-        switch worker.state {
-        case .active: worker.easy != nil && worker.rate(now: now, stallAfter: stallAfter) == 0
-        case .backoff(let until): until - now > stallAfter && !owesNothing(worker)
-        case .ready: false
+        switch replacement {
+        case nil: return nil
+        case .stalled(let avoiding, let work):
+            // The new connection goes to another source when there is one: the stalled
+            // one's may stall it too.
+            return spawn(avoiding: avoiding) { _ in self.carryOut(work) }.map { ($0, true) }
+        case .lagging(let range):
+            return spawn { _ in range }.map { ($0, false) }
         }
     }
 

@@ -101,8 +101,10 @@ final class ItemDurability {
     /// Saves resume state: the part file's data is synced first, so the record never
     /// claims bytes a power cut could lose (under `--no-fsync` the record says so, and
     /// is not trusted after a reboot). A checkpoint whose sync fails writes no state;
-    /// the failure itself fails the item when it completes. `wait` blocks until written.
-    func checkpoint(_ state: ResumeState, part: PartFile, wait: Bool) {
+    /// the failure itself fails the item when it completes. A `final` one (the item
+    /// ends) is queued even while another is pending; whoever reports the end waits
+    /// for the queue (`queued`).
+    func checkpoint(_ state: ResumeState, part: PartFile, final: Bool) {
         var state = state
         let durable = durable
         if !durable { state.unsyncedBoot = ResumeState.bootID ?? "unknown" }
@@ -115,15 +117,17 @@ final class ItemDurability {
             }
             try? state.write(to: path, durable: durable, root: root)
         }
-        if wait {
+        if final {
             checkpointed = true
-            itemQueue.sync(execute: save)
+            itemQueue.async(execute: save)
             return
         }
         if enqueue(save, unlessBusy: checkpointBusy) { checkpointed = true }
     }
 
     /// Removes resume state, durably, before the part file is reused for other bytes.
+    /// Waits for the queue: the engine thread writes the new bytes next. The one wait
+    /// left, on a start over (the file changed on the server).
     func dropState() {
         guard checkpointed else { return }
         checkpointed = false
@@ -134,6 +138,26 @@ final class ItemDurability {
             if root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
         }
     }
+
+    /// Removes resume state, then the part file at `partPath` when given, on the queue:
+    /// the item ends (`ItemStorage.close`), so no write comes after. Whoever reports
+    /// the end waits for the queue (`queued`), not the engine thread.
+    func dropState(removingPart partPath: String?) {
+        let dropsState = checkpointed
+        checkpointed = false
+        guard dropsState || partPath != nil else { return }
+        let path = statePath
+        let root = root
+        let durable = durable
+        itemQueue.async {
+            if dropsState, root.unlink(path), durable { root.syncFolder(Paths.parent(of: path)) }
+            if let partPath { root.unlink(partPath) }
+        }
+    }
+
+    /// The item's queue, if anything was queued on it: what an ended item's outcome
+    /// waits for.
+    var queued: DispatchQueue? { queue }
 
     /// The item's serial queue, made on first use.
     private var itemQueue: DispatchQueue {

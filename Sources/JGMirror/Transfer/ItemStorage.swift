@@ -100,16 +100,16 @@ final class ItemStorage {
     func checkpointIfDue(now: Double, book: SegmentBook?, validators: Validators) {
         guard resumable, now - lastCheckpoint >= checkpointInterval else { return }
         lastCheckpoint = now
-        checkpoint(book, validators: validators, wait: false)
+        checkpoint(book, validators: validators, final: false)
     }
 
     /// Counts checkpoint intervals from `now` (the item's start).
     func startClock(now: Double) { lastCheckpoint = now }
 
-    private func checkpoint(_ book: SegmentBook?, validators: Validators, wait: Bool) {
+    private func checkpoint(_ book: SegmentBook?, validators: Validators, final: Bool) {
         guard resumable, let book, let part else { return }
         let state = ResumeState(url: request.resumeIdentity, validators: validators, length: book.length, missing: book.missing)
-        durability.checkpoint(state, part: part, wait: wait)
+        durability.checkpoint(state, part: part, final: final)
     }
 
     /// The download starts over from zero: the resume state goes and the part file is emptied.
@@ -137,21 +137,23 @@ final class ItemStorage {
         return held?.bytes
     }
 
-    /// Ends the item early: writes the last checkpoint when state is kept (and there
-    /// is any), otherwise removes the part file and its state. A part file another
-    /// process holds (`locked`) is that process's.
-    func close(keepingState: Bool, book: SegmentBook?, validators: Validators) {
+    /// Ends the item early: queues the last checkpoint when state is kept (and there
+    /// is any), otherwise the removal of the part file and its state. A part file
+    /// another process holds (`locked`) is that process's. Returns the item's queue
+    /// when it holds work: the item's outcome is reported once it is done.
+    func close(keepingState: Bool, book: SegmentBook?, validators: Validators) -> DispatchQueue? {
         writer.ended()
         if keepingState && resumable {
-            checkpoint(book, validators: validators, wait: true)
+            checkpoint(book, validators: validators, final: true)
         } else {
             resumable = false
-            durability.dropState()
             // A lazily opened part file (`learned`) may never have been made.
-            if part != nil || openFailure != nil, openFailure?.code != .locked { request.root.unlink(request.partPath) }
+            let removesPart = (part != nil || openFailure != nil) && openFailure?.code != .locked
+            durability.dropState(removingPart: removesPart ? request.partPath : nil)
         }
         part = nil
         held = nil
+        return durability.queued
     }
 
     /// The item never started: a part file opened ahead of its turn goes, unless it

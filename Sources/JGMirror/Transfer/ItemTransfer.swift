@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Confined to the engine thread, except `prepare()`, which opens the part file (and
 /// takes over an earlier run's files) on the engine's preparation queue before the
-/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock).
+/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock,
+/// and `adoptPrepared()` then gives the crew what `prepare()` found).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
 /// which the engine calls outside callbacks.
@@ -17,6 +18,10 @@ import Foundation
 /// The state below is the item's; `RequestCycle` and `HeadHandler` read and change
 /// it on the engine thread as parts of the item, and only `HeadHandler` runs inside
 /// libcurl's callbacks, where it records its decisions in `pending`.
+///
+/// `@unchecked Sendable`: it crosses threads once each way through the engine's inbox
+/// lock (`TransferEngine.Inbox.prepared`), and its connections are `EngineBound`, so
+/// touching them off the engine thread traps in debug builds.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
@@ -27,8 +32,14 @@ final class ItemTransfer: @unchecked Sendable {
     let isFileSource: Bool
 
     private(set) var finished = false
-    /// The connections, the byte ranges they share and who fetches what next.
-    private(set) lazy var crew = Crew(item: self, connections: request.connections, minSegment: request.minSegment)
+    /// The connections, the byte ranges they share and who fetches what next: the
+    /// engine thread's only, checked on every access in debug builds.
+    var crew: Crew { boundCrew.value }
+    private lazy var boundCrew = EngineBound(
+        Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
+    /// What `prepare()` found of an earlier run, for the crew once the item is back on
+    /// the engine thread (`adoptPrepared`).
+    var earlierBook: SegmentBook?
     private lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
     private var book: SegmentBook? {
@@ -69,30 +80,6 @@ final class ItemTransfer: @unchecked Sendable {
     }
 
     // MARK: Start
-
-    /// Whether `prepare()` has anything to do before the item's turn: not for an item
-    /// whose part file waits for its first response (`TransferRequest.opensPartLazily`).
-    var needsPreparation: Bool { !request.opensPartLazily }
-
-    /// Opens the part file and adopts valid resume state (preparation queue, before
-    /// the item's turn); `EarlierRun` removes what cannot be trusted.
-    func prepare() {
-        if !request.knownFresh {
-            let earlier = EarlierRun.takeOver(request) { crew.makeBook(length: $0, missing: $1) }
-            tally.note = earlier.note
-            if let saved = earlier.book {
-                book = saved
-                remote.adopt(earlier.validators)
-                crew.rangesSupported = true
-                storage.adoptEarlierRun()
-                tally.resumedFrom = earlier.resumedFrom
-            }
-        }
-        storage.open()
-        if let book, storage.openFailure == nil, tally.resumedFrom > 0 {
-            request.observer?.prefixCompleted(upTo: book.contiguousPrefix)
-        }
-    }
 
     /// Sends the first request (engine thread, after `prepare()`).
     func start() {
@@ -299,10 +286,10 @@ final class ItemTransfer: @unchecked Sendable {
             requests.relaunch(worker)
             if finished { return }
         }
-        if let worker = crew.replaceStalled(progress: storage.bytesThisRun) {
-            tally.attempts += 1
-            requests.launch(worker)
-        } else if let worker = crew.replaceLagging(canConnect: { engine.hasRoom(Origin.key(remote.url(of: $0))) }) {
+        if let (worker, stalled) = crew.replace(
+            progress: storage.bytesThisRun, canConnect: { engine.hasRoom(Origin.key(remote.url(of: $0))) })
+        {
+            if stalled { tally.attempts += 1 }
             requests.launch(worker)
         }
         if finished { return }
@@ -374,9 +361,13 @@ final class ItemTransfer: @unchecked Sendable {
             worker.easy = nil
         }
         // The regions stay in the book so the final checkpoint still sees them.
-        storage.close(keepingState: keepingState, book: book, validators: remote.validators)
+        let queue = storage.close(keepingState: keepingState, book: book, validators: remote.validators)
         finished = true
-        completion(outcome(status))
+        let outcome = outcome(status)
+        // Nobody hears of the end before the last checkpoint (or the files' removal) is
+        // done; the engine thread does not wait for it.
+        guard let queue else { return completion(outcome) }
+        engine.deliver(after: queue) { [completion] in completion(outcome) }
     }
 
     /// Reports the item as never started: skipped (`--fail-fast`), or interrupted when

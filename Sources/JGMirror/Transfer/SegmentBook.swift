@@ -13,9 +13,9 @@
 /// is left over the idle connections (at least `minSegment`, at most `regionCap`), so the
 /// contiguous prefix that verification hashes during the download keeps growing; a
 /// connection with nothing left to take steals from another's region, which
-/// shortens the victim's region in place: the back half of the largest
-/// (`steal(for:)`), or, as the engine does, the back of the one that will finish
-/// last at the measured rates, cut so both finish together (`stealFinishingTogether`).
+/// shortens the victim's region in place (`split`): as the engine does, the back of
+/// the one that will finish last at the measured rates, cut so both finish together
+/// (`stealFinishingTogether`, weighed by `CrewPolicy`).
 struct SegmentBook: Sendable, Equatable {
     /// A connection's identifier (the item's worker slot).
     typealias Owner = Int
@@ -100,13 +100,6 @@ struct SegmentBook: Sendable, Equatable {
 
     // MARK: Handing out work
 
-    /// New work for `owner`, whose region is finished (or who has none): the front of
-    /// the pool, else the back half of the largest region another connection has.
-    /// Nil when there is nothing worth taking; `owner` then holds no region.
-    mutating func next(for owner: Owner) -> ByteRange? {
-        take(for: owner) ?? steal(for: owner)
-    }
-
     /// Hands `owner` a region from the front of the pool: an equal share of the pool
     /// over the connections that hold no work (so the first `connections` takes split
     /// a fresh file into equal regions), at least `minSegment`, at most `regionCap`;
@@ -126,24 +119,15 @@ struct SegmentBook: Sendable, Equatable {
         return range
     }
 
-    /// Hands `owner` the back half of the largest region another connection still has
-    /// (work stealing): the victim's end moves down to the cut, aligned to 64 KiB, and
-    /// it keeps its request; nil when no region has `2 × minSegment` left.
-    mutating func steal(for owner: Owner) -> ByteRange? {
-        dropFinishedRegion(of: owner)
-        guard regions[owner] == nil else { return nil }
-        // Ties go to the lowest offset so the outcome does not depend on dictionary order.
-        let victim = regions.filter { $0.key != owner }.max { a, b in
-            a.value.remaining != b.value.remaining ? a.value.remaining < b.value.remaining : a.value.next > b.value.next
-        }
-        guard let (victimOwner, region) = victim, region.remaining >= 2 * minSegment else { return nil }
-        var cut = region.next + region.remaining / 2
-        let aligned = cut - cut % (64 * 1024)
-        if aligned - region.next >= minSegment { cut = aligned }
-        regions[victimOwner]?.end = cut
-        let range = ByteRange(lower: cut, upper: region.end)
-        regions[owner] = Region(start: cut, next: cut, end: region.end)
-        return range
+    /// Moves the back of `victim`'s region, from `cut` on, to `thief`, whose region it
+    /// becomes: the victim keeps its request, whose end moves down to the cut. The one
+    /// way a byte changes owner between two connections.
+    mutating func split(_ victim: Owner, at cut: Int64, for thief: Owner) -> ByteRange {
+        let end = regions[victim]!.end
+        precondition(regions[thief] == nil && regions[victim]!.next <= cut && cut < end)
+        regions[victim]?.end = cut
+        regions[thief] = Region(start: cut, next: cut, end: end)
+        return ByteRange(lower: cut, upper: end)
     }
 
     /// Hands `thief` the back of the region that will finish last, cut so that its
@@ -199,9 +183,7 @@ struct SegmentBook: Sendable, Equatable {
         let victimDone = stalled ? 0 : wait(victimOwner) + Double(cut - region.next) / rate(victimOwner)
         let thiefDone = latency + Double(region.end - cut) / thiefRate
         guard cut < region.end, max(victimDone, thiefDone) < seconds else { return nil }
-        regions[victimOwner]?.end = cut
-        regions[thief] = Region(start: cut, next: cut, end: region.end)
-        return ByteRange(lower: cut, upper: region.end)
+        return split(victimOwner, at: cut, for: thief)
     }
 
     /// Gives `owner`'s region a specific range taken from the pool (a resumed item's
@@ -268,7 +250,7 @@ struct SegmentBook: Sendable, Equatable {
     }
 
     /// Forgets a region with nothing left to write, so its owner can take another.
-    private mutating func dropFinishedRegion(of owner: Owner) {
+    mutating func dropFinishedRegion(of owner: Owner) {
         if let region = regions[owner], region.next >= region.end { regions[owner] = nil }
     }
 

@@ -14,17 +14,23 @@ package struct SimulatedSegmentBook: Sendable {
         SegmentBook.regionCap(length: length, connections: connections, roundTrip: roundTrip, hashRate: hashRate)
     }
 
-    /// New work from the front of the pool, else stolen (`SegmentBook.next(for:)`).
-    package mutating func next(for owner: Int) -> Range<Int64>? { book.next(for: owner).map { $0.lower..<$0.upper } }
+    /// New work from the front of the pool, else the back half of the largest region
+    /// (`SegmentBook.stealHalf(for:)`): the engine's steal before it weighed rates.
+    package mutating func takeOrStealHalf(for owner: Int) -> Range<Int64>? {
+        (book.take(for: owner) ?? book.stealHalf(for: owner)).map { $0.lower..<$0.upper }
+    }
 
     /// New work from the front of the pool only, never stolen (`SegmentBook.take(for:)`).
     package mutating func take(for owner: Int) -> Range<Int64>? { book.take(for: owner).map { $0.lower..<$0.upper } }
 
-    /// Work stolen so that the victim and `thief` finish together (`SegmentBook.stealFinishingTogether`).
-    package mutating func stealFinishingTogether(
-        for thief: Int, rates: [Int: Double], startsIn: [Int: Double], latency: Double
-    ) -> Range<Int64>? {
-        book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency).map { $0.lower..<$0.upper }
+    /// New work for `thief` as the engine deals it (`CrewPolicy.work`): the range,
+    /// and the victim of a steal left with nothing, whose request is to be dropped.
+    package mutating func work(
+        for thief: Int, policy: CrewPolicy, in snapshot: CrewPolicy.Snapshot
+    ) -> (range: Range<Int64>, dropping: Int?)? {
+        guard let work = policy.work(for: thief, in: snapshot, book: &book) else { return nil }
+        let dropping: Int? = if case .steal(_, let victim) = work { victim } else { nil }
+        return (work.range.lower..<work.range.upper, dropping)
     }
 
     /// Gives `owner` exactly `range` out of the pool (`SegmentBook.claim(_:for:)`).
@@ -63,4 +69,24 @@ package struct SimulatedSegmentBook: Sendable {
 
     /// Missing bytes, sorted and merged.
     package var missing: [Range<Int64>] { book.missing.map { $0.lower..<$0.upper } }
+}
+
+extension SegmentBook {
+    /// Hands `owner` the back half of the largest region another connection still has:
+    /// the engine's steal before it weighed rates (`CrewPolicy`), which the link
+    /// simulator keeps to compare against; the engine never calls it. The cut is
+    /// aligned to 64 KiB; nil when no region has `2 × minSegment` left.
+    mutating func stealHalf(for owner: Owner) -> ByteRange? {
+        dropFinishedRegion(of: owner)
+        guard region(of: owner) == nil else { return nil }
+        // Ties go to the lowest offset so the outcome does not depend on dictionary order.
+        let victim = regions.filter { $0.key != owner }.max { a, b in
+            a.value.remaining != b.value.remaining ? a.value.remaining < b.value.remaining : a.value.next > b.value.next
+        }
+        guard let (victimOwner, region) = victim, region.remaining >= 2 * minSegment else { return nil }
+        var cut = region.next + region.remaining / 2
+        let aligned = cut - cut % (64 * 1024)
+        if aligned - region.next >= minSegment { cut = aligned }
+        return split(victimOwner, at: cut, for: owner)
+    }
 }

@@ -10,6 +10,10 @@ import Synchronization
 /// Other threads talk to it only through `inbox` (a mutex-guarded command list) and
 /// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
 /// thread. Outcomes and events are delivered on that thread and must return quickly.
+///
+/// `@unchecked Sendable`: what other threads call goes through `inbox` (a `Mutex`) and
+/// atomics; the items' connections are `EngineBound` to `engineThread`, checked on
+/// every access in debug builds.
 final class TransferEngine: @unchecked Sendable {
     /// Run-wide limits and settings: what a caller chooses (`settings`, read here by
     /// name: `configuration.jobs`) and what the library and its tests tune.
@@ -70,6 +74,8 @@ final class TransferEngine: @unchecked Sendable {
         var shutdown = false
         /// Items whose `prepare()` finished, ready to start.
         var prepared: [ItemTransfer] = []
+        /// Outcomes whose item's disk work is done (`deliver(after:)`).
+        var deliveries: [@Sendable () -> Void] = []
     }
 
     let configuration: Configuration
@@ -82,6 +88,8 @@ final class TransferEngine: @unchecked Sendable {
     /// The most items the engine held at once (queued, being prepared or running):
     /// what a large run costs in transfer objects depends on how its caller feeds it.
     let mostHeld = Atomic<Int>(0)
+    /// The loop's thread, which `EngineBound` state checks it is on.
+    let engineThread = EngineThread()
 
     // Engine thread only:
     private var waiting = FIFO<ItemTransfer>()
@@ -119,6 +127,8 @@ final class TransferEngine: @unchecked Sendable {
     private var skipping = false
     /// Items handed to `preparation` and not yet back.
     private var preparing = 0
+    /// Outcomes waiting for their item's disk work (`deliver(after:)`).
+    private var undelivered = 0
     /// Items whose part file is open, waiting for a slot.
     private var ready = FIFO<ItemTransfer>()
     /// Opens part files (and takes over earlier runs' files) ahead of the items' turns,
@@ -173,6 +183,7 @@ final class TransferEngine: @unchecked Sendable {
     // MARK: Event loop
 
     private func run() {
+        engineThread.enter()
         if limiter != nil { limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
         while true {
             wakePending.store(false, ordering: .sequentiallyConsistent)
@@ -180,6 +191,10 @@ final class TransferEngine: @unchecked Sendable {
                 let taken = box
                 box = Inbox(shutdown: box.shutdown)
                 return taken
+            }
+            for delivery in commands.deliveries {
+                undelivered -= 1
+                delivery()
             }
             for (request, completion) in commands.submissions {
                 // The host table is published before each outcome leaves the engine thread,
@@ -202,6 +217,7 @@ final class TransferEngine: @unchecked Sendable {
             }
             for item in commands.prepared {
                 preparing -= 1
+                item.adoptPrepared()
                 if cancelled {
                     item.cancel(clearing: cancelClearing)
                 } else if skipping {
@@ -266,7 +282,7 @@ final class TransferEngine: @unchecked Sendable {
                 continue
             }
             if running.isEmpty, waiting.isEmpty, ready.isEmpty, preparing == 0 {
-                if inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
+                if undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)
                 continue
             }
@@ -277,6 +293,17 @@ final class TransferEngine: @unchecked Sendable {
         }
         for warmUp in warmUps.values { multi.remove(warmUp.easy) }
         warmUps.removeAll()
+    }
+
+    /// Runs `delivery` (an ended item's outcome) on this thread once everything queued
+    /// on `queue` (its last checkpoint, or the removal of its files) is done, so this
+    /// thread never waits on the disk for it; the run ends only after.
+    func deliver(after queue: DispatchQueue, _ delivery: @escaping @Sendable () -> Void) {
+        undelivered += 1
+        queue.async { [self] in
+            inbox.withLock { $0.deliveries.append(delivery) }
+            wake()
+        }
     }
 
     /// A prepared item joins `running` and sends its first request.

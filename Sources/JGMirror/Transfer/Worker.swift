@@ -93,23 +93,25 @@ final class Worker {
     /// The current request brought at least one new byte.
     var progressed: Bool { pos > requestStart }
 
-    /// Bytes per second this connection delivers now, as a steal weighs it: the
-    /// current request's rate since its first byte (once it has run 50 ms), else the
-    /// previous request's; 0 when it waits to retry or for a connection slot, or when
-    /// nothing arrived for `stallAfter` seconds; nil when it has shown no rate yet.
-    func rate(now: Double, stallAfter: Double) -> Double? {
-        guard case .active = state else { return 0 }
-        guard let firstByteAt else { return now - sentAt > stallAfter ? 0 : previousRate }
-        if now - lastByteAt > stallAfter { return 0 }
-        return now - firstByteAt >= 0.05 ? Double(requestBytes) / (now - firstByteAt) : previousRate
+    /// The connection as `CrewPolicy` weighs it.
+    var connection: CrewPolicy.Connection {
+        CrewPolicy.Connection(
+            slot: slot, phase: phase, inFlight: easy != nil, source: sourceIndex, position: pos, sentAt: sentAt,
+            firstByteAt: firstByteAt, lastByteAt: lastByteAt, requestBytes: requestBytes, previousRate: previousRate,
+            truncated: truncated)
     }
 
-    /// The rate the connection has shown: its current request's so far, else its
-    /// previous request's.
-    var shownRate: Double? {
-        if let firstByteAt, lastByteAt - firstByteAt >= 0.05 { return Double(requestBytes) / (lastByteAt - firstByteAt) }
-        return previousRate
+    /// Its state as `CrewPolicy` weighs it.
+    var phase: CrewPolicy.Connection.Phase {
+        switch state {
+        case .ready: .ready
+        case .backoff(let until): .backoff(until: until)
+        case .active: .active
+        }
     }
+
+    /// The rate the connection has shown (`CrewPolicy.Connection.shownRate`).
+    var shownRate: Double? { connection.shownRate }
 
     /// Notes `count` bytes arriving at `now`.
     func received(_ count: Int64, now: Double) {

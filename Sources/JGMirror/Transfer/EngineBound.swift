@@ -1,0 +1,54 @@
+import Glibc
+import Synchronization
+
+/// The thread an engine's loop runs on, as other code can ask about it: set once the
+/// loop starts (`enter`), compared with the calling thread (`isCurrent`).
+final class EngineThread: Sendable {
+    /// The loop's `pthread_t`; 0 until it entered.
+    private let id = Atomic<UInt>(0)
+
+    init() {}
+
+    /// The calling thread is the engine thread from now on.
+    func enter() { id.store(UInt(pthread_self()), ordering: .releasing) }
+
+    /// The calling thread is the engine thread. Before the loop entered, no thread is:
+    /// the engine's state is set up in its initializer, which touches no
+    /// `EngineBound` through its accessors.
+    var isCurrent: Bool {
+        let owner = id.load(ordering: .acquiring)
+        return owner != 0 && pthread_equal(pthread_t(owner), pthread_self()) != 0
+    }
+}
+
+/// A value only the engine thread may touch, in the style of swift-nio's `NIOLoopBound`:
+/// every access checks, in debug builds, that it comes from the engine thread, and
+/// traps when it does not. Release builds do not check.
+///
+/// `@unchecked Sendable`: the value moves between threads only inside this wrapper,
+/// whose every access is checked (`EngineThread.isCurrent`).
+struct EngineBound<Value>: @unchecked Sendable {
+    private var stored: Value
+    let thread: EngineThread
+
+    init(_ value: Value, on thread: EngineThread) {
+        stored = value
+        self.thread = thread
+    }
+
+    /// The value; touching it off the engine thread traps in debug builds.
+    var value: Value {
+        get {
+            check()
+            return stored
+        }
+        _modify {
+            check()
+            yield &stored
+        }
+    }
+
+    private func check() {
+        assert(thread.isCurrent, "engine-bound state touched off the engine thread")
+    }
+}
