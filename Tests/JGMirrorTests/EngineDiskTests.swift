@@ -25,7 +25,7 @@ import Testing
             options.checkpointInterval = 3600
             // The first sync is the failed item's last checkpoint (no flush comes at 4 MiB).
             let nextStarted = Locked<Bool?>(nil)
-            options.dataSync = { fd in
+            options.engine.dataSync = { fd in
                 if nextStarted.value == nil {
                     let deadline = Date().addingTimeInterval(20)
                     while server.gets("/next").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
