@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 # The metrics tests read jgmirror's textfile back with Prometheus' own Python parser.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus-client
+# The code as a newcomer meets it: swift-format's strict lint finds nothing, and each
+# folder of the library names only the folders before it (ARCHITECTURE.md).
+swift format lint --strict --recursive Sources Tests
+python3 scripts/check-folders.py
 # Warnings fail the build (ours only: SwiftPM builds the dependencies with warnings
 # suppressed).
 swift build --build-tests -Xswiftc -warnings-as-errors

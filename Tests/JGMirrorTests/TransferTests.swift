@@ -665,17 +665,16 @@ import TestServer
         route.fault = { $0 == 2 ? .stall(afterBytes: 256 << 10, seconds: 60) : nil }
         server.set("/stall", route)
         try await withTestDirectory { dir in
-            let started = Date()
             let report = try await sync(
                 manifest(url: server.url("/stall"), sha256: sha(large), extra: "connections: 4\ntimeout: 120s"), in: dir)
-            let seconds = Date().timeIntervalSince(started)
             #expect(report.items.first?.status == .downloaded)
+            // A request from the byte where the stalled one stopped is the takeover: a
+            // run that waited out the stall asks for nothing there (no clock is read,
+            // so a loaded machine makes this slower, not red; the trigger's timing is
+            // `CrewPolicyTests`' to check, in virtual time).
             let starts = rangeStarts("/stall")
             try #require(starts.count > 3)
             #expect(starts.dropFirst(3).contains(starts[2] + (256 << 10)), "\(starts)")
-            // Waiting for the stalled request would take its 60 s; a loaded machine has
-            // stretched the takeover to 22 s.
-            #expect(seconds < 50, "the item waited for the stalled connection: \(seconds) s")
         }
     }
 
@@ -796,7 +795,9 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
             #expect(report.items.first?.status == .downloaded)
-            #expect(report.items.first?.attempts == 2)
+            // The cut request and its retry; a loaded machine may also see a connection
+            // idle long enough to be replaced as stalled, which counts as one more.
+            #expect((report.items.first?.attempts ?? 0) >= 2)
         }
         serve { $0.fault = { _ in .raw(cut) } }
         try await withTestDirectory { dir in

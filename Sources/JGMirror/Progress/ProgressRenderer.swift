@@ -2,6 +2,9 @@ import Foundation
 
 /// Turns sync events into what a person sees on stderr: live bars on a terminal,
 /// one plain line per item event otherwise (cron, CI logs).
+///
+/// `@unchecked Sendable`: what it draws from (the live items, the lines on screen) is
+/// used only under `lock`, which every public entry takes.
 public final class ProgressRenderer: @unchecked Sendable {
     /// `--progress auto|bars|lines|none`.
     public enum Mode: String, Sendable, CaseIterable {
@@ -16,7 +19,8 @@ public final class ProgressRenderer: @unchecked Sendable {
     private let silent: Bool
     private let verbosity: Verbosity
     private let output: FileHandle
-    // Touched only by `consume`, which runs in one task.
+    /// Held by `show`, `finish` and `reportProblems`: the state below is theirs.
+    private let lock = NSLock()
     private var active: [String: ItemProgress] = [:]
     private var order: [String] = []
     private var finishedBytes: Int64 = 0
@@ -42,6 +46,8 @@ public final class ProgressRenderer: @unchecked Sendable {
     /// too. Call `finish()` once the stream has ended.
     public func show(_ event: SyncEvent) {
         guard !silent else { return }
+        lock.lock()
+        defer { lock.unlock() }
         switch event {
         case .itemStarted(let start):
             if active[start.dest] == nil { order.append(start.dest) }
@@ -68,6 +74,8 @@ public final class ProgressRenderer: @unchecked Sendable {
     /// Takes the live bars off the terminal once the last event was shown, and says
     /// the problems still held back.
     public func finish() {
+        lock.lock()
+        defer { lock.unlock() }
         if bars { clear() }
         flushProblems()
     }
@@ -78,6 +86,8 @@ public final class ProgressRenderer: @unchecked Sendable {
     /// nothing in the other modes, which printed them as they came.
     public func reportProblems(in run: RunReport) {
         guard silent else { return }
+        lock.lock()
+        defer { lock.unlock() }
         var groups: [ProblemGroup] = []
         var index: [ProblemGroup.Key: Int] = [:]
         run.forEachItem { result in

@@ -2,9 +2,8 @@
 /// `--events` stream opened before the run, and where the reports and the metrics go
 /// once it has ended. The command line names them; this writes them.
 ///
-/// `@unchecked Sendable`: `write` runs only in the task that drains the session's
-/// events and `finish` only after that task has ended, so the stream is never used
-/// by two threads at once.
+/// `@unchecked Sendable`: the events stream and what went wrong with it are used
+/// only under `lock`, by `write` and by `finish`.
 public final class RunOutputs: @unchecked Sendable {
     /// What an output option asks for.
     public enum Role: Sendable {
@@ -21,6 +20,8 @@ public final class RunOutputs: @unchecked Sendable {
     /// went away, its disk filled): later events are dropped, the run goes on, and it
     /// exits 4.
     private var eventsFailure: String?
+    /// Held by every use of `events` and `eventsFailure`.
+    private let lock = NSLock()
 
     /// Resolves each option given (`nil` paths are left out) and opens the events
     /// stream, before anything is fetched (SPEC §10 "Output files"). Throws, naming the
@@ -58,12 +59,14 @@ public final class RunOutputs: @unchecked Sendable {
     public var wantsEvents: Bool { events != nil }
 
     /// The events stream failed: the run exits 4.
-    public var failed: Bool { eventsFailure != nil }
+    public var failed: Bool { lock.withLock { eventsFailure != nil } }
 
     /// One line per event; each `write` is one system call, so a reader sees whole lines.
     public func write(_ event: SyncEvent) { send(EventLine.render(event)) }
 
     private func send(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
         guard let events, eventsFailure == nil else { return }
         events.write(line + "\n")
         if let reason = events.failureReason {
@@ -76,6 +79,8 @@ public final class RunOutputs: @unchecked Sendable {
     /// code (4 when one of them or an event could not be written), and returns that
     /// code with a line for each output that could not be written.
     public func finish(_ report: RunReport) -> OutputBatch.Outcome {
+        lock.lock()
+        defer { lock.unlock() }
         var report = report
         if eventsFailure != nil { report.exitCode = ExitCode.combine([report.exitCode, .local]) }
         var outputs: [OutputBatch.Output] = []

@@ -7,6 +7,9 @@
 /// allocated once at its full capacity and never moves, so a span handed out stays
 /// valid, and reading it touches no byte an append writes. A URL or destination
 /// changed later goes into an arena of its own (`ItemTexts.init(url:dest:)`).
+/// `@unchecked Sendable`: the compiler keeps the appends on one thread (`Builder`
+/// is not `Sendable`, and only a builder appends); what crosses threads is spans of
+/// bytes written before the arena was shared, which no later append touches.
 final class TextArena: @unchecked Sendable {
     /// Where one text lies in its arena.
     struct Span: Sendable {
@@ -71,6 +74,10 @@ final class TextArena: @unchecked Sendable {
         }
     }
 }
+
+/// A builder stays with the task that made it: appends never race.
+@available(*, unavailable)
+extension TextArena.Builder: Sendable {}
 
 /// An item's URL and destination, as two spans of a `TextArena` (24 bytes inline,
 /// and their text in the arena).
