@@ -194,85 +194,6 @@ final class RootDirectory: Sendable {
         return info
     }
 
-    /// The target of the symlink at `path` (its folder reached without following any);
-    /// nil when nothing is there, not even its folder, or it is not a symlink. Throws
-    /// `unsafe_path` when a folder on the way is a symlink, and the local error (such as
-    /// `permission_denied`) when it cannot be read.
-    func linkTarget(_ path: String) throws(TransferError) -> String? {
-        do {
-            return try readLink(path)
-        } catch where error.code == .ioError {
-            return nil  // a folder on the way is missing (or a file): no link there
-        }
-    }
-
-    private func readLink(_ path: String) throws(TransferError) -> String? {
-        try withFolder(of: path) { (folder, name) throws(TransferError) -> String? in
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlinkat(folder, name, &buffer, buffer.count - 1)
-            guard count >= 0 else {
-                if errno == EINVAL || errno == ENOENT { return nil }
-                throw .local(errno: errno, path: path, doing: "cannot read the link")
-            }
-            return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-    }
-
-    /// Places a symlink to `target` at `path` atomically: made as `temporary` (a name in
-    /// the same folder), then renamed over `path`, so a reader sees the old entry or the
-    /// new link, never neither. A file or link at `path` is replaced; an empty folder,
-    /// which holds nothing to read, is removed first; a folder with anything in it is
-    /// never touched (`unsafe_path`).
-    func placeLink(_ path: String, target: String, temporary: String) throws(TransferError) {
-        guard Paths.parent(of: temporary) == Paths.parent(of: path) else {
-            throw Self.unsafe(temporary, "is not in the folder of \(path)")
-        }
-        try withFolder(of: path) { (folder, name) throws(TransferError) in
-            let temporaryName = Paths.lastComponent(of: temporary)
-            // A leftover of a run killed between the two steps is ours: replaced.
-            if symlinkat(target, folder, temporaryName) != 0 {
-                guard errno == EEXIST, unlinkat(folder, temporaryName, 0) == 0, symlinkat(target, folder, temporaryName) == 0
-                else {
-                    throw failure(errno, in: folder, name: temporaryName, path: temporary, doing: "cannot create the link")
-                }
-            }
-            var moved = renameat(folder, temporaryName, folder, name) == 0
-            // A link is never renamed over a folder; an empty one is only a name in the way.
-            if !moved, errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
-                if unlinkat(folder, name, AT_REMOVEDIR) == 0 {
-                    moved = renameat(folder, temporaryName, folder, name) == 0
-                } else {
-                    let code = errno
-                    unlinkat(folder, temporaryName, 0)
-                    if code == ENOTEMPTY || code == EEXIST {
-                        throw Self.unsafe(
-                            path, "is a folder with files in it; jgmirror never replaces a folder's contents with a link")
-                    }
-                    throw .local(errno: code, path: path, doing: "cannot replace with a link")
-                }
-            }
-            guard moved else {
-                let code = errno
-                unlinkat(folder, temporaryName, 0)
-                throw .local(errno: code, path: path, doing: "cannot rename a link onto")
-            }
-        }
-    }
-
-    /// Removes the symlink at `path` when it still points at `target`; true when it was
-    /// removed. A file, a folder, or a link to anything else is left alone.
-    @discardableResult
-    func removeLink(_ path: String, ifTarget target: String) throws(TransferError) -> Bool {
-        guard try linkTarget(path) == target else { return false }
-        return try withFolder(of: path) { (folder, name) throws(TransferError) in
-            guard unlinkat(folder, name, 0) == 0 else {
-                if errno == ENOENT { return false }
-                throw .local(errno: errno, path: path, doing: "cannot delete")
-            }
-            return true
-        }
-    }
-
     /// Removes the folder at `path` if it is empty; true when it was removed.
     @discardableResult
     func removeEmptyFolder(_ path: String) -> Bool {
@@ -304,7 +225,7 @@ final class RootDirectory: Sendable {
     /// Runs `body` with a descriptor of `path`'s folder and its last name: the root's
     /// own descriptor for a file directly below it, otherwise an `O_PATH` descriptor
     /// opened for the call and closed after it.
-    private func withFolder<T>(of path: String, _ body: (Int32, String) throws(TransferError) -> T) throws(TransferError) -> T {
+    func withFolder<T>(of path: String, _ body: (Int32, String) throws(TransferError) -> T) throws(TransferError) -> T {
         if let relative = plainRelative(path) {
             guard let slash = relative.lastIndex(of: UInt8(ascii: "/")) else { return try body(fd, String(Substring(relative))) }
             if resolution == .openat2 {
@@ -349,7 +270,7 @@ final class RootDirectory: Sendable {
 
     /// Opens the folder `names` lead to from the root, with `flags`, never through a
     /// symlink; `create` makes missing folders on the way.
-    private func folder(_ names: ArraySlice<String>, flags: Int32, create: Bool, path: String) throws(TransferError) -> Int32 {
+    func folder(_ names: ArraySlice<String>, flags: Int32, create: Bool, path: String) throws(TransferError) -> Int32 {
         let open = flags | O_DIRECTORY | O_CLOEXEC
         if names.isEmpty {
             let own = openat(fd, ".", open)
@@ -393,7 +314,7 @@ final class RootDirectory: Sendable {
 
     /// The error for a failed call on `name` in `folder`: `unsafe_path` when the
     /// name is a symlink (`O_NOFOLLOW` answers ELOOP, or ENOTDIR with `O_DIRECTORY`).
-    private func failure(_ code: Int32, in folder: Int32, name: String, path: String, doing action: String) -> TransferError {
+    func failure(_ code: Int32, in folder: Int32, name: String, path: String, doing action: String) -> TransferError {
         if code == ELOOP || code == ENOTDIR {
             var info = stat()
             if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {

@@ -6,15 +6,15 @@ import Foundation
 /// held, so memory grows with the item list only.
 struct ManifestParser {
     let reader: YAMLEventReader
-    private let options: ManifestOptions
-    private var peeked: (YAMLEvent, SourceLocation)?
+    let options: ManifestOptions
+    var peeked: (YAMLEvent, SourceLocation)?
     /// Where the items' URLs and destinations are kept.
-    private var texts = TextArena.Builder()
+    var texts = TextArena.Builder()
     /// Destinations that cannot be normalised, by item index: found while each item is
     /// parsed, reported by `validateItems` in item order, as the checks across items are.
-    private var destinationFailures: [Int: ManifestError] = [:]
+    var destinationFailures: [Int: ManifestError] = [:]
     /// libcurl's URL parser, one handle for every URL of the manifest.
-    private let curlURL = CurlURL()
+    let curlURL = CurlURL()
 
     static let topKeys = ["version", "root", "defaults", "hosts", "checksums", "sets", "items"]
     static let settingKeys = [
@@ -83,7 +83,7 @@ struct ManifestParser {
         return manifest
     }
 
-    private mutating func parseDefaults() throws(ManifestError) -> (ItemSettings, HostOptions) {
+    mutating func parseDefaults() throws(ManifestError) -> (ItemSettings, HostOptions) {
         let start = try expectMapping("defaults")
         var settings = ItemSettings()
         var hosts = HostOptions()
@@ -120,13 +120,13 @@ struct ManifestParser {
         return true
     }
 
-    private mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {
+    mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {
         try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") { parser, location throws(ManifestError) in
             items.append(try parser.parseItem(at: location, index: items.count))
         }
     }
 
-    private mutating func parseItem(at location: SourceLocation, index: Int) throws(ManifestError) -> ManifestItem {
+    mutating func parseItem(at location: SourceLocation, index: Int) throws(ManifestError) -> ManifestItem {
         var item = ManifestItem(texts: .empty, hasDest: false, location: location)
         var url = ""
         var dest: String?
@@ -195,7 +195,7 @@ struct ManifestParser {
     /// Completes a `link:` item: a destination of its own, and a target that stays
     /// inside the root (SPEC §10); `conflicting` is the first key that only an item
     /// with a URL may have.
-    private mutating func linkItem(
+    mutating func linkItem(
         _ item: ManifestItem, target: (String, SourceLocation), dest: String?, conflicting: (String, SourceLocation)?
     ) throws(ManifestError) -> ManifestItem {
         var item = item
@@ -249,201 +249,6 @@ struct ManifestParser {
         return true
     }
 
-    // MARK: Validation across items
-
-    private func validateItems(_ manifest: inout Manifest) throws(ManifestError) {
-        let items = manifest.itemChunks
-        var destinations = DestinationIndex(capacity: items.count)
-        var directories = Set<String>()
-        // The same, case-folded: names that collide on a case-insensitive file system.
-        var foldedDestinations: [String: (dest: String, line: Int)] = [:]
-        var foldedDirectories: [String: String] = [:]
-        for index in items.indices {
-            if let failure = destinationFailures[index] { throw failure }
-            let item = items[index]
-            let dest = item.dest ?? ""  // normalised by `parseItem`
-            if let first = destinations.location(of: dest, in: items) {
-                throw error(item.destLocation, "destination '\(dest)' is already used by the item at line \(first.line)")
-            }
-            if directories.contains(dest) {
-                throw error(item.destLocation, "destination '\(dest)' is a folder of another item's destination")
-            }
-            var parent = dest
-            while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                parent = String(parent[..<slash])
-                if let clash = destinations.location(of: parent, in: items) {
-                    throw error(item.destLocation, "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
-                }
-                if !directories.insert(parent).inserted { break }
-            }
-            destinations.insert(dest, at: index, of: items)
-            if let clash = Self.caseClash(
-                dest, line: item.destLocation.line, exact: { destinations.location(of: $0, in: items) }, exactFolders: directories,
-                &foldedDestinations, &foldedDirectories)
-            {
-                let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")
-                if options.portableNames { throw problem }
-                manifest.warnings.append(problem)
-            }
-            if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, item.link == nil,
-                manifest.checksums.isEmpty
-            {
-                throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
-            }
-        }
-    }
-
-    /// Says which other destination `dest` would collide with where case does not
-    /// count (a file with a file, or a file with a folder), and records it. Only
-    /// destinations with an upper-case or non-ASCII byte are kept case-folded in
-    /// `files`/`folders`: an all-lower-case one is its own folded form and already in
-    /// `exact`/`exactFolders`, so a typical manifest pays lookups and no copies.
-    /// `SetExpansion` applies the same rule to the names a list adds.
-    static func caseClash(
-        _ dest: String, line: Int, exact: (String) -> SourceLocation?, exactFolders: Set<String>,
-        _ files: inout [String: (dest: String, line: Int)], _ folders: inout [String: String]
-    ) -> String? {
-        let folds = dest.utf8.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }
-        let folded = folds ? dest.lowercased() : dest
-        if let other = files[folded] {
-            return "destination '\(dest)' and '\(other.dest)' (line \(other.line)) are the same file"
-        }
-        // Folding may leave a name as it was (`café`): then the exact lookup would
-        // find this destination itself.
-        let changed = folds && folded != dest
-        if changed, let other = exact(folded) {
-            return "destination '\(dest)' and '\(folded)' (line \(other.line)) are the same file"
-        }
-        if let other = folders[folded] ?? (changed && exactFolders.contains(folded) ? folded : nil) {
-            return "destination '\(dest)' is the same name as the folder '\(other)' of another item"
-        }
-        var parent = Substring(dest)
-        var foldedParent = Substring(folded)
-        while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")),
-            let foldedSlash = foldedParent.utf8.lastIndex(of: UInt8(ascii: "/"))
-        {
-            parent = parent[..<slash]
-            foldedParent = foldedParent[..<foldedSlash]
-            let key = String(foldedParent)
-            if let other = files[key] {
-                return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(other.dest)' (line \(other.line))"
-            }
-            if folds, key != parent, let other = exact(key) {
-                return "the folder '\(parent)' of destination '\(dest)' is the same name as '\(key)' (line \(other.line))"
-            }
-            if folds { folders[key] = folders[key] ?? String(parent) }
-        }
-        if folds { files[folded] = (dest, line) }
-        return nil
-    }
-
-    /// A wrong checksum as an error quotes it: shortened, with its length (once).
-    static func quoted(_ text: String) -> String {
-        text.count > 80 ? "'\(Rules.abbreviated(text))'" : "'\(text)' (\(text.count) characters)"
-    }
-
-    func checkURL(_ url: String, at location: SourceLocation) throws(ManifestError) {
-        if let problem = Rules.urlProblem(url, allowFileURLs: options.allowFileURLs, curl: curlURL) {
-            throw error(location, problem)
-        }
-    }
-
-    // MARK: Typed values
-
-    private mutating func readScalar(_ key: String, expecting kind: String) throws(ManifestError) -> (String, SourceLocation) {
-        let (event, location) = try next()
-        switch event {
-        case .scalar(let text, _):
-            return (text, location)
-        case .alias:
-            throw error(location, "YAML aliases are not supported in manifests ('\(key)')")
-        default:
-            throw error(location, "'\(key)' expects \(kind), found \(event.noun)")
-        }
-    }
-
-    mutating func readString(_ key: String) throws(ManifestError) -> (String, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a string")
-        return (try expandEnvironment(text, at: location), location)
-    }
-
-    mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a whole number")
-        guard let value = Int(text), range.contains(value) else {
-            if range.upperBound == Int.max || range.lowerBound == Int.min {
-                throw error(location, "'\(key)' must be a whole number, not '\(text)'")
-            }
-            throw error(location, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
-        }
-        return (value, location)
-    }
-
-    private mutating func readSize(_ key: String) throws(ManifestError) -> (Int64, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a size")
-        guard let value = Units.parseSize(text) else {
-            throw error(location, "'\(key)' must be a size such as 4096, 512KiB, 1MiB or 2GB, not '\(text)'")
-        }
-        if let problem = Rules.sizeProblem(value) { throw error(location, "'\(key)' \(problem), not '\(text)'") }
-        return (value, location)
-    }
-
-    private mutating func readDuration(_ key: String) throws(ManifestError) -> (Double, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a duration")
-        guard let value = Units.parseDuration(text) else {
-            throw error(location, "'\(key)' must be a duration such as 500ms, 30s or 2m, not '\(text)'")
-        }
-        return (value, location)
-    }
-
-    mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
-        let (text, location) = try readScalar(key, expecting: "true or false")
-        switch text.lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off": return false
-        default: throw error(location, "'\(key)' must be true or false, not '\(text)'")
-        }
-    }
-
-    /// A list of strings; a single scalar counts as a list of one.
-    mutating func readStringList(_ key: String) throws(ManifestError) -> [(String, SourceLocation)] {
-        let (event, location) = try peek()
-        if case .scalar = event { return [try readString(key)] }
-        guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
-        _ = try next()
-        var values: [(String, SourceLocation)] = []
-        while true {
-            let (element, elementLocation) = try peek()
-            if element == .sequenceEnd {
-                _ = try next()
-                return values
-            }
-            guard case .scalar = element else {
-                throw error(elementLocation, "'\(key)' expects a list of strings, found \(element.noun)")
-            }
-            values.append(try readString(key))
-        }
-    }
-
-    private mutating func readHeaders(_ key: String) throws(ManifestError) -> [HTTPHeader] {
-        _ = try expectMapping(key)
-        var headers: [HTTPHeader] = []
-        var seen = Set<String>()
-        while true {
-            let (event, location) = try next()
-            if event == .mappingEnd { return headers }
-            guard case .scalar(let name, _) = event else {
-                throw error(location, "header names must be strings, found \(event.noun)")
-            }
-            if let problem = Rules.headerProblem(name: name) { throw error(location, problem) }
-            guard seen.insert(name.lowercased()).inserted else { throw error(location, "header '\(name)' is set twice") }
-            let (value, valueLocation) = try readString(name)
-            guard HTTPHeader.isValidValue(value) else {
-                throw error(valueLocation, "the value of header '\(name)' contains a line break or control character")
-            }
-            headers.append(HTTPHeader(name: name, value: value))
-        }
-    }
-
     // MARK: Structure
 
     /// The next key of the current mapping, or nil at its end; rejects unknown and repeated keys.
@@ -472,7 +277,7 @@ struct ManifestParser {
         return location
     }
 
-    private mutating func expectSequence(_ key: String) throws(ManifestError) -> SourceLocation {
+    mutating func expectSequence(_ key: String) throws(ManifestError) -> SourceLocation {
         let (event, location) = try next()
         guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
         return location
@@ -510,7 +315,7 @@ struct ManifestParser {
         return try reader.next()
     }
 
-    private mutating func peek() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
+    mutating func peek() throws(ManifestError) -> (YAMLEvent, SourceLocation) {
         if let peeked { return peeked }
         let event = try reader.next()
         peeked = event

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The outputs of one run that monitoring and CI read (SPEC §8, §10, §10a): the
 /// `--events` stream opened before the run, and where the reports and the metrics go
 /// once it has ended. The command line names them; this writes them.

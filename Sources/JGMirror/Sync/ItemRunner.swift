@@ -7,54 +7,54 @@ import Foundation
 /// returned in plan order; what was learned about files already present (hashed, or
 /// `304`) is recorded in batches, one transaction each.
 final class ItemRunner: Sendable {
-    private let items: [PlannedItem]
-    private let options: SyncOptions
-    private let engine: TransferEngine
-    private let events: AsyncStream<SyncEvent>.Continuation
+    let items: [PlannedItem]
+    let options: SyncOptions
+    let engine: TransferEngine
+    let events: AsyncStream<SyncEvent>.Continuation
     /// The state database, being opened while the first items go ahead.
-    private let opening: StateOpening
+    let opening: StateOpening
     /// The state database's records, by destination (empty without one), taken from
     /// `opening` when the first present file is looked at; dropped once
     /// every item has its result, before the results are put together.
-    private let records = Locked<RecordTable?>(nil)
+    let records = Locked<RecordTable?>(nil)
     /// What this run learned about files (placed, hashed, `304`), written in batches
     /// of `SyncOptions.learnedBatch`, the rest at the end.
-    private let learned: RecordBatcher
+    let learned: RecordBatcher
     /// One-line problems with the state database, for the report.
     let warnings = Locked<[String]>([])
     /// Assessments of present files waiting for a conditional request, by index.
-    private let presentFiles = Locked<[Int: ItemAssessment]>([:])
-    private let placement: Placement
+    let presentFiles = Locked<[Int: ItemAssessment]>([:])
+    let placement: Placement
     /// Placed files' records, until the file system's clock has passed them.
-    private let settling: RecordSettling?
+    let settling: RecordSettling?
     /// Where a finished download is verified (a small file hashed) and handed to
     /// placement: off the engine thread, whose time per item bounds how fast small
     /// files go, and not behind placement's syncs, which the next downloads do not
     /// wait for. It submits the next item, so at most `window` finished files (each
     /// holding up to `PrefixHasher.heldLimit` bytes) wait for it.
-    private let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in jobs.forEach { $0() } }
+    let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in jobs.forEach { $0() } }
     /// The root, opened once: every file below it is reached through this.
-    private let root: RootDirectory
+    let root: RootDirectory
     /// Hashing of present files and second passes over part files, on all cores.
-    private let hashing: BoundedWork
-    private let state: Locked<State>
+    let hashing: BoundedWork
+    let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
-    private let madeFolders = Locked(Set<String>())
+    let madeFolders = Locked(Set<String>())
     /// Resumed items fetched again from zero after their checksum failed, so each is
     /// retried once.
-    private let refetched = Locked(Set<Int>())
+    let refetched = Locked(Set<Int>())
     /// What each folder held before the run, for the walk's first look at an item;
     /// the walk takes it, and it is gone when the walk ends.
-    private let listings: Locked<FolderListings>
+    let listings: Locked<FolderListings>
     /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
-    private let links: [Int]
+    let links: [Int]
     /// The verified lists of `publish: true` sets: placed after the files, before the links.
-    private let publisher: ListPublisher?
+    let publisher: ListPublisher?
     /// The links earlier runs' `link:` items placed (destination → target), read from
     /// the state database the first time a file's destination is found to be a symlink.
-    private let managedLinks = Locked<[String: String]?>(nil)
+    let managedLinks = Locked<[String: String]?>(nil)
 
-    private struct State {
+    struct State {
         /// Compact until the end: a full `ItemResult` per item held for the whole run
         /// was most of what a large run's memory grew by.
         var rows: [ResultRow?]
@@ -74,7 +74,7 @@ final class ItemRunner: Sendable {
     /// Items handed to the engine at once: enough that a finished item's slot never
     /// waits for this class to submit the next one, few enough that a large run does
     /// not hold a request, hasher and transfer object per item before it starts.
-    private let window: Int
+    let window: Int
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
@@ -146,82 +146,9 @@ final class ItemRunner: Sendable {
         return report
     }
 
-    /// Places every `link:` item once the files have their results (`rows`), and
-    /// records the links in the state database. A link that would change is left as it
-    /// is while a file below its target did not reach its place this run, so that it
-    /// never leads readers to a half-made folder. Returns each link's row.
-    private func placeLinks(after rows: [ResultRow?]) -> [(Int, ResultRow)] {
-        // Stopped (fail-fast), or interrupted: the next run finishes the files and then
-        // places the links.
-        let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
-        let placedStatuses: Set<ItemStatus> = [.downloaded, .unchanged, .unverified]
-        let unfinished = rows.indices.compactMap { index -> String? in
-            guard let row = rows[index], !placedStatuses.contains(row.outcome.status) else { return nil }
-            return items[index].dest
-        }
-        var results: [(Int, ResultRow)] = []
-        var recorded: [(dest: String, target: String)] = []
-        var changedFolders = Set<String>()
-        for index in links {
-            let item = items[index]
-            guard let target = item.link else { continue }
-            var result = result(item, status: .downloaded)
-            let started = Date()
-            if stopped {
-                result.status = .skipped
-            } else {
-                do throws(TransferError) {
-                    if try root.linkTarget(item.path) == target {
-                        result.status = .unchanged
-                        recorded.append((item.dest, target))
-                    } else if let blocker = Self.unfinished(unfinished, below: target, of: item.dest) {
-                        result.status = .skipped
-                        result.note = "kept as it was: '\(blocker)', below its target, did not reach its place this run"
-                    } else {
-                        let folder = Paths.parent(of: item.path)
-                        if !madeFolders.withLock({ $0.contains(folder) }) {
-                            try root.makeFolders(folder)
-                            madeFolders.withLock { _ = $0.insert(folder) }
-                        }
-                        // The part file's name: reserved, and never used by a link item otherwise.
-                        try root.placeLink(item.path, target: target, temporary: item.partPath)
-                        changedFolders.insert(folder)
-                        recorded.append((item.dest, target))
-                    }
-                } catch {
-                    result.status = .failed
-                    result.error = ItemError(code: error.code, message: error.message)
-                }
-            }
-            result.durationS = Date().timeIntervalSince(started)
-            events.yield(.itemFinished(result))
-            results.append((index, ResultRow(result, of: item)))
-        }
-        if options.durable { for folder in changedFolders { root.syncFolder(folder) } }
-        if let failure = opening.store?.saveLinks(recorded) { warnings.withLock { $0.append(failure) } }
-        return results
-    }
-
-    /// Whether `item`'s destination itself is a symlink that a `link:` item placed and
-    /// that still points where it was made to (any other symlink stays `unsafe_path`).
-    private func isManagedLink(_ item: PlannedItem) -> Bool {
-        guard let current = try? root.linkTarget(item.path) else { return false }
-        let managed = managedLinks.withLock { links in
-            if links == nil { links = (try? opening.store?.links()) ?? [:] }
-            return links?[item.dest]
-        }
-        return managed == current
-    }
-
-    /// The first of `dests` at or below the path a link at `dest` to `target` leads to.
-    private static func unfinished(_ dests: [String], below target: String, of dest: String) -> String? {
-        guard !dests.isEmpty, case .success(let resolved) = LinkTarget.resolve(target, dest: dest) else { return nil }
-        return dests.first { resolved.isEmpty || $0 == resolved || $0.hasPrefix(resolved + "/") }
-    }
-
     /// Assesses every item in plan order: settles it, queues the hashing of what is
     /// present, or hands it to the engine.
-    private func walk() {
+    func walk() {
         let quickCheck = options.quickCheck
         let listings = self.listings.withLock { held in
             defer { held = FolderListings() }
@@ -262,7 +189,7 @@ final class ItemRunner: Sendable {
     }
 
     /// Remembers that the present file of `item` was just verified (or checked).
-    private func learn(
+    func learn(
         _ item: PlannedItem, stat: FileStat?, sha256: String?, sha512: String? = nil, validators: Validators? = nil, verifiedAt: Int64?
     ) {
         guard let stat, opening.store != nil else { return }
@@ -277,7 +204,7 @@ final class ItemRunner: Sendable {
     }
 
     /// The state database's record of `item`'s destination.
-    private func stateRecord(of item: PlannedItem) -> FileRecord? {
+    func stateRecord(of item: PlannedItem) -> FileRecord? {
         records.withLock { records in
             if records == nil { records = opening.takeRecords() }
             return records?[item.dest]
@@ -287,7 +214,7 @@ final class ItemRunner: Sendable {
     /// Stops starting items (cancel, fail-fast).
     func stop() { state.withLock { $0.stopped = true } }
 
-    private func decide(_ index: Int, _ assessment: ItemAssessment) {
+    func decide(_ index: Int, _ assessment: ItemAssessment) {
         let item = items[index]
         if state.withLock({ $0.stopped }) {
             record(index, result(item, status: .skipped))
@@ -341,7 +268,7 @@ final class ItemRunner: Sendable {
     }
 
     /// An item's outcome came back from the engine: the next queued item takes its place.
-    private func submitNext() {
+    func submitNext() {
         let next = state.withLock { state -> UInt32? in
             guard let next = state.queued.popFirst() else {
                 state.submitted -= 1
@@ -355,7 +282,7 @@ final class ItemRunner: Sendable {
     /// Sends the item to the engine; `note` explains why the item is fetched again,
     /// when it is, and a present file's assessment (`check`) makes the request conditional.
     /// `earlierBytes`: what this run already downloaded for it, in a pass it discarded.
-    private func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlierBytes: Int64 = 0) {
+    func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlierBytes: Int64 = 0) {
         let present = presentFiles.withLock { $0.removeValue(forKey: index) }
         let item = items[index]
         let hasher = PrefixHasher(path: item.partPath, root: root)
@@ -375,194 +302,14 @@ final class ItemRunner: Sendable {
         }
     }
 
-    private func finish(
-        _ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?, present: ItemAssessment?,
-        earlierBytes: Int64
-    ) {
-        submitNext()
-        let item = items[index]
-        var result = result(item, status: .downloaded)
-        result.bytes = outcome.length
-        // Every byte received this run counts, a discarded pass's too (SPEC §8).
-        result.bytesDownloaded = outcome.bytesDownloaded + earlierBytes
-        result.resumedFrom = outcome.resumedFrom
-        result.connections = outcome.connections
-        result.attempts = outcome.attempts
-        result.note = (outcome.note ?? note).map { item.redactor.redact($0) }
-        let elapsed: @Sendable () -> Double = { Date().timeIntervalSince(started) }
-        switch outcome.status {
-        case .failed(let error):
-            result.status = .failed
-            result.error = ItemError(code: error.code, message: item.redactor.redact(error.message))
-            result.durationS = elapsed()
-            record(index, result)
-        case .cancelled:
-            result.status = .interrupted
-            result.error =
-                options.runDeadline?.reached == true
-                ? ItemError(code: .deadline, message: "stopped at the run's deadline (--max-duration); resume state kept")
-                : ItemError(code: .interrupted, message: "stopped by a signal or cancel; resume state kept")
-            result.durationS = elapsed()
-            record(index, result)
-        case .skipped:
-            result.status = .skipped
-            record(index, result)
-        case .notModified:
-            let old = stateRecord(of: item)
-            result.status = .unchanged
-            result.bytes = present?.size
-            result.note = "not modified"
-            result.sha256Actual = present?.sha256
-            result.durationS = elapsed()
-            learn(
-                item, stat: present?.stat, sha256: present?.sha256, validators: outcome.validators,
-                verifiedAt: present?.hashedAt ?? (present?.recordHolds == true ? old?.verifiedAt : nil))
-            record(index, result)
-        case .completed:
-            let base = result
-            if let body = outcome.body {
-                // Held in memory, never written: hashed here, written by placement once verified.
-                let digest = SHA256.hex(of: body).map { Result<String, VerifyError>.success($0) } ?? .failure(.noHasher)
-                verify(index, base, digest, outcome, elapsed: elapsed)
-                return
-            }
-            hasher.finish(length: outcome.length ?? 0) { digest in
-                // The part file's last sync runs beside the hasher: go on once it has (on
-                // its queue, never holding up the thread that called). Bytes it could not
-                // make durable are not placed, and no resume state claims them.
-                outcome.afterSyncs { failure in
-                    guard let failure else {
-                        self.verify(index, base, digest, outcome, elapsed: elapsed)
-                        return
-                    }
-                    var result = base
-                    self.root.unlink(item.partPath)
-                    self.root.unlink(item.statePath)
-                    result.status = .failed
-                    result.error = ItemError(code: failure.code, message: item.redactor.redact(failure.message))
-                    result.durationS = elapsed()
-                    self.record(index, result)
-                }
-            }
-        }
-    }
-
-    /// Checks a completed download's digests against the manifest, then places it or
-    /// keeps its bytes aside.
-    private func verify(
-        _ index: Int, _ base: ItemResult, _ digest: Result<String, VerifyError>, _ outcome: TransferOutcome,
-        elapsed: @escaping @Sendable () -> Double
-    ) {
-        let item = items[index]
-        var result = base
-        switch digest {
-        case .failure(let error):
-            if outcome.body == nil { root.unlink(item.partPath) }  // a held body made none
-            result.status = .failed
-            result.error = ItemError(code: .ioError, message: error.localizedDescription)
-            result.durationS = elapsed()
-            record(index, result)
-        case .success(let actual):
-            result.sha256Actual = actual
-            if let expected = item.sha256, expected != actual, outcome.resumedFrom > 0,
-                refetched.withLock({ $0.insert(index).inserted })
-            {
-                // Resumed bytes can come from another version of the file when the
-                // server's validators (size and mtime) could not tell them apart:
-                // fetch it once more from zero before calling it a mismatch.
-                root.unlink(item.partPath)
-                root.unlink(item.statePath)
-                state.withLock { $0.submitted += 1 }
-                fetch(
-                    index, knownFresh: true,
-                    note: "checksum failed after resuming (a change the validators could not show); fetched again from zero",
-                    earlierBytes: base.bytesDownloaded)
-                return
-            }
-            // Lists can give an item both digests (SHA256SUMS and SHA512SUMS): each must hold.
-            if let expected = item.sha256, expected != actual {
-                reportMismatch(index, result, "SHA-256 is \(actual), expected \(expected)", outcome, elapsed: elapsed)
-                return
-            }
-            if let expected = item.sha512 {
-                // A second pass over the part file (or the body held in memory), beside
-                // the transfers: the streaming hasher computes SHA-256 only.
-                let checked = result
-                hashing.submitWithoutWaiting {
-                    var result = checked
-                    let digest =
-                        outcome.body.map { SHA256.hex(of: $0, algorithm: .sha512) }
-                        ?? (try? self.root.openFile(item.partPath, flags: O_RDONLY)).flatMap { fd in
-                            defer { close(fd) }
-                            return try? FileHasher.hex(fd: fd, path: item.partPath, algorithm: .sha512)
-                        }
-                    result.sha512Actual = digest
-                    guard let digest, digest == expected else {
-                        let difference = "SHA-512 is \(digest ?? "unreadable"), expected \(expected)"
-                        self.reportMismatch(index, result, difference, outcome, elapsed: elapsed)
-                        return
-                    }
-                    self.place(index, result, outcome, elapsed: elapsed)
-                }
-                return
-            }
-            place(index, result, outcome, elapsed: elapsed)
-        }
-    }
-
-    /// Keeps a download whose digest is not the manifest's aside (`Placement.quarantine`)
-    /// and reports it as a mismatch: `difference`, then where the bytes are.
-    private func reportMismatch(
-        _ index: Int, _ checked: ItemResult, _ difference: String, _ outcome: TransferOutcome,
-        elapsed: @escaping @Sendable () -> Double
-    ) {
-        let item = items[index]
-        let kept = Placement.quarantine(
-            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body)
-        var result = checked
-        result.status = .mismatch
-        result.error = ItemError(code: .checksumMismatch, message: "\(difference); \(kept)")
-        result.durationS = elapsed()
-        record(index, result)
-    }
-
-    /// Renames verified bytes onto the destination and records the item.
-    /// Places the verified part file and records it (its SHA-256 and the remote's
-    /// validators) in the state database with the batch.
-    private func place(
-        _ index: Int, _ verified: ItemResult, _ outcome: TransferOutcome, elapsed: @escaping @Sendable () -> Double
-    ) {
-        let item = items[index]
-        let state = outcome.hasState ? item.statePath : nil
-        let validators = outcome.validators
-        let placed = FileRecord(
-            dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
-            sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
-        let commit = Placement.Commit(
-            part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced,
-            contents: outcome.body
-        ) { error in
-            var result = verified
-            if let error {
-                result.status = .failed
-                result.error = ItemError(code: error.code, message: error.message)
-            } else {
-                result.status = item.hasChecksum ? .downloaded : .unverified
-            }
-            result.durationS = elapsed()
-            self.record(index, result)
-        }
-        placement.commit(commit)
-    }
-
-    private func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
+    func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
         ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
             connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure,
             link: item.link)
     }
 
-    private func record(_ index: Int, _ result: ItemResult) {
+    func record(_ index: Int, _ result: ItemResult) {
         events.yield(.itemFinished(result))
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
         let row = ResultRow(result, of: items[index])

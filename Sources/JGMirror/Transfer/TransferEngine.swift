@@ -84,7 +84,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Set by the first command since the loop last read the inbox, so a burst of
     /// commands costs one `curl_multi_wakeup`, not one each.
     private let wakePending = Atomic<Bool>(false)
-    private let multi: CurlMulti
+    let multi: CurlMulti
     /// The most items the engine held at once (queued, being prepared or running):
     /// what a large run costs in transfer objects depends on how its caller feeds it.
     let mostHeld = Atomic<Int>(0)
@@ -99,29 +99,29 @@ final class TransferEngine: @unchecked Sendable {
     /// The table as it stood when an item last ended, with the engine's time then:
     /// what other threads read (`hostSnapshot`) once the items are done.
     private let publishedHosts = Mutex((table: HostTable(), now: 0.0))
-    private var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
+    var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
     /// one per request in flight is kept.
-    private var spareHandles: [CurlEasy] = []
-    private static let spareHandleLimit = 64
-    private var hostLoad: [String: Int] = [:]
+    var spareHandles: [CurlEasy] = []
+    static let spareHandleLimit = 64
+    var hostLoad: [String: Int] = [:]
     /// The most connections each host has been asked to carry at once, requests and
     /// warm-ups: libcurl keeps them open for later requests.
-    private var hostPeak: [String: Int] = [:]
+    var hostPeak: [String: Int] = [:]
     /// Hosts that answered a region's request with the whole file or a redirect in
     /// this run: later items there do not cut regions before an answer (`mayCutAhead`).
-    private var hostsAskedFirst = Set<String>()
+    var hostsAskedFirst = Set<String>()
     /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
-    private var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
+    var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
     /// Warm-up requests under way, by handle, with their host.
-    private var warmUps: [UnsafeMutableRawPointer: (easy: CurlEasy, host: String)] = [:]
+    var warmUps: [UnsafeMutableRawPointer: (easy: CurlEasy, host: String)] = [:]
     /// Per host: warm-ups under way, and those answered whose connection no request has
     /// been sent to since.
-    private var warming: [String: (underWay: Int, idle: Int)] = [:]
+    var warming: [String: (underWay: Int, idle: Int)] = [:]
     /// A warm-up was answered in this pass of the loop: requests waiting for it go now.
     private var warmUpAnswered = false
-    private var limiter: RateLimiter?
-    private var ratePaused: [Worker] = []
+    var limiter: RateLimiter?
+    var ratePaused: [Worker] = []
     private var cancelled = false
     private var cancelClearing = false
     private var skipping = false
@@ -334,133 +334,6 @@ final class TransferEngine: @unchecked Sendable {
     func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     func emit(_ event: TransferEvent) { onEvent(event) }
-
-    /// Whether `host` carries fewer requests than `--max-per-host` now.
-    func hasRoom(_ host: String) -> Bool { hostLoad[host, default: 0] < configuration.maxPerHost }
-
-    /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
-    /// Until `warmUntil`, a request waits for a warm-up under way to that host rather
-    /// than open a connection of its own (the warm-up's answer is due about when the
-    /// item's first head came); one answered hands its connection to the next request.
-    func acquireHost(_ host: String, warmUntil: Double = 0) -> Bool {
-        let load = hostLoad[host, default: 0]
-        guard load < configuration.maxPerHost else { return false }
-        if let warm = warming[host] {
-            if warm.idle > 0 {
-                warming[host]?.idle -= 1
-            } else if warm.underWay > 0, now() < warmUntil {
-                return false
-            }
-            if warming[host]?.underWay == 0, warming[host]?.idle == 0 { warming[host] = nil }
-        }
-        hostLoad[host] = load + 1
-        hostPeak[host] = max(hostPeak[host] ?? 0, load + 1)
-        return true
-    }
-
-    /// Asks for `url`'s host to carry `connections` connections before an item fans
-    /// out: while the item's first request learns the file's length, `HEAD` requests
-    /// open the connections its regions will use, so each region's request costs one
-    /// round trip instead of two (a handshake, then the request). Only the connections
-    /// the host has not carried yet in this run are opened, and none past
-    /// `--max-per-host`; a burst of items that fills the host needs none. Sent after the
-    /// loop's pass admits its items, so they count.
-    ///
-    /// Plain HTTP only: libcurl (7.88) takes a host for one that cannot multiplex once
-    /// any connection to it answers in HTTP/1.1, as the warm-ups would, and the small
-    /// files that follow would then each open a connection instead of sharing one over
-    /// HTTP/2.
-    func warmUp(_ url: String, connections: Int, for request: TransferRequest) {
-        guard Self.mayOpenAhead(url) else { return }
-        pendingWarmUps.append((url, connections, request))
-    }
-
-    /// Whether an item may open more connections to `url`'s host before any has
-    /// answered (warm-ups, regions cut from the manifest's size): plain HTTP only, for
-    /// the reason `warmUp` gives.
-    static func mayOpenAhead(_ url: String) -> Bool { !url.hasPrefix(asciiCaseInsensitive: "https:") }
-
-    /// Whether an item may send every region's request to `url` before an answer
-    /// (the manifest gives the size): it may open connections ahead, and its host
-    /// has not answered such a request with the whole file or a redirect in this run,
-    /// so a server that ignores ranges, or a mirror director, costs the extra requests
-    /// once, not on every file.
-    func mayCutAhead(_ url: String) -> Bool {
-        Self.mayOpenAhead(url) && !hostsAskedFirst.contains(Origin.key(url))
-    }
-
-    /// Notes that `url`'s host answered a request for one region with the whole file
-    /// or a redirect: its later items ask once before they fan out.
-    func mustAskFirst(_ url: String) { hostsAskedFirst.insert(Origin.key(url)) }
-
-    private func sendWarmUps() {
-        for (url, connections, request) in pendingWarmUps {
-            let host = Origin.key(url)
-            let wanted = min(connections, configuration.maxPerHost)
-            let known = max(hostPeak[host] ?? 0, hostLoad[host] ?? 0)
-            guard wanted > known else { continue }
-            hostPeak[host] = wanted
-            for _ in known..<wanted {
-                // A warm-up that cannot be made costs the item a round trip, nothing more.
-                guard
-                    let easy = try? takeHandle(setUp: { easy throws(TransferError) in
-                        try RequestBuilder.setUpWarmUp(easy, url: url, request: request, configuration: configuration)
-                    }),
-                    multi.add(easy)
-                else { break }
-                warmUps[easy.handle] = (easy, host)
-                warming[host, default: (0, 0)].underWay += 1
-            }
-        }
-        pendingWarmUps.removeAll()
-    }
-
-    func releaseHost(_ host: String) {
-        if let load = hostLoad[host] { hostLoad[host] = load > 1 ? load - 1 : nil }
-    }
-
-    func attach(_ worker: Worker) throws(TransferError) {
-        guard let easy = worker.easy, multi.add(easy) else {
-            throw TransferError(code: .curl, message: "libcurl refused a transfer handle")
-        }
-        workersByHandle[easy.handle] = worker
-    }
-
-    /// Removes a worker's request from the multi handle, frees its host slot and keeps
-    /// its handle for a later request; the worker has none after this.
-    func detach(_ worker: Worker) {
-        noteEnd(of: worker, code: nil)
-        guard let easy = worker.easy else { return }
-        worker.easy = nil
-        multi.remove(easy)
-        workersByHandle[easy.handle] = nil
-        releaseHost(worker.host)
-        ratePaused.removeAll { $0 === worker }
-        recycle(easy)
-    }
-
-    /// Keeps a handle no longer in the multi handle for a later request. One that
-    /// spoke HTTP/2 is kept too: requests that may speak HTTP/2 leave
-    /// `CURLOPT_BUFFERSIZE` alone (`RequestBuilder`), the option libcurl refuses on it
-    /// (1886 of 2000 such reuses failed while they set it); another request that gets
-    /// it falls back to a new handle (`takeHandle`).
-    private func recycle(_ easy: CurlEasy) {
-        guard spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil else { return }
-        spareHandles.append(easy)
-    }
-
-    /// A handle set up for a request: a reset one kept from an earlier request, or a
-    /// new one. libcurl refuses some options on a reused handle (7.88 keeps an HTTP/2
-    /// stream's receive buffer past `curl_easy_reset`, and then refuses
-    /// `CURLOPT_BUFFERSIZE`); such a handle is dropped and a new one set up.
-    func takeHandle(setUp: (CurlEasy) throws(TransferError) -> Void) throws(TransferError) -> CurlEasy {
-        while let easy = spareHandles.popLast() {
-            if (try? setUp(easy)) != nil { return easy }
-        }
-        let easy = try CurlEasy()
-        try setUp(easy)
-        return easy
-    }
 
     /// Unpauses a request paused by its write callback.
     func resume(_ worker: Worker) {

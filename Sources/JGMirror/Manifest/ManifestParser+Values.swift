@@ -1,0 +1,99 @@
+import Foundation
+
+/// Typed values: a key's scalar read as a string, number, size, duration, flag,
+/// list or headers, with the error naming where it stands.
+extension ManifestParser {
+    mutating func readScalar(_ key: String, expecting kind: String) throws(ManifestError) -> (String, SourceLocation) {
+        let (event, location) = try next()
+        switch event {
+        case .scalar(let text, _):
+            return (text, location)
+        case .alias:
+            throw error(location, "YAML aliases are not supported in manifests ('\(key)')")
+        default:
+            throw error(location, "'\(key)' expects \(kind), found \(event.noun)")
+        }
+    }
+
+    mutating func readString(_ key: String) throws(ManifestError) -> (String, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a string")
+        return (try expandEnvironment(text, at: location), location)
+    }
+
+    mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a whole number")
+        guard let value = Int(text), range.contains(value) else {
+            if range.upperBound == Int.max || range.lowerBound == Int.min {
+                throw error(location, "'\(key)' must be a whole number, not '\(text)'")
+            }
+            throw error(location, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return (value, location)
+    }
+
+    mutating func readSize(_ key: String) throws(ManifestError) -> (Int64, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a size")
+        guard let value = Units.parseSize(text) else {
+            throw error(location, "'\(key)' must be a size such as 4096, 512KiB, 1MiB or 2GB, not '\(text)'")
+        }
+        if let problem = Rules.sizeProblem(value) { throw error(location, "'\(key)' \(problem), not '\(text)'") }
+        return (value, location)
+    }
+
+    mutating func readDuration(_ key: String) throws(ManifestError) -> (Double, SourceLocation) {
+        let (text, location) = try readScalar(key, expecting: "a duration")
+        guard let value = Units.parseDuration(text) else {
+            throw error(location, "'\(key)' must be a duration such as 500ms, 30s or 2m, not '\(text)'")
+        }
+        return (value, location)
+    }
+
+    mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
+        let (text, location) = try readScalar(key, expecting: "true or false")
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error(location, "'\(key)' must be true or false, not '\(text)'")
+        }
+    }
+
+    /// A list of strings; a single scalar counts as a list of one.
+    mutating func readStringList(_ key: String) throws(ManifestError) -> [(String, SourceLocation)] {
+        let (event, location) = try peek()
+        if case .scalar = event { return [try readString(key)] }
+        guard event == .sequenceStart else { throw error(location, "'\(key)' expects a list, found \(event.noun)") }
+        _ = try next()
+        var values: [(String, SourceLocation)] = []
+        while true {
+            let (element, elementLocation) = try peek()
+            if element == .sequenceEnd {
+                _ = try next()
+                return values
+            }
+            guard case .scalar = element else {
+                throw error(elementLocation, "'\(key)' expects a list of strings, found \(element.noun)")
+            }
+            values.append(try readString(key))
+        }
+    }
+
+    mutating func readHeaders(_ key: String) throws(ManifestError) -> [HTTPHeader] {
+        _ = try expectMapping(key)
+        var headers: [HTTPHeader] = []
+        var seen = Set<String>()
+        while true {
+            let (event, location) = try next()
+            if event == .mappingEnd { return headers }
+            guard case .scalar(let name, _) = event else {
+                throw error(location, "header names must be strings, found \(event.noun)")
+            }
+            if let problem = Rules.headerProblem(name: name) { throw error(location, problem) }
+            guard seen.insert(name.lowercased()).inserted else { throw error(location, "header '\(name)' is set twice") }
+            let (value, valueLocation) = try readString(name)
+            guard HTTPHeader.isValidValue(value) else {
+                throw error(valueLocation, "the value of header '\(name)' contains a line break or control character")
+            }
+            headers.append(HTTPHeader(name: name, value: value))
+        }
+    }
+}
