@@ -927,7 +927,9 @@ def state_scenarios(jg: str, plain: str, small: list[DataFile], f1g: DataFile, w
     snap_second = {root: write_manifest(manifests / f"{root.name}-2.yaml", root, snap_changed)
                    for root in (ordered_root, snapshot_root)}
     snap_folder = snapshot_root / ".jgmirror" / "snapshots"
-    snapshot_flags = ["--publish", "snapshot", "--keep", "1000"]
+    # The default --keep (3): from the third round on, every run also prunes the
+    # oldest snapshot (10,000 links removed), as a cron job's runs do.
+    snapshot_flags = ["--publish", "snapshot"]
     growth: list[tuple[int, int]] = []  # (file bytes, folder bytes) each timed snapshot run added
     before: dict[str, dict[tuple[int, int], tuple[bool, int]]] = {}
 

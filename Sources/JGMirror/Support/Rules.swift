@@ -13,8 +13,8 @@ public enum Rules {
     public static let jobs = 1...4096
     /// Connections to one host.
     public static let maxPerHost = 1...1024
-    /// Published snapshots kept (`--keep`, a set's `keep:`).
-    public static let keep = 1...1000
+    /// Snapshots kept, the one a run builds included (`--keep`, a set's `keep:`).
+    public static let keep = 2...1000
     /// The smallest range an item is split into.
     public static let minimumSegment: Int64 = 16 * 1024
     /// The largest size a manifest or the command line may give (`size`, `max_size`,

@@ -8,7 +8,7 @@ import Foundation
 /// On disk, under the manifest's root:
 ///
 ///     current -> .jgmirror/snapshots/000042-20261127T052000Z   what readers serve
-///     .jgmirror/snapshots/000042-20261127T052000Z/             published snapshots (newest `keep`)
+///     .jgmirror/snapshots/000042-20261127T052000Z/             published snapshots
 ///     .jgmirror/snapshots/next/                                the one being built
 ///
 /// `next` starts as a copy of the current snapshot made of hard links (no byte is
@@ -47,7 +47,7 @@ package struct SnapshotTree {
         case renamed
         /// `current` names the new snapshot; nothing is pruned yet.
         case swapped
-        /// One old snapshot is removed.
+        /// One old snapshot is removed (when a run starts, before `cloning`).
         case pruning
     }
 
@@ -92,11 +92,23 @@ package struct SnapshotTree {
         return names.compactMap { name in Self.number(of: name).map { (name, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
     }
 
+    /// What `prepare` did: the files it linked, whose records the run brings up to
+    /// date, and the old snapshots it removed.
+    struct Prepared: Sendable {
+        var linked: [Linked] = []
+        var pruned: [String] = []
+    }
+
     /// Makes `next` ready for the run: resumed when an earlier run left it (or left a
     /// snapshot built but never swapped in), else linked from the current snapshot
-    /// (or, on a tree's first snapshot run, from the files at the root). Returns the
-    /// files it linked, whose records the run brings up to date.
-    func prepare(step: (Step) -> Void) throws(SyncError) -> [Linked] {
+    /// (or, on a tree's first snapshot run, from the files at the root), after the
+    /// published snapshots past the newest `keep - 1` are removed (with `next`, that
+    /// makes `keep`).
+    ///
+    /// Removing an old snapshot unlinks its names of files the current one shares,
+    /// which moves their ctime as linking does: the current files are looked at
+    /// before either, so that their records can follow both (`StateStore.refresh`).
+    func prepare(keep: Int, step: (Step) -> Void) throws(SyncError) -> Prepared {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
@@ -104,36 +116,59 @@ package struct SnapshotTree {
         }
         let cloning = folder + "/" + Self.cloningName
         try? FileManager.default.removeItem(atPath: cloning)
-        if access(building, F_OK) == 0 { return [] }
+        if access(building, F_OK) == 0 { return Prepared() }
         let current = currentID()
         // Killed between naming the new snapshot and swapping the link: that snapshot
         // was built by a clean run but never published, so it is resumed.
         let currentNumber = current.flatMap(Self.number) ?? 0
         if let unpublished = ids().last(where: { (Self.number(of: $0) ?? 0) > currentNumber }) {
-            if rename(folder + "/" + unpublished, building) == 0 { return [] }
+            if rename(folder + "/" + unpublished, building) == 0 { return Prepared() }
+        }
+        let source = current.map { folder + "/" + $0 } ?? root
+        let old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
+        var prepared = Prepared()
+        let before = old.isEmpty ? [:] : Self.stats(under: source, skippingRootNames: current == nil)
+        for id in old {
+            guard (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil else { continue }
+            prepared.pruned.append(id)
+            step(.pruning)
         }
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
-        let source = current.map { folder + "/" + $0 } ?? root
-        var linked = try Self.link(from: source, into: cloning, skippingRootNames: current == nil, step: step)
-        Self.settle(&linked, in: cloning)
+        prepared.linked = try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)
+        Self.settle(&prepared.linked, in: cloning)
         guard rename(cloning, building) == 0 else {
             throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
         }
-        return linked
+        return prepared
     }
+
+    /// The stat of every regular file under `source`, by its path below it.
+    private static func stats(under source: String, skippingRootNames: Bool) -> [String: FileStat] {
+        var found: [String: FileStat] = [:]
+        TreeWalker.walk(root: source) { relative, kind in
+            if skippingRootNames, rootNames.contains(relative) { return .skip }
+            if case .file = kind, let stat = FileStat.of(path: source + "/" + relative) { found[relative] = stat }
+            return kind == .folder ? .enter : .skip
+        }
+        return found
+    }
+
+    /// What a tree's first snapshot does not take from the root.
+    private static let rootNames = [StateFolder.name, currentName, newLinkName]
 
     /// Links every file under `source` into `target` (folders made, symlinks copied);
     /// part files, resume state and quarantined bytes stay behind.
-    private static func link(from source: String, into target: String, skippingRootNames: Bool, step: (Step) -> Void)
-        throws(SyncError) -> [Linked]
-    {
+    private static func link(
+        from source: String, into target: String, skippingRootNames: Bool, before known: [String: FileStat],
+        step: (Step) -> Void
+    ) throws(SyncError) -> [Linked] {
         var linked: [Linked] = []
         var failure: String?
         var files = 0
         let skipped = [".jgpart", ".jgd", ".jgd.tmp", ".jgbad"]
         TreeWalker.walk(root: source) { relative, kind in
             guard failure == nil else { return .skip }
-            if skippingRootNames, [StateFolder.name, currentName, newLinkName].contains(relative) { return .skip }
+            if skippingRootNames, rootNames.contains(relative) { return .skip }
             let from = source + "/" + relative
             let to = target + "/" + relative
             switch kind {
@@ -155,7 +190,7 @@ package struct SnapshotTree {
                     failure = "cannot link \(from) to \(to): \(String(cString: strerror(errno)))"
                     return .skip
                 }
-                linked.append(Linked(dest: relative, before: FileStat(before), after: FileStat(after)))
+                linked.append(Linked(dest: relative, before: known[relative] ?? FileStat(before), after: FileStat(after)))
                 files += 1
                 if files == 2 { step(.cloning) }
             case .other:
@@ -220,20 +255,6 @@ package struct SnapshotTree {
         Self.syncFolder(root)
         step(.swapped)
         return id
-    }
-
-    /// Removes the published snapshots past the newest `keep` (the current one is the
-    /// newest); returns their ids.
-    func prune(keep: Int, step: (Step) -> Void) -> [String] {
-        let current = currentID()
-        let old = ids().dropLast(max(1, keep)).filter { $0 != current }
-        var removed: [String] = []
-        for id in old {
-            guard (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil else { continue }
-            removed.append(id)
-            step(.pruning)
-        }
-        return removed
     }
 
     private static func syncFolder(_ path: String) {

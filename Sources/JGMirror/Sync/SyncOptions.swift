@@ -53,8 +53,9 @@ public struct SyncOptions: Sendable {
     /// How changes become visible to readers of the tree (`--publish`, SPEC §10b); nil:
     /// a snapshot when a set of the manifest asks for one (`publish: snapshot`), else ordered.
     public var publish: PublishMode?
-    /// Published snapshots kept, the current one included (`--keep`); nil: the largest
-    /// `keep:` of the manifest's sets, else `PublishMode.defaultKeep`.
+    /// Snapshots kept, the one a run builds included (`--keep`): a run removes the
+    /// published ones past the newest `keep - 1` before it builds its own. Nil: the
+    /// largest `keep:` of the manifest's sets, else `PublishMode.defaultKeep`.
     public var keep: Int?
     /// Told each step of snapshot publishing (the CLI's crash test kills itself there).
     package var snapshotStep: (@Sendable (SnapshotTree.Step) -> Void)?

@@ -27,23 +27,23 @@ extension SyncSession {
     }
 
     /// Builds (or resumes) the snapshot under construction and moves the plan into it.
-    /// Returns the files linked from the current snapshot.
-    static func prepareSnapshot(_ plan: inout Plan, options: SyncOptions) async throws(SyncError) -> [SnapshotTree.Linked] {
+    static func prepareSnapshot(_ plan: inout Plan, options: SyncOptions) async throws(SyncError) -> SnapshotTree.Prepared {
         let tree = SnapshotTree(root: plan.root)
         let step = options.snapshotStep ?? { _ in }
-        let prepared = await Blocking.run { () -> Result<[SnapshotTree.Linked], SyncError> in
-            do throws(SyncError) { return .success(try tree.prepare(step: step)) } catch { return .failure(error) }
+        let keep = keptSnapshots(plan, options: options)
+        let prepared = await Blocking.run { () -> Result<SnapshotTree.Prepared, SyncError> in
+            do throws(SyncError) { return .success(try tree.prepare(keep: keep, step: step)) } catch { return .failure(error) }
         }
-        let linked = try prepared.get()
+        let result = try prepared.get()
         plan.move(to: tree.building)
-        return linked
+        return result
     }
 
-    /// Publishes the snapshot a clean run built and prunes past `keep`; throws when it
-    /// cannot be published. Returns a line for the report's warnings: why an unclean
-    /// run left `current` where it was, or a failed database write.
+    /// Publishes the snapshot a clean run built; throws when it cannot be published.
+    /// Returns a line for the report's warnings: why an unclean run left `current`
+    /// where it was, or a failed database write.
     static func finishSnapshot(
-        root: String, unclean: String?, keep: Int, files: Int, store: StateStore?, options: SyncOptions, started: Date
+        root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date
     ) async throws(SyncError) -> String? {
         let tree = SnapshotTree(root: root)
         if let unclean {
@@ -58,8 +58,7 @@ extension SyncSession {
             do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
                 return .failure(error)
             }
-            let pruned = tree.prune(keep: keep, step: step)
-            return .success(store?.savePublished(id, files: files, pruned: pruned))
+            return .success(store?.savePublished(id, files: files))
         }
         return try published.get()
     }

@@ -92,7 +92,7 @@ public final class SyncSession: Sendable {
         // state database, the lists' cache and `current` stay at the root.
         let stateRoot = plan.root
         let publishing = usesState ? try Self.publishMode(plan, options: options) : .ordered
-        let linked = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options) : []
+        let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options) : nil
         // The state database opens on a thread of its own while the tree is looked at,
         // the engine starts and the first items go (`StateOpening`).
         let state: StateOpening
@@ -100,7 +100,7 @@ public final class SyncSession: Sendable {
             let (timeout, before, window) = (options.stateBusyTimeout, options.beforeStateOpens, options.quickCheck.racyWindowNs)
             state = StateOpening {
                 before?()
-                return Self.openState(folder: path, busyTimeout: timeout, linked: linked, racyWindowNs: window)
+                return Self.openState(folder: path, busyTimeout: timeout, snapshot: snapshot, racyWindowNs: window)
             }
         } else {
             state = StateOpening(.none())
@@ -200,8 +200,7 @@ public final class SyncSession: Sendable {
         if publishing == .snapshot {
             let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
             let line = try await Self.finishSnapshot(
-                root: stateRoot, unclean: unclean, keep: Self.keptSnapshots(plan, options: options), files: plan.items.count,
-                store: store, options: options, started: started)
+                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started)
             if let line { warnings.append(line) }
         }
         if let store { await Blocking.run { store.close() } }
@@ -274,13 +273,13 @@ public final class SyncSession: Sendable {
 
     /// Opens the state database and reads its records; without a usable one, says
     /// why and the run hashes every present file.
-    private static func openState(folder: String, busyTimeout: Double, linked: [SnapshotTree.Linked], racyWindowNs: Int64)
+    private static func openState(folder: String, busyTimeout: Double, snapshot: SnapshotTree.Prepared?, racyWindowNs: Int64)
         -> StateOpening.Opened
     {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
         guard let opened = opening.store else { return .none(warnings: warnings) }
-        if let failure = opened.refresh(linked: linked, racyWindowNs: racyWindowNs) { warnings.append(failure) }
+        if let snapshot, let failure = opened.refresh(snapshot, racyWindowNs: racyWindowNs) { warnings.append(failure) }
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {
