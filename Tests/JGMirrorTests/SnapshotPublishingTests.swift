@@ -39,6 +39,25 @@ extension PublishingTests {
     }
 }
 
+extension PublishingTests {
+    /// `--backup-dir` keeps a published list the run replaces, as it keeps a replaced file.
+    @Test func aReplacedPublishedListIsKeptInTheBackup() async throws {
+        let first = sums(["a.iso"])
+        serveSums(first)
+        try await withTestDirectory { dir in
+            #expect(try await syncSets(publishedSet(), in: dir).exitCode == .success)
+            serveSums(sums(["a.iso", "b.img"]))
+            var options = testOptions()
+            options.backupDir = dir + "/backup"
+            #expect(try await syncSets(publishedSet(), in: dir, options: options).exitCode == .success)
+            let runs = try FileManager.default.contentsOfDirectory(atPath: dir + "/backup")
+            #expect(runs.count == 1)
+            #expect(contents(dir + "/backup/" + (runs.first ?? "") + "/rel/SHA256SUMS") == Array(first.utf8))
+            #expect(contents(dir + "/mirror/rel/SHA256SUMS") == Array(sums(["a.iso", "b.img"]).utf8))
+        }
+    }
+}
+
 /// Snapshot publishing (`--publish snapshot`, SPEC §10b): `current` moves only after
 /// a clean run, to a complete snapshot; old snapshots are pruned; unchanged files are
 /// hard links that the next run trusts without reading them.
@@ -205,6 +224,10 @@ extension PublishingTests {
                 #expect(try await execute(["verify", path, "--progress", "none"]).status == 0)
             }
             #expect(snapshotIDs(dir).count == 2)
+            // `plan` reads the published snapshot: every item is there, unchanged.
+            let plan = try await execute(["plan", write(serve(version: kills.count + 1), to: "m.yaml", in: dir)])
+            #expect(plan.status == 0, "\(plan.stderr)")
+            #expect(plan.stdout.split(separator: "\n").dropFirst().allSatisfy { $0.hasPrefix("unchanged") }, "\(plan.stdout)")
         }
     }
 
