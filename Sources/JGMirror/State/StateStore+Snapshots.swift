@@ -19,27 +19,29 @@ extension StateStore {
         {
             return failure
         }
-        guard !prepared.linked.isEmpty, let known = try? records() else { return nil }
-        var updated: [FileRecord] = []
-        updated.reserveCapacity(prepared.linked.count)
-        for entry in prepared.linked {
-            var ctimeOnly = entry.after
-            ctimeOnly.ctimeNs = entry.before.ctimeNs
-            guard var record = known[entry.dest], record.stat == entry.before, ctimeOnly == entry.before,
-                !FileRecord.isRacy(entry.before, recordedAt: record.verifiedAt ?? record.checkedAt, windowNs: racyWindowNs)
-            else { continue }
-            record.stat = entry.after
-            if entry.settled {
-                let settledAt = max(entry.after.mtimeNs, entry.after.ctimeNs) + racyWindowNs + 1
-                if let verifiedAt = record.verifiedAt {
-                    record.verifiedAt = max(verifiedAt, settledAt)
-                } else {
-                    record.checkedAt = max(record.checkedAt, settledAt)
-                }
+        guard !prepared.linked.isEmpty else { return nil }
+        // One statement per file, matching the record in SQL: no record is read into
+        // memory (10,000 of them cost a tenth of a snapshot run read and written back).
+        return write { db in
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE file SET ctime_ns = ?1,
+                        verified_at = CASE WHEN verified_at IS NOT NULL AND ?2 > 0 THEN max(verified_at, ?2) ELSE verified_at END,
+                        checked_at = CASE WHEN verified_at IS NULL AND ?2 > 0 THEN max(checked_at, ?2) ELSE checked_at END
+                    WHERE dest = ?3 AND size = ?4 AND mtime_ns = ?5 AND ctime_ns = ?6 AND inode = ?7 AND device = ?8
+                        AND max(mtime_ns, ctime_ns) <= coalesce(verified_at, checked_at) - ?9
+                    """)
+            for entry in prepared.linked {
+                var ctimeOnly = entry.after
+                ctimeOnly.ctimeNs = entry.before.ctimeNs
+                guard ctimeOnly == entry.before else { continue }
+                let settledAt = entry.settled ? max(entry.after.mtimeNs, entry.after.ctimeNs) + racyWindowNs + 1 : 0
+                try update.execute(arguments: [
+                    entry.after.ctimeNs, settledAt, entry.dest, entry.before.size, entry.before.mtimeNs, entry.before.ctimeNs,
+                    Int64(bitPattern: entry.before.inode), Int64(bitPattern: entry.before.device), racyWindowNs,
+                ])
             }
-            updated.append(record)
         }
-        return save(updated)
     }
 
     /// Records a published snapshot.

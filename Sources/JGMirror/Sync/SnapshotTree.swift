@@ -108,7 +108,7 @@ package struct SnapshotTree {
     /// Removing an old snapshot unlinks its names of files the current one shares,
     /// which moves their ctime as linking does: the current files are looked at
     /// before either, so that their records can follow both (`StateStore.refresh`).
-    func prepare(keep: Int, step: (Step) -> Void) throws(SyncError) -> Prepared {
+    func prepare(keep: Int, step: @escaping @Sendable (Step) -> Void) throws(SyncError) -> Prepared {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
@@ -127,14 +127,28 @@ package struct SnapshotTree {
         let source = current.map { folder + "/" + $0 } ?? root
         let old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
         var prepared = Prepared()
-        let before = old.isEmpty ? [:] : Self.stats(under: source, skippingRootNames: current == nil)
-        for id in old {
-            guard (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil else { continue }
-            prepared.pruned.append(id)
-            step(.pruning)
-        }
+        let before = Self.stats(under: source, skippingRootNames: current == nil)
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
-        prepared.linked = try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)
+        // The old snapshots go on a thread of their own while `next` is linked; the
+        // files are looked at again once both are over (`settle`).
+        let pruned = Locked<[String]>([])
+        let pruning = DispatchGroup()
+        if !old.isEmpty {
+            pruning.enter()
+            Thread { [folder] in
+                for id in old where (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil {
+                    pruned.withLock { $0.append(id) }
+                    step(.pruning)
+                }
+                pruning.leave()
+            }.start()
+        }
+        let linking = Result { () throws(SyncError) in
+            try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)
+        }
+        pruning.wait()
+        prepared.pruned = pruned.value
+        prepared.linked = try linking.get()
         Self.settle(&prepared.linked, in: cloning)
         guard rename(cloning, building) == 0 else {
             throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
@@ -182,15 +196,12 @@ package struct SnapshotTree {
                     failure = "cannot create \(to): \(String(cString: strerror(errno)))"
                 }
             case .file:
-                guard !skipped.contains(where: relative.hasSuffix) else { return .skip }
-                var before = stat()
-                var after = stat()
-                guard lstat(from, &before) == 0 else { return .skip }
-                guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0, lstat(to, &after) == 0 else {
+                guard !skipped.contains(where: relative.hasSuffix), let before = known[relative] else { return .skip }
+                guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 else {
                     failure = "cannot link \(from) to \(to): \(String(cString: strerror(errno)))"
                     return .skip
                 }
-                linked.append(Linked(dest: relative, before: known[relative] ?? FileStat(before), after: FileStat(after)))
+                linked.append(Linked(dest: relative, before: before, after: before))
                 files += 1
                 if files == 2 { step(.cloning) }
             case .other:
@@ -202,26 +213,35 @@ package struct SnapshotTree {
         return linked
     }
 
-    /// Marks the linked files the file system's clock has passed (`RecordSettling`'s
-    /// rule): the clock is read first, then each file is looked at again. Waits a few
-    /// ticks at most.
+    /// Looks at each linked file again (`Linked.after`) once every link is made and
+    /// every old snapshot removed, and marks those the file system's clock has passed
+    /// (`RecordSettling`'s rule: the clock is read first, then the file). Files still
+    /// in the clock's current tick are looked at again a tick later, for a few ticks
+    /// at most; a file that is gone is dropped.
     private static func settle(_ linked: inout [Linked], in folder: String) {
-        guard let newest = linked.map({ max($0.after.mtimeNs, $0.after.ctimeNs) }).max() else { return }
         let clockFile = open(folder, jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o600)
-        guard clockFile >= 0 else { return }
-        defer { close(clockFile) }
+        defer { if clockFile >= 0 { close(clockFile) } }
         let deadline = FileRecord.now() + RecordSettling.finalWaitNs
-        var clock = RootDirectory.fileSystemTime(of: clockFile) ?? 0
-        while clock <= newest, FileRecord.now() < deadline {
-            usleep(1000)
-            clock = RootDirectory.fileSystemTime(of: clockFile) ?? 0
+        var pending = Array(linked.indices)
+        var gone: [Int] = []
+        while !pending.isEmpty {
+            let clock = clockFile >= 0 ? RootDirectory.fileSystemTime(of: clockFile) : nil
+            var still: [Int] = []
+            for index in pending {
+                var info = stat()
+                guard lstat(folder + "/" + linked[index].dest, &info) == 0 else {
+                    gone.append(index)
+                    continue
+                }
+                let after = FileStat(info)
+                linked[index].after = after
+                if let clock, max(after.mtimeNs, after.ctimeNs) < clock { linked[index].settled = true } else { still.append(index) }
+            }
+            guard clock != nil, FileRecord.now() < deadline else { break }
+            pending = still
+            if !pending.isEmpty { usleep(1000) }
         }
-        for index in linked.indices {
-            let entry = linked[index]
-            var info = stat()
-            guard lstat(folder + "/" + entry.dest, &info) == 0 else { continue }
-            linked[index].settled = FileStat(info) == entry.after && max(entry.after.mtimeNs, entry.after.ctimeNs) < clock
-        }
+        for index in gone.reversed() { linked.remove(at: index) }
     }
 
     /// Publishes `next`: synced (when `durable`), named, then `current` swapped to it.
