@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import statistics
 import subprocess
 import sys
@@ -451,7 +452,8 @@ def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], ex
     return path
 
 
-SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k", "noop100k", "noop1g", "state100k", "cond2000"}
+SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k", "noop100k", "noop1g", "state100k", "cond2000",
+              "snapshot10k"}
 # Rows that need the 1 GiB file and nothing else of the large data.
 F1G_ONLY = {"placed1g"}
 F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow"}
@@ -906,6 +908,70 @@ def state_scenarios(jg: str, plain: str, small: list[DataFile], f1g: DataFile, w
         result.append(Scenario("placed1g", "no-op sync right after the sync that placed a 1 GiB item", placed_tools,
                                [Target("no-op ≤ 0.1 s", lambda t: (f"{placed_tools[0].median:.3f} s",
                                                                  placed_tools[0].median <= 0.1))]))
+
+    # Snapshot publishing (issue 33): a 10,000-item set (16 KiB each, 10 folders)
+    # where 1 % changed, synced into a tree published in order and into one published
+    # as snapshots (`--publish snapshot`: `next` hard-linked from the current
+    # snapshot, 100 files placed, `current` swapped). Before every timed run, untimed,
+    # each tree is brought back to the first version (100 files fetched), so every
+    # timed run is the same change; the check measures what the timed run added to
+    # the snapshots folder, each inode once (a hard link costs no data block).
+    snap_items = [(f"{plain}/{small[i % 2000].name}", f"d{i // 1000:02}/f{i:05}.bin", small[i % 2000].sha256)
+                  for i in range(10_000)]
+    snap_changed = [(f"{plain}/{small[(i + 1) % 2000].name}", dest, small[(i + 1) % 2000].sha256)
+                    if i % 100 == 0 else (url, dest, sha) for i, (url, dest, sha) in enumerate(snap_items)]
+    changed_bytes = sum(small[(i + 1) % 2000].size for i in range(0, 10_000, 100))
+    ordered_root, snapshot_root = DL / "snap-ordered", DL / "snap-snapshot"
+    snap_first = {root: write_manifest(manifests / f"{root.name}-1.yaml", root, snap_items)
+                  for root in (ordered_root, snapshot_root)}
+    snap_second = {root: write_manifest(manifests / f"{root.name}-2.yaml", root, snap_changed)
+                   for root in (ordered_root, snapshot_root)}
+    snap_folder = snapshot_root / ".jgmirror" / "snapshots"
+    # The default --keep (3): from the third round on, every run also prunes the
+    # oldest snapshot (10,000 links removed), as a cron job's runs do.
+    snapshot_flags = ["--publish", "snapshot"]
+    growth: list[tuple[int, int]] = []  # (file bytes, folder bytes) each timed snapshot run added
+    before: dict[str, dict[tuple[int, int], tuple[bool, int]]] = {}
+
+    def blocks(folder: Path) -> dict[tuple[int, int], tuple[bool, int]]:
+        found: dict[tuple[int, int], tuple[bool, int]] = {}
+        for top, folders, files in os.walk(folder):
+            for name in folders + files:
+                info = os.lstat(os.path.join(top, name))
+                found[(info.st_dev, info.st_ino)] = (stat.S_ISREG(info.st_mode), info.st_blocks * 512)
+        return found
+
+    def back_to_first(root: Path, flags: list[str]) -> Callable[[], None]:
+        def prepare() -> None:
+            run_quietly([jg, "sync", str(snap_first[root]), "--jobs", "16"] + flags + quiet)
+            if flags:
+                before["inodes"] = blocks(snap_folder)
+        return prepare
+
+    def measure_growth() -> None:
+        after = blocks(snap_folder)
+        added = [value for key, value in after.items() if key not in before.get("inodes", {})]
+        growth.append((sum(size for regular, size in added if regular), sum(size for regular, size in added if not regular)))
+
+    if not wanted or "snapshot10k" in wanted:
+        ordered_tool = Tool("jgmirror sync, ordered (10,000, 1 % changed)",
+                            lambda: [jg, "sync", str(snap_second[ordered_root]), "--jobs", "16"] + quiet,
+                            prepare=back_to_first(ordered_root, []))
+        snapshot_tool = Tool("jgmirror sync --publish snapshot (same)",
+                             lambda: [jg, "sync", str(snap_second[snapshot_root]), "--jobs", "16"] + snapshot_flags + quiet,
+                             prepare=back_to_first(snapshot_root, snapshot_flags), check=measure_growth)
+
+        def disk_growth(tools: dict[str, Tool]) -> tuple[str, bool]:
+            files_added = statistics.median(g[0] for g in growth)
+            folders_added = statistics.median(g[1] for g in growth)
+            return (f"files {files_added / MiB:.2f} MiB for {changed_bytes / MiB:.2f} MiB changed, "
+                    f"folders {folders_added / KiB:.0f} KiB", files_added <= changed_bytes * 1.05)
+
+        result.append(Scenario("snapshot10k", "10,000 items, 1 % changed: ordered vs snapshot publishing",
+                               [ordered_tool, snapshot_tool],
+                               [ratio_target("snapshot ≤ 1.2 × ordered", snapshot_tool.name, [ordered_tool.name], 1.2),
+                                Target("disk growth of a snapshot = changed bytes (files)", disk_growth)],
+                               warmup=1))
 
     # Peak RSS of a 100,000-item first sync (16 KiB each from nginx, 100 folders),
     # of the run right after it (every placed file's record waited for the file

@@ -17,8 +17,10 @@ struct PlanCommand: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let plan = try await manifestOptions.loadPlan(
+        let loaded = try await manifestOptions.loadPlan(
             command: .plan, transfer: trust.listOptions)
+        // A tree published as snapshots is read where `current` points; its state stays at the root.
+        let plan = loaded.publishedTree()
         do { try plan.checkDestinationsOnDisk() } catch { try manifestOptions.fail(.manifest(error), command: .plan, outputs: nil) }
         if delete, plan.isFiltered {
             try manifestOptions.fail(
@@ -28,7 +30,7 @@ struct PlanCommand: AsyncParsableCommand {
         // A list that failed fails its set alone; sync would report it and delete nothing.
         for failure in plan.manifest.listFailures { Terminal.error("\(failure.result.dest): \(failure.error.message)") }
         // The state database's records spare hashing files it vouches for, as in sync.
-        let store = StateStore.openExisting(root: plan.root)
+        let store = StateStore.openExisting(root: loaded.root)
         defer { store?.close() }
         let records = (try? store?.recordTable()) ?? RecordTable()
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.

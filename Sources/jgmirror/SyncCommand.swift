@@ -35,6 +35,18 @@ struct SyncCommand: AsyncParsableCommand {
         help: "Move files that --delete removes or the sync replaces to DIR/<run start>/<path> instead (same file system as the root).")
     var backupDir: String?
 
+    @Option(
+        help: "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set has 'publish: snapshot', else ordered.")
+    var publish: PublishMode?
+
+    @Option(help: "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else 3); older ones are removed when a run starts.")
+    var keep: Int?
+
+    /// Fault injection for the crash test, not an interface: set to a step of
+    /// snapshot publishing (`cloning`, `built`, `renamed`, `swapped`, `pruning`), the
+    /// process kills itself (SIGKILL) there.
+    static let crashInSnapshot = "JGMIRROR_TEST_CRASH_IN_SNAPSHOT"
+
     /// Fault injection for the crash test, not an interface: set, the process kills
     /// itself (SIGKILL) after placing its first batch of files and before recording
     /// them in the state database, where a crash costs the most.
@@ -45,6 +57,7 @@ struct SyncCommand: AsyncParsableCommand {
     static let crashAfterDeletions = "JGMIRROR_TEST_CRASH_AFTER_DELETIONS"
 
     func validate() throws {
+        if let keep, let problem = Rules.keep.problem(keep) { throw ValidationError("--keep \(problem)") }
         do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
         if let maxDuration {
             guard let seconds = Units.parseDuration(maxDuration) else {
@@ -73,12 +86,17 @@ struct SyncCommand: AsyncParsableCommand {
         options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
         options.backupDir = backupDir
         options.maxDuration = maxDuration.flatMap(Units.parseDuration)
+        options.publish = publish
+        options.keep = keep
         let environment = ProcessInfo.processInfo.environment
         if environment[Self.crashBeforeRecording] != nil {
             options.beforeRecording = {
                 raise(SIGKILL)
                 return false
             }
+        }
+        if let step = environment[Self.crashInSnapshot] {
+            options.snapshotStep = { reached in if reached.rawValue == step { raise(SIGKILL) } }
         }
         if let text = environment[Self.crashAfterDeletions], let limit = Int(text) {
             options.afterDeletion = { deleted in if deleted >= limit { raise(SIGKILL) } }
@@ -95,3 +113,5 @@ struct SyncCommand: AsyncParsableCommand {
         try manifestOptions.finish(report, outputs: outputs)
     }
 }
+
+extension PublishMode: ExpressibleByArgument {}

@@ -194,6 +194,40 @@ import Testing
 
     // MARK: A reader during the sync
 
+    /// Syncs `yaml` into `dir/mirror` while `reader` reads the tree in a loop, with
+    /// `c.iso`'s download held until every item in `others` has its result and the
+    /// reader has looked once more; returns the report and what the reader found.
+    func syncWhileReading(_ yaml: String, in dir: String, options: SyncOptions, reader: TreeReader, others: Set<String>)
+        async throws -> (RunReport, [String])
+    {
+        let release = DispatchSemaphore(value: 0)
+        var held = TestServer.Route(body: files["c.iso"]!)
+        held.faultAtStart = { _ in
+            _ = release.wait(timeout: .now() + 30)
+            return nil
+        }
+        server.set("/rel/c.iso", held)
+        var options = options
+        options.emitsEvents = true
+        var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
+        try await manifest.expandSets(options: options)
+        var planOptions = PlanOptions()
+        planOptions.root = dir + "/mirror"
+        let session = SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options)
+        let listening = Task {
+            var finished = Set<String>()
+            for await event in session.events {
+                guard case .itemFinished(let result) = event else { continue }
+                finished.insert(result.dest)
+                if finished.isSuperset(of: others) { reader.othersDone() }
+            }
+        }
+        reader.start { release.signal() }
+        let report = try await session.run()
+        await listening.value
+        return (report, reader.stop())
+    }
+
     /// Acceptance (issue 33): a reader reads the tree in a loop while a sync adds a
     /// file to a release, and checks that every list it sees names only files that
     /// are there with the listed hashes (a list that changed while it was being
@@ -212,35 +246,10 @@ import Testing
             if !published { yaml += "items:\n  - {url: \(server.url("/rel/SHA256SUMS")), dest: rel/SHA256SUMS}\n" }
             #expect(try await syncSets(yaml, in: dir).exitCode == .success)
 
-            let reader = TreeReader(folder: dir + "/mirror/rel")
-            let release = DispatchSemaphore(value: 0)
-            var held = TestServer.Route(body: files["c.iso"]!)
-            held.faultAtStart = { _ in
-                _ = release.wait(timeout: .now() + 30)
-                return nil
-            }
-            server.set("/rel/c.iso", held)
             serveSums(sums(["a.iso", "b.img", "c.iso"]))
-            var options = testOptions()
-            options.emitsEvents = true
-            var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
-            try await manifest.expandSets(options: options)
-            var planOptions = PlanOptions()
-            planOptions.root = dir + "/mirror"
-            let session = SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options)
             let others: Set<String> = published ? ["rel/a.iso", "rel/b.img"] : ["rel/a.iso", "rel/b.img", "rel/SHA256SUMS"]
-            let listening = Task {
-                var finished = Set<String>()
-                for await event in session.events {
-                    guard case .itemFinished(let result) = event else { continue }
-                    finished.insert(result.dest)
-                    if finished.isSuperset(of: others) { reader.othersDone() }
-                }
-            }
-            reader.start { release.signal() }
-            let report = try await session.run()
-            await listening.value
-            let violations = reader.stop()
+            let (report, violations) = try await syncWhileReading(
+                yaml, in: dir, options: testOptions(), reader: TreeReader(folder: dir + "/mirror/rel"), others: others)
             #expect(report.items.first { $0.dest == "rel/c.iso" }?.status == .downloaded)
             if published {
                 #expect(violations.isEmpty, "\(violations.prefix(3))")

@@ -38,6 +38,11 @@ public struct Manifest: Sendable {
     /// The verified lists of the sets with `publish: true` whose list verified, kept by
     /// `expandSets` for a sync to place after their files (SPEC §10b).
     public var publishedLists: [PublishedList] = []
+    /// A set asks for snapshot publishing (`publish: snapshot`), kept once the sets
+    /// are expanded: the whole run is then built as a snapshot (`SyncOptions.publish`).
+    public var publishesSnapshot = false
+    /// The largest `keep:` of those sets.
+    public var snapshotKeep: Int?
     /// The destination folders of the manifest's sets (`""`: the root), kept once the
     /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
     public var setFolders: [String] = []
@@ -141,6 +146,11 @@ public struct ManifestSet: Sendable {
     /// Place the verified list (and signature) in `dest` once every file of the set is
     /// in place (`publish: true`, SPEC §10b).
     public var publish = false
+    /// `publish: snapshot`: the run is published as a snapshot (SPEC §10b), the list
+    /// placed as with `publish: true`, inside it.
+    public var snapshot = false
+    /// Snapshots to keep (`keep:`, with `publish: snapshot`).
+    public var keep: Int?
 }
 
 /// One entry of `items:` as written, before defaults are applied.

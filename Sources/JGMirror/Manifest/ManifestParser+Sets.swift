@@ -43,6 +43,7 @@ extension ManifestParser {
         var seen = SeenKeys(Self.setKeys)
         var signature = SignatureKeys()
         var publishLocation = location
+        var keepLocation: SourceLocation?
         while let (key, keyLocation) = try nextKey(in: "a set", seen: &seen) {
             if try signature.parse(key, with: &self) { continue }
             switch key {
@@ -63,8 +64,17 @@ extension ManifestParser {
                 }
             case "tag": set.tag = try readInt(key, range: Rules.tag).0
             case "publish":
-                set.publish = try readBool(key)
+                let (text, location) = try readString(key)
+                switch text.lowercased() {
+                case "true", "yes", "on": set.publish = true
+                case "false", "no", "off": set.publish = false
+                case "snapshot": (set.publish, set.snapshot) = (true, true)
+                default: throw error(location, "'publish' must be true, false or snapshot, not '\(text)'")
+                }
                 publishLocation = keyLocation
+            case "keep":
+                set.keep = try readInt(key, range: Rules.keep.range).0
+                keepLocation = keyLocation
             default:
                 guard try parseSetting(key, into: &set.settings) else {
                     throw error(keyLocation, "unknown key '\(key)' in a set")
@@ -74,6 +84,9 @@ extension ManifestParser {
         guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
         set.signature = try signature.resolve(at: location, parser: self)
         if set.publish { try checkPublishedNames(of: set, at: publishLocation) }
+        if let keepLocation, !set.snapshot {
+            throw error(keepLocation, "'keep' counts snapshots; it needs 'publish: snapshot' in the same set")
+        }
         return set
     }
 

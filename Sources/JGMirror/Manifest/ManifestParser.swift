@@ -25,7 +25,7 @@ struct ManifestParser {
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
     static let linkKeys: Set<String> = ["link", "dest", "tag", "tags"]
     static let checksumKeys = ["url", "signature", "keyring"]
-    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish"] + settingKeys
+    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish", "keep"] + settingKeys
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -65,6 +65,8 @@ struct ManifestParser {
                 manifest.checksums = try parseChecksumSources()
             case "sets":
                 manifest.sets = try parseSets()
+                manifest.publishesSnapshot = manifest.sets.contains(where: \.snapshot)
+                manifest.snapshotKeep = manifest.sets.compactMap(\.keep).max()
             case "items":
                 try parseItems(into: &manifest.itemChunks)
             default:

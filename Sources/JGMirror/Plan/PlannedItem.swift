@@ -154,6 +154,18 @@ public struct PlannedItem: Sendable, Identifiable {
         expectedSHA256 = sha256
     }
 
+    /// Moves the item under `root`, sharing the options of the item moved before it
+    /// when both shared theirs before (`last`: that item's options, old and new).
+    mutating func move(to root: String, after last: inout (old: PlannedItemOptions, new: PlannedItemOptions)?) {
+        if let last, last.old === shared {
+            shared = last.new
+            return
+        }
+        let old = shared
+        change { $0.root = root }
+        last = (old, shared)
+    }
+
     /// Whether this item and `other` hold one shared set of options.
     func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
 

@@ -16,7 +16,7 @@ public final class StateStore: Sendable {
 
     /// The database file.
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The first write failure, after which the store stops writing (one line, not one per batch).
     private let writeFailure = Locked<String?>(nil)
 
@@ -156,6 +156,18 @@ public final class StateStore: Sendable {
                         dest TEXT PRIMARY KEY NOT NULL,
                         target TEXT NOT NULL,
                         placed_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v4") { db in
+            // The snapshots `--publish snapshot` published (`SnapshotTree`), so that a
+            // tree's history is known without reading its folders.
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS snapshot (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        published_at INTEGER NOT NULL,
+                        files INTEGER NOT NULL
                     ) WITHOUT ROWID;
                     """)
         }
@@ -316,7 +328,7 @@ public final class StateStore: Sendable {
 
     /// Runs `body` in one write transaction unless an earlier write failed; returns
     /// the line describing this failure, the first time one happens.
-    private func write(_ body: @escaping (Database) throws -> Void) -> String? {
+    func write(_ body: @escaping (Database) throws -> Void) -> String? {
         guard writeFailure.withLock({ $0 == nil }) else { return nil }
         do {
             try pool.write(body)

@@ -15,6 +15,8 @@ public enum Rules {
     public static let jobs = Setting(default: 8, range: 1...4096)
     /// Connections to one host, across items (`--max-per-host`).
     public static let maxPerHost = Setting(default: 16, range: 1...1024)
+    /// Snapshots kept, the one a run builds included (`--keep`, a set's `keep:`).
+    public static let keep = Setting(default: 3, range: 2...1000)
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
     /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):
     /// 1 EiB, past any file a file system holds, and far enough below `Int64.max` that

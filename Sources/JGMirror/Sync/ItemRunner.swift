@@ -82,7 +82,7 @@ final class ItemRunner: Sendable {
         backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
     ) {
         self.items = items
-        publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable)
+        publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
         self.listings = Locked(listings)
         self.root = root
         self.options = options

@@ -15,6 +15,9 @@ struct ListPublisher: Sendable {
     let root: RootDirectory
     /// `fsync` the files and their folder (off with `--no-fsync`).
     let durable: Bool
+    /// Where a list about to be replaced is hard-linked first (`--backup-dir`), as a
+    /// replaced file is.
+    var backup: BackupFolder?
 
     /// What placing every list gave: a result per list and signature file, and the
     /// lines for the report's warnings.
@@ -86,6 +89,11 @@ struct ListPublisher: Sendable {
         do throws(TransferError) {
             let folder = Paths.parent(of: path)
             try root.makeFolders(folder)
+            if let backup, let info = root.status(path), (info.st_mode & S_IFMT) == S_IFREG {
+                let fd = try root.openFolder(folder)
+                defer { close(fd) }
+                try backup.link(Paths.lastComponent(of: path), in: fd, as: dest)
+            }
             // The item's part-file name: reserved for jgmirror beside every destination.
             try root.replaceFile(path, with: bytes, temporary: path + ".jgpart", exclusive: false, durable: durable)
             if durable { root.syncFolder(folder) }

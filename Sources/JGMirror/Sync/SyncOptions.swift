@@ -36,6 +36,15 @@ public struct SyncOptions: Sendable {
     /// Move what `delete` removes and what a sync replaces to `DIR/<run start>/<path>`
     /// instead (`--backup-dir`); DIR must be on the root's file system.
     public var backupDir: String?
+    /// How changes become visible to readers of the tree (`--publish`, SPEC §10b); nil:
+    /// a snapshot when a set of the manifest asks for one (`publish: snapshot`), else ordered.
+    public var publish: PublishMode?
+    /// Snapshots kept, the one a run builds included (`--keep`): a run removes the
+    /// published ones past the newest `keep - 1` before it builds its own. Nil: the
+    /// largest `keep:` of the manifest's sets, else `PublishMode.defaultKeep`.
+    public var keep: Int?
+    /// Told each step of snapshot publishing (the CLI's crash test kills itself there).
+    package var snapshotStep: (@Sendable (SnapshotTree.Step) -> Void)?
     /// Told the count of files deleted so far after each deletion (the CLI's crash
     /// test kills itself here).
     package var afterDeletion: (@Sendable (Int) -> Void)?
@@ -97,4 +106,16 @@ public struct SyncOptions: Sendable {
         configuration.handOff = hostHandOff
         return configuration
     }
+}
+
+/// How a sync makes its changes visible to readers of the tree (SPEC §10b).
+public enum PublishMode: String, Sendable, CaseIterable {
+    /// New and replaced files, then lists and signatures, then links, then deletions.
+    case ordered
+    /// The new state is built beside the published one and `ROOT/current` swapped to
+    /// it (`SnapshotTree`).
+    case snapshot
+
+    /// Snapshots kept when neither `--keep` nor a set's `keep:` says.
+    public static let defaultKeep = Rules.keep.defaultValue
 }

@@ -88,14 +88,19 @@ public final class SyncSession: Sendable {
         }
         let folder = usesState ? try StateFolder(root: plan.root, shard: plan.shard) : nil
         defer { withExtendedLifetime(folder) {} }
+        // Under snapshot publishing the run works in the snapshot being built; the
+        // state database, the lists' cache and `current` stay at the root.
+        let stateRoot = plan.root
+        let publishing = usesState ? try Self.publishMode(plan, options: options) : .ordered
+        let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options) : nil
         // The state database opens on a thread of its own while the tree is looked at,
         // the engine starts and the first items go (`StateOpening`).
         let state: StateOpening
         if let path = folder?.path {
-            let (timeout, before) = (options.stateBusyTimeout, options.beforeStateOpens)
+            let (timeout, before, window) = (options.stateBusyTimeout, options.beforeStateOpens, options.quickCheck.racyWindowNs)
             state = StateOpening {
                 before?()
-                return Self.openState(folder: path, busyTimeout: timeout)
+                return Self.openState(folder: path, busyTimeout: timeout, snapshot: snapshot, racyWindowNs: window)
             }
         } else {
             state = StateOpening(.none())
@@ -159,7 +164,7 @@ public final class SyncSession: Sendable {
         }
 
         if !plan.manifest.checksums.isEmpty {
-            try await applyChecksumFiles(to: &plan, engine: engine)
+            try await applyChecksumFiles(to: &plan, engine: engine, cacheRoot: stateRoot)
         }
         if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
@@ -191,6 +196,12 @@ public final class SyncSession: Sendable {
             }
             for result in deletions { continuation.yield(.itemFinished(result)) }
             results.extra += deletions
+        }
+        if publishing == .snapshot {
+            let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
+            let line = try await Self.finishSnapshot(
+                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started)
+            if let line { warnings.append(line) }
         }
         if let store { await Blocking.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
@@ -262,10 +273,13 @@ public final class SyncSession: Sendable {
 
     /// Opens the state database and reads its records; without a usable one, says
     /// why and the run hashes every present file.
-    private static func openState(folder: String, busyTimeout: Double) -> StateOpening.Opened {
+    private static func openState(folder: String, busyTimeout: Double, snapshot: SnapshotTree.Prepared?, racyWindowNs: Int64)
+        -> StateOpening.Opened
+    {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
         guard let opened = opening.store else { return .none(warnings: warnings) }
+        if let snapshot, let failure = opened.refresh(snapshot, racyWindowNs: racyWindowNs) { warnings.append(failure) }
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {
@@ -303,8 +317,8 @@ public final class SyncSession: Sendable {
 
     /// Applies the checksums lists through the run's own engine, keeping each list in
     /// the tree's cache (`Plan.applyChecksumLists`).
-    private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine) async throws(SyncError) {
-        var cache = ListCache(root: plan.root, readOnly: !usesState)
+    private func applyChecksumFiles(to plan: inout Plan, engine: TransferEngine, cacheRoot: String) async throws(SyncError) {
+        var cache = ListCache(root: cacheRoot, readOnly: !usesState)
         cache.redact = plan.manifest.defaults.redact ?? []
         cache.durable = options.durable
         let fetcher = try ListFetcher(engine: engine, cache: cache)

@@ -8,11 +8,14 @@ public enum Verification {
     /// sync's quick check trusts what was just verified.
     public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
         let started = Date()
+        // A tree published as snapshots is checked where `current` points (SPEC §10b).
+        let stateRoot = plan.root
+        let plan = plan.publishedTree()
         do { _ = try RootConfinement.check(plan, placing: false) } catch { throw .manifest(error) }
         let items = plan.items
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
-        let store = StateStore.openExisting(root: plan.root)
+        let store = StateStore.openExisting(root: stateRoot)
         defer { store?.close() }
         let records = ResultSlots<FileRecord?>(count: items.count)
         let results = concurrentMap(count: items.count, threads: threads) { index in

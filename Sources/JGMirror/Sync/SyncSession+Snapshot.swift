@@ -1,0 +1,84 @@
+import Foundation
+
+/// Snapshot publishing within a sync (`SnapshotTree`, SPEC §10b).
+extension SyncSession {
+    /// How the run of `plan` publishes: `options.publish`, else a snapshot when a set
+    /// asks for one. A run that would publish in order into a tree that holds
+    /// snapshots is refused: it would change files a published snapshot shares.
+    static func publishMode(_ plan: Plan, options: SyncOptions) throws(SyncError) -> PublishMode {
+        let mode = options.publish ?? (plan.manifest.publishesSnapshot ? .snapshot : .ordered)
+        if mode == .ordered, SnapshotTree(root: plan.root).currentID() != nil {
+            throw .usage(
+                UsageError(
+                    "\(plan.root) is published as snapshots (\(plan.root)/\(SnapshotTree.currentName) names one); sync it with --publish snapshot, or remove that link to publish in order again"
+                ))
+        }
+        if mode == .snapshot, plan.isFiltered {
+            throw .usage(
+                UsageError(
+                    "--publish snapshot publishes the whole tree at once; it cannot be used with --tag, --skip-tag or --shard"))
+        }
+        return mode
+    }
+
+    /// Snapshots kept: `--keep`, else the largest `keep:` of the sets, else the default.
+    static func keptSnapshots(_ plan: Plan, options: SyncOptions) -> Int {
+        options.keep ?? plan.manifest.snapshotKeep ?? PublishMode.defaultKeep
+    }
+
+    /// Builds (or resumes) the snapshot under construction and moves the plan into it.
+    static func prepareSnapshot(_ plan: inout Plan, options: SyncOptions) async throws(SyncError) -> SnapshotTree.Prepared {
+        let tree = SnapshotTree(root: plan.root)
+        let step = options.snapshotStep ?? { _ in }
+        let keep = keptSnapshots(plan, options: options)
+        let prepared = await Blocking.run { () -> Result<SnapshotTree.Prepared, SyncError> in
+            do throws(SyncError) { return .success(try tree.prepare(keep: keep, step: step)) } catch { return .failure(error) }
+        }
+        let result = try prepared.get()
+        plan.move(to: tree.building)
+        return result
+    }
+
+    /// Publishes the snapshot a clean run built; throws when it cannot be published.
+    /// Returns a line for the report's warnings: why an unclean run left `current`
+    /// where it was, or a failed database write.
+    static func finishSnapshot(
+        root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date
+    ) async throws(SyncError) -> String? {
+        let tree = SnapshotTree(root: root)
+        if let unclean {
+            let current = tree.currentID().map { "\(SnapshotTree.currentName) still names \($0)" } ?? "nothing is published yet"
+            let reason = unclean.replacingOccurrences(of: "; nothing was deleted", with: "")
+                .replacingOccurrences(of: ", so nothing was deleted", with: "")
+            return "snapshot not published (\(reason)): \(current); the next run resumes \(tree.building)"
+        }
+        let step = options.snapshotStep ?? { _ in }
+        let published = await Blocking.run { () -> Result<String?, SyncError> in
+            let id: String
+            do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
+                return .failure(error)
+            }
+            return .success(store?.savePublished(id, files: files))
+        }
+        return try published.get()
+    }
+}
+
+extension Plan {
+    /// Moves the plan's items under `root` (a snapshot folder), each keeping its
+    /// options shared with the items it shared them with.
+    mutating func move(to root: String) {
+        self.root = root
+        var last: (old: PlannedItemOptions, new: PlannedItemOptions)?
+        for index in items.indices { items[index].move(to: root, after: &last) }
+    }
+
+    /// The plan as `verify` and `plan` read the tree: under the snapshot `current`
+    /// names when the root is published as snapshots, else as it is.
+    public func publishedTree() -> Plan {
+        guard let tree = SnapshotTree.publishedTree(root: root) else { return self }
+        var moved = self
+        moved.move(to: tree)
+        return moved
+    }
+}
