@@ -69,6 +69,11 @@ final class TransferEngine: @unchecked Sendable {
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
         var minRate: Int64 = 1024
 
+        /// Bytes per second under which a request, for its `timeout`, is cut. Under
+        /// `--max-rate` the engine pauses requests itself; a floor on their rate would
+        /// cut the ones it paused, so only silence counts then.
+        var rateFloor: Int64 { maxRate == nil ? minRate : 1 }
+
         /// The manifest's host options over these settings.
         mutating func apply(_ options: HostOptions) {
             if let value = options.connectTimeout { connectTimeout = value }
