@@ -7,7 +7,7 @@ and log every connection and request with its time; a row's targets are read fro
 those logs, from `strace` of the run (connection attempts to a closed port) and from
 jgmirror's report. Selected by key through bench/run.sh, like every other row:
 
-    bench/run.sh --only hosts-refused,hosts-blackhole,hosts-restart,hosts-drip
+    bench/run.sh --only hosts-refused,hosts-blackhole,hosts-restart,hosts-drip,hosts-drip-norange
     bench/run.sh --only hosts-mirror48,hosts-mirror200,hosts-429,hosts-503date,mirrors2
 """
 
@@ -27,7 +27,8 @@ from typing import Callable, Optional
 from bench import (DL, OUT, WWW, DataFile, LinkProxy, Nginx, Scenario, Target, Tool, fresh, has_size,
                    ratio_target, write_manifest)
 
-KEYS = {"hosts-refused", "hosts-blackhole", "hosts-restart", "hosts-drip", "hosts-mirror48", "hosts-mirror200",
+KEYS = {"hosts-refused", "hosts-blackhole", "hosts-restart", "hosts-drip", "hosts-drip-norange", "hosts-mirror48",
+        "hosts-mirror200",
         "hosts-429", "hosts-503date", "mirrors2"}
 GRACE = 30.0  # host_grace's default
 TIMEOUT = 30.0  # timeout's default
@@ -66,11 +67,14 @@ class FaultServer:
       connection (a restart: connections are refused) for `down` seconds, then
       serves again on the same port.
 
-    `reset()` before every run clears the logs and the fault's clock."""
+    With `ranges` false it answers every request with the whole file (200), as a
+    server that does not do byte ranges. `reset()` before every run clears the logs
+    and the fault's clock."""
 
     def __init__(self, mode: str, *, status: int = 429, wait: float = 4.0, date: bool = False,
-                 after: int = 100, down: float = 20.0) -> None:
+                 after: int = 100, down: float = 20.0, ranges: bool = True) -> None:
         self.mode, self.status, self.wait, self.date, self.after, self.down = mode, status, wait, date, after, down
+        self.ranges = ranges
         self.loop = asyncio.new_event_loop()
         self.server: Optional[asyncio.base_events.Server] = None
         self.writers: set[asyncio.StreamWriter] = set()
@@ -122,7 +126,7 @@ class FaultServer:
                 return
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                if not await self._answer(head.decode("latin-1"), writer, connection):
+                if not await self._answer(head.decode("latin-1"), reader, writer, connection):
                     return
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
@@ -131,7 +135,8 @@ class FaultServer:
             self.writers.discard(writer)
             writer.close()
 
-    async def _answer(self, head: str, writer: asyncio.StreamWriter, connection: Connection) -> bool:
+    async def _answer(self, head: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      connection: Connection) -> bool:
         """Answers one request; False when the connection is to end."""
         now = time.monotonic()
         lines = head.split("\r\n")
@@ -161,7 +166,7 @@ class FaultServer:
         data = file.read_bytes()
         status, body, extra = 200, data, ""
         match = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", ""))
-        if match:
+        if match and self.ranges:
             first = int(match.group(1))
             last = min(int(match.group(2)) if match.group(2) else len(data) - 1, len(data) - 1)
             status, body = 206, data[first:last + 1]
@@ -174,12 +179,16 @@ class FaultServer:
             await writer.drain()
             return True
         if self.mode == "drip":
+            # A byte a second; the client's close is seen within 0.1 s (EOF on the reader).
             for byte in body:
                 writer.write(bytes([byte]))
                 await writer.drain()
                 if connection.first_byte is None:
                     connection.first_byte = time.monotonic()
-                await asyncio.sleep(1.0)
+                for _ in range(10):
+                    await asyncio.sleep(0.1)
+                    if reader.at_eof():
+                        return False
             return True
         writer.write(body)
         await writer.drain()
@@ -356,19 +365,22 @@ def restart(c: Context) -> Scenario:
                             lambda t: (f"{median_of(after_outage):.2f} s later", True))])
 
 
-def drip(c: Context) -> Scenario:
+def drip(c: Context, key: str, ranges: bool) -> Scenario:
     """One 16 KiB item whose origin sends its head and then one byte a second, with a
-    mirror on nginx."""
-    server = FaultServer("drip")
+    mirror on nginx; the origin does byte ranges or not."""
+    server = FaultServer("drip", ranges=ranges)
     spec = c.items[0]
-    manifest = write_manifest(OUT / "manifests" / "hosts-drip.yaml", c.root,
+    manifest = write_manifest(OUT / "manifests" / f"{key}.yaml", c.root,
                               [(f"{server.url()}/{spec.name}", Path(spec.name).name, spec.sha256)])
     manifest.write_text(manifest.read_text() + f"    mirrors: [{c.nginx.url('plain')}/{spec.name}]\n")
-    report = OUT / "hosts-drip.json"
+    report = OUT / f"{key}.json"
     cuts: list[float] = []
 
     def check() -> None:
         all_ok(report, 1)()
+        deadline = time.monotonic() + 2  # the server sees a close within 0.1 s
+        while time.monotonic() < deadline and not all(n.closed for n in server.connections):
+            time.sleep(0.05)
         cut = [n.closed - n.first_byte for n in server.connections if n.first_byte and n.closed]
         if not cut:
             raise RuntimeError("no dripping connection was cut")
@@ -376,8 +388,8 @@ def drip(c: Context) -> Scenario:
 
     tools = [Tool("jgmirror sync (defaults), 1 byte/s origin + nginx mirror", lambda: c.sync(manifest, report),
                   check, lambda: (fresh(c.root)(), server.reset()))]
-    return Scenario("hosts-drip", "one 16 KiB item from an origin sending 1 byte/s, with a live mirror, "
-                                  "default options", tools,
+    title = "one 16 KiB item from an origin sending 1 byte/s" + ("" if ranges else " without byte ranges")
+    return Scenario(key, title + ", with a live mirror, default options", tools,
                     [under(f"the dripping connection cut ≤ timeout + 5 s = {TIMEOUT + 5:.0f} s after its first "
                            "byte (longest)", lambda: max(cuts), TIMEOUT + 5),
                      under("the item done from the mirror ≤ timeout + 5 s", lambda: tools[0].median, TIMEOUT + 5)])
@@ -497,7 +509,8 @@ def scenarios(jg: str, nginx: Nginx, small: list[DataFile], f48: DataFile, wante
         "hosts-refused": lambda: refused(c),
         "hosts-blackhole": lambda: blackhole(c),
         "hosts-restart": lambda: restart(c),
-        "hosts-drip": lambda: drip(c),
+        "hosts-drip": lambda: drip(c, "hosts-drip", ranges=True),
+        "hosts-drip-norange": lambda: drip(c, "hosts-drip-norange", ranges=False),
         "hosts-mirror48": lambda: mirror48(c),
         "hosts-mirror200": lambda: mirror200(c),
         "hosts-429": lambda: cooling(c, "hosts-429", "200 items × 16 KiB, the host answers 429 with Retry-After: 4 "
