@@ -160,6 +160,29 @@ import Testing
         }
     }
 
+    @Test func aPrimaryThatRefusesIsLeftForTheMirrorAtItsFirstRefusal() async throws {
+        let body = TestServer.bytes(count: 8192, seed: 8)
+        let mirror = try TestServer()
+        defer { mirror.stop() }
+        mirror.set("/f", TestServer.Route(body: body))
+        // A port nothing listens on any more: connections to it are refused.
+        let gone = try TestServer()
+        let refused = gone.url("/f")
+        gone.stop()
+        let yaml =
+            "version: 1\ndefaults:\n  retries: 3\nitems:\n  - url: \(refused)\n    mirrors: [\(mirror.url("/f"))]\n"
+            + "    dest: out.bin\n    sha256: \(sha(body))\n    connections: 1\n"
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            // The refused primary was asked once; before, it was asked again after a
+            // backoff, and once more as the probe of a suspect host, before the mirror.
+            let primary = report.hosts.first { $0.origin == "http://127.0.0.1:\(gone.port)" }
+            #expect(primary?.requests == 1, "\(report.hosts)")
+            #expect(mirror.gets("/f").count == 1)
+        }
+    }
+
     @Test func hostOptionsAreReadFromDefaultsWithTheirBounds() throws {
         let manifest = try Manifest.parse(
             "version: 1\ndefaults:\n  connect_timeout: 2s\n  min_rate: 4KiB/s\n  host_grace: 1m\n  max_wait: 0s\n"

@@ -75,7 +75,7 @@ import Testing
 
     /// A request cut for staying under `min_rate` for `timeout` (issue 31: a server
     /// sending a byte a second was asked again for ever, each cut restoring the budget).
-    @Test func aStallUnderTheFloorIsNoProgressAndLeavesItsSourceAtOnce() {
+    @Test func aStallUnderTheFloorIsNoProgressAndAStallOrRefusalLeavesItsSourceAtOnce() {
         let stall = TransferError.retryable(.timeout, "stalled: Operation too slow")
         // A few bytes under the floor: no budget restored, so the connection ends.
         var situation = situation(stall, progressed: true, left: 0, inARow: 1, retries: 2)
@@ -91,6 +91,11 @@ import Testing
         mirrored.beatFloor = false
         #expect(
             RetryPolicy.decide(mirrored)
+                == .switchSource(.init(source: 1, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
+        // So does one whose source could not be connected to (issue 31: 48 MiB whose
+        // primary refused took 1.12 × its mirror's time, a backoff on the primary first).
+        #expect(
+            RetryPolicy.decide(self.situation(.retryable(.connect, "Connection refused"), left: 2, sources: 2))
                 == .switchSource(.init(source: 1, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
         // Any other failure with retries left still asks the same source again.
         #expect(

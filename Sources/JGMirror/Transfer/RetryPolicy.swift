@@ -10,6 +10,8 @@
 /// as progress only when they beat that floor over the request (`beatFloor`): a
 /// server sending a byte a second would otherwise restore the budget on every cut and
 /// be asked again for ever, while a long download that stalled once keeps its budget.
+/// A source that could not be connected to (`connect`) is left at once the same way:
+/// asking it again costs a backoff while a mirror is there.
 enum RetryPolicy {
     /// A connection's retry budget and where it fetches from.
     struct Standing: Equatable {
@@ -69,7 +71,8 @@ enum RetryPolicy {
             standing.consecutiveFailures = 0
         }
         if situation.regionTaken { return .carryOn(standing) }
-        if error.retryable, standing.retriesLeft > 0, !(stalled && nextSource(situation, dead: situation.deadSources) != nil) {
+        let leaveAtOnce = stalled || error.code == .connect
+        if error.retryable, standing.retriesLeft > 0, !(leaveAtOnce && nextSource(situation, dead: situation.deadSources) != nil) {
             standing.retriesLeft -= 1
             standing.consecutiveFailures += 1
             return .retry(standing)
