@@ -181,8 +181,9 @@ http {{
 class LinkProxy:
     """bench/linkproxy.py in front of an upstream: each TCP connection capped at `rate`
     bytes per second, `rtt` of latency, optionally every `slow_every`-th connection
-    at a tenth of the rate, and all connections together at `client_rate`. `reset()` (before every run) restarts its connection count
-    and returns the previous run's connections and requests."""
+    at a tenth of the rate, and all connections together at `client_rate`. `reset()`
+    (before every run) restarts its connection count and returns the previous run's
+    connections and requests."""
 
     def __init__(self, upstream_port: int, rate: float, rtt: float, slow_every: int = 0,
                  client_rate: float = 0.0) -> None:
