@@ -182,13 +182,16 @@ http {{
 class LinkProxy:
     """bench/linkproxy.py in front of an upstream: each TCP connection capped at `rate`
     bytes per second, `rtt` of latency, optionally every `slow_every`-th connection
-    at a tenth of the rate. `reset()` (before every run) restarts its connection count
-    and returns the previous run's connections and requests."""
+    at a tenth of the rate, and all connections together at `client_rate`. `reset()`
+    (before every run) restarts its connection count and returns the previous run's
+    connections and requests."""
 
-    def __init__(self, upstream_port: int, rate: float, rtt: float, slow_every: int = 0) -> None:
+    def __init__(self, upstream_port: int, rate: float, rtt: float, slow_every: int = 0,
+                 client_rate: float = 0.0) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "linkproxy.py"), "--upstream", f"127.0.0.1:{upstream_port}",
-             "--rate", str(rate), "--rtt", str(rtt), "--slow-every", str(slow_every)],
+             "--rate", str(rate), "--rtt", str(rtt), "--slow-every", str(slow_every),
+             "--client-rate", str(client_rate)],
             stdout=subprocess.PIPE, text=True)
         ready = self.process.stdout.readline().split()
         if not ready or ready[0] != "READY":
@@ -462,6 +465,7 @@ LINK_RATE = 4_000_000  # bytes per second per connection on the WAN links
 
 
 def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scenario]:
+    import hosts  # the host rows (issue 31); imports this module, so not at the top
     quiet = ["--progress", "none", "--quiet"]
     f48 = DataFile("f48m.bin", 48 * MiB)
     f1g = DataFile("f1g.bin", 1 * GiB)
@@ -472,6 +476,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     # (once) when a scenario that reads it is selected.
     if wanted and wanted <= SMALL_ONLY:
         generate(small)
+    elif wanted and wanted <= hosts.KEYS:
+        generate(small[:200] + [f48])
     elif wanted and wanted <= F48_ONLY:
         generate([f48])
     elif wanted and wanted <= F1G_ONLY:
@@ -762,6 +768,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     ]))
 
     result += state_scenarios(jg, plain, small, f1g, wanted)
+    result += hosts.scenarios(jg, nginx, small, f48, wanted, LINKS)
     return result
 
 

@@ -14,6 +14,11 @@ and a download of S bytes over one connection takes S / rate + 2 RTT at best.
 ``--slow-every N`` paces every N-th connection (the N-th, 2N-th, … accepted since
 the last reset) at ``rate / --slow-factor``.
 
+``--client-rate R`` caps all of the proxy's connections together at R bytes per
+second as well (one more token bucket, shared): a server that caps each client, not
+each connection, as a mirror that throttles by address does. Every connection to
+the proxy is the same client, since they all come from loopback.
+
 Why a proxy and not ``tc``: the per-connection cap needs one queue per flow, and the
 delay needs ``netem``, which is not built into every kernel (it is missing on the
 machine RESULTS.md was measured on; ``tbf`` is there but caps the whole device).
@@ -44,8 +49,12 @@ LATE = 0.1  # most a busy connection catches up after the proxy was scheduled la
 class Link:
     """Counters and settings shared by all connections of one proxy."""
 
-    def __init__(self, upstream: tuple[str, int], rate: float, rtt: float, slow_every: int, slow_factor: float):
+    def __init__(self, upstream: tuple[str, int], rate: float, rtt: float, slow_every: int, slow_factor: float,
+                 client_rate: float = 0.0):
         self.upstream = upstream
+        self.client_rate = client_rate
+        # When the shared bucket will have let every byte so far through (--client-rate).
+        self.client_free_at = 0.0
         self.rate = rate
         self.rtt = rtt
         self.slow_every = slow_every
@@ -112,8 +121,9 @@ async def pump_up(link: Link, reader: asyncio.StreamReader, line: DelayLine, acc
     line.close()
 
 
-async def pump_down(rate: float, reader: asyncio.StreamReader, line: DelayLine) -> None:
-    """Upstream to client: through this connection's token bucket, then delayed by RTT/2."""
+async def pump_down(link: Link, rate: float, reader: asyncio.StreamReader, line: DelayLine) -> None:
+    """Upstream to client: through this connection's token bucket (and the client's,
+    with --client-rate), then delayed by RTT/2."""
     loop = asyncio.get_running_loop()
     chunk = int(min(64 * 1024, max(4 * 1024, rate / 64)))
     burst = chunk / rate  # seconds of credit an idle bucket can hold
@@ -134,8 +144,14 @@ async def pump_down(rate: float, reader: asyncio.StreamReader, line: DelayLine) 
                 # loaded machine); catch up, but never by more than LATE.
                 free_at = max(free_at, now - LATE)
             free_at += len(data) / rate
-            if free_at > now:
-                await asyncio.sleep(free_at - now)
+            due = free_at
+            if link.client_rate:
+                # The shared bucket holds at most one chunk of credit, like the connection's.
+                link.client_free_at = max(link.client_free_at, now - chunk / link.client_rate)
+                link.client_free_at += len(data) / link.client_rate
+                due = max(due, link.client_free_at)
+            if due > now:
+                await asyncio.sleep(due - now)
             line.put(data)
     except (ConnectionError, OSError):
         pass
@@ -156,7 +172,7 @@ async def handle(link: Link, client_reader: asyncio.StreamReader, client_writer:
     to_upstream, to_client = DelayLine(up_writer, half), DelayLine(client_writer, half)
     try:
         await asyncio.gather(pump_up(link, client_reader, to_upstream, accepted),
-                             pump_down(rate, up_reader, to_client))
+                             pump_down(link, rate, up_reader, to_client))
         await asyncio.gather(to_upstream.task, to_client.task)
     except asyncio.CancelledError:
         pass  # the proxy is stopping
@@ -185,13 +201,16 @@ def main() -> None:
     parser.add_argument("--rtt", type=float, default=0.0, help="round-trip time in seconds")
     parser.add_argument("--slow-every", type=int, default=0, help="every N-th connection is slow (0: none)")
     parser.add_argument("--slow-factor", type=float, default=10.0, help="a slow connection's rate divisor")
+    parser.add_argument("--client-rate", type=float, default=0.0,
+                        help="bytes per second for all connections together (0: no cap)")
     options = parser.parse_args()
     host, _, port = options.upstream.rpartition(":")
     try:
         os.nice(-10)  # the link's timing should not depend on what else the machine runs
     except OSError:
         pass
-    link = Link((host, int(port)), options.rate, options.rtt, options.slow_every, options.slow_factor)
+    link = Link((host, int(port)), options.rate, options.rtt, options.slow_every, options.slow_factor,
+                options.client_rate)
     try:
         asyncio.run(serve(link, options.port))
     except KeyboardInterrupt:

@@ -5,11 +5,13 @@
 #   bench/run.sh --reps 5        more rounds
 #   bench/run.sh --only small2000,verify1g
 #   bench/run.sh --only small2000h2,many20k,rss100k   HTTPS + HTTP/2, 20,000 and 100,000 small items
+#   bench/run.sh --only hosts-refused,hosts-mirror200,mirrors2   the host rows (bench/hosts.py):
+#                                refusing, silent, restarting, dripping and busy servers, mirrors
 #   bench/run.sh --serve         just start nginx with the bench data and wait
 #   bench/run.sh --publish       also rewrite bench/RESULTS.md's tables, results.json and the chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2
+packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2 strace
   libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do

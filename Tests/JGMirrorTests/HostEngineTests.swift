@@ -152,6 +152,56 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         }
     }
 
+    @Test func anOriginUnderMinRateIsLeftForTheMirrorAfterOneCut() async throws {
+        let body = TestServer.bytes(count: 40_000, seed: 6)
+        let primary = try TestServer()
+        let mirror = try TestServer()
+        defer {
+            primary.stop()
+            mirror.stop()
+        }
+        // Every answer of the primary trickles at 2 kB/s: bytes keep coming, under 64 KiB/s.
+        var slow = TestServer.Route(body: body)
+        slow.fault = { _ in .slow(bytesPerSecond: 2000) }
+        primary.set("/drip", slow)
+        mirror.set("/drip", TestServer.Route(body: body))
+        let yaml =
+            "version: 1\ndefaults:\n  min_rate: 64KiB\n  timeout: 1s\n  retries: 3\nitems:\n"
+            + "  - url: \(primary.url("/drip"))\n    mirrors: [\(mirror.url("/drip"))]\n"
+            + "    dest: out.bin\n    sha256: \(sha(body))\n    connections: 1\n"
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            // Each cut brought bytes, which restored the retries: the primary was asked
+            // again and again (about 20 times, the whole body at 2 kB/s), never the mirror.
+            #expect(primary.gets("/drip").count <= 2)
+            #expect(mirror.gets("/drip").count >= 1)
+        }
+    }
+
+    @Test func aPrimaryThatRefusesIsLeftForTheMirrorAtItsFirstRefusal() async throws {
+        let body = TestServer.bytes(count: 8192, seed: 8)
+        let mirror = try TestServer()
+        defer { mirror.stop() }
+        mirror.set("/f", TestServer.Route(body: body))
+        // A port nothing listens on any more: connections to it are refused.
+        let gone = try TestServer()
+        let refused = gone.url("/f")
+        gone.stop()
+        let yaml =
+            "version: 1\ndefaults:\n  retries: 3\nitems:\n  - url: \(refused)\n    mirrors: [\(mirror.url("/f"))]\n"
+            + "    dest: out.bin\n    sha256: \(sha(body))\n    connections: 1\n"
+        try await withTestDirectory { dir in
+            let report = try await sync(yaml, in: dir)
+            #expect(report.items.first?.status == .downloaded)
+            // The refused primary was asked once; before, it was asked again after a
+            // backoff, and once more as the probe of a suspect host, before the mirror.
+            let primary = report.hosts.first { $0.origin == "http://127.0.0.1:\(gone.port)" }
+            #expect(primary?.requests == 1, "\(report.hosts)")
+            #expect(mirror.gets("/f").count == 1)
+        }
+    }
+
     @Test func hostOptionsAreReadFromDefaultsWithTheirBounds() throws {
         let manifest = try Manifest.parse(
             "version: 1\ndefaults:\n  connect_timeout: 2s\n  min_rate: 4KiB/s\n  host_grace: 1m\n  max_wait: 0s\n"

@@ -73,6 +73,36 @@ import Testing
             RetryPolicy.decide(situation(dropped, source: 0, left: 0, sources: 3, dead: [1, 2])) == .retire(sourceDead: false))
     }
 
+    /// A request cut for staying under `min_rate` for `timeout` (issue 31: a server
+    /// sending a byte a second was asked again for ever, each cut restoring the budget).
+    @Test func aStallUnderTheFloorIsNoProgressAndAStallOrRefusalLeavesItsSourceAtOnce() {
+        let stall = TransferError.retryable(.timeout, "stalled: Operation too slow")
+        // A few bytes under the floor: no budget restored, so the connection ends.
+        var situation = situation(stall, progressed: true, left: 0, inARow: 1, retries: 2)
+        situation.beatFloor = false
+        #expect(RetryPolicy.decide(situation) == .retire(sourceDead: false))
+        // A download that moved at a rate that counts and then stalled keeps its budget.
+        situation.beatFloor = true
+        #expect(
+            RetryPolicy.decide(situation) == .retry(.init(source: 0, sourcesTried: 1, retriesLeft: 1, consecutiveFailures: 1)))
+        // With a mirror it has not tried, the stalled connection moves there at once,
+        // retries left or not, instead of asking the slow source again.
+        var mirrored = self.situation(stall, progressed: true, left: 2, sources: 2)
+        mirrored.beatFloor = false
+        #expect(
+            RetryPolicy.decide(mirrored)
+                == .switchSource(.init(source: 1, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
+        // So does one whose source could not be connected to (issue 31: 48 MiB whose
+        // primary refused took 1.12 × its mirror's time, a backoff on the primary first).
+        #expect(
+            RetryPolicy.decide(self.situation(.retryable(.connect, "Connection refused"), left: 2, sources: 2))
+                == .switchSource(.init(source: 1, sourcesTried: 2, retriesLeft: 2, consecutiveFailures: 0), sourceDead: false))
+        // Any other failure with retries left still asks the same source again.
+        #expect(
+            RetryPolicy.decide(self.situation(dropped, left: 2, sources: 2))
+                == .retry(.init(source: 0, sourcesTried: 1, retriesLeft: 1, consecutiveFailures: 1)))
+    }
+
     /// Every failure without progress spends budget or a source, so any connection ends
     /// after at most `(retries + 1) × sources` failed requests.
     @Test func failuresWithoutProgressAlwaysEnd() {

@@ -81,10 +81,7 @@ enum RequestBuilder {
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout(for: url) * 1000))
-        // Under `--max-rate` the engine pauses requests itself; a floor on their rate
-        // would cut the ones it paused, so only silence counts then.
-        let floor = configuration.maxRate == nil ? configuration.minRate(for: url) : 1
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, Int(min(floor, Int64(Int32.max))))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, Int(min(configuration.rateFloor(for: url), Int64(Int32.max))))
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
         // A request that may speak HTTP/2 keeps libcurl's own buffer size: 7.88 refuses
         // the option on a handle reused from an HTTP/2 request, and its HTTP/2 layer

@@ -196,7 +196,8 @@ final class RequestCycle {
         let situation = RetryPolicy.Situation(
             error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
             standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,
-            deadSources: crew.deadSources)
+            deadSources: crew.deadSources,
+            beatFloor: Double(worker.requestBytes) >= Double(engine.configuration.rateFloor(for: worker.url)) * request.timeout)
         switch RetryPolicy.decide(situation) {
         case .failItem:
             item.fail(error)

@@ -5,6 +5,13 @@
 /// Retries count failures without progress, not requests: a response that brought
 /// new bytes restores the connection's budget before the failure is weighed, so a
 /// long transfer through a flaky link ends, and one that never progresses ends too.
+/// A request cut for staying under `min_rate` for `timeout` (`timeout`) leaves its
+/// source at once for the next one the connection has not tried, and its bytes count
+/// as progress only when they beat that floor over the request (`beatFloor`): a
+/// server sending a byte a second would otherwise restore the budget on every cut and
+/// be asked again for ever, while a long download that stalled once keeps its budget.
+/// A source that could not be connected to (`connect`) is left at once the same way:
+/// asking it again costs a backoff while a mirror is there.
 enum RetryPolicy {
     /// A connection's retry budget and where it fetches from.
     struct Standing: Equatable {
@@ -32,6 +39,9 @@ enum RetryPolicy {
         var sourceCount: Int
         /// Sources that answered with a permanent error.
         var deadSources: Set<Int>
+        /// The failed request brought at least `min_rate` × `timeout` bytes: if it
+        /// stalled, it did so after moving at a rate that counts.
+        var beatFloor = true
     }
 
     /// The verdict on one failed request.
@@ -55,12 +65,14 @@ enum RetryPolicy {
         let error = situation.error
         if error.code.isLocal || error.code == .sizeMismatch { return .failItem }
         var standing = situation.standing
-        if situation.progressed {
+        let stalled = error.code == .timeout
+        if situation.progressed, !stalled || situation.beatFloor {
             standing.retriesLeft = situation.retries
             standing.consecutiveFailures = 0
         }
         if situation.regionTaken { return .carryOn(standing) }
-        if error.retryable, standing.retriesLeft > 0 {
+        let leaveAtOnce = stalled || error.code == .connect
+        if error.retryable, standing.retriesLeft > 0, !(leaveAtOnce && nextSource(situation, dead: situation.deadSources) != nil) {
             standing.retriesLeft -= 1
             standing.consecutiveFailures += 1
             return .retry(standing)
@@ -69,15 +81,21 @@ enum RetryPolicy {
         let sourceDead = !error.retryable
         var dead = situation.deadSources
         if sourceDead { dead.insert(standing.source) }
-        let count = situation.sourceCount
-        if standing.sourcesTried < count,
-            let next = (1..<count).lazy.map({ (standing.source + $0) % count }).first(where: { !dead.contains($0) })
-        {
+        if let next = nextSource(situation, dead: dead) {
             return .switchSource(
                 Standing(
                     source: next, sourcesTried: standing.sourcesTried + 1, retriesLeft: situation.retries, consecutiveFailures: 0),
                 sourceDead: sourceDead)
         }
         return .retire(sourceDead: sourceDead)
+    }
+
+    /// The next source after the connection's that is not `dead`, while it has sources
+    /// it has not tried.
+    private static func nextSource(_ situation: Situation, dead: Set<Int>) -> Int? {
+        let count = situation.sourceCount
+        let standing = situation.standing
+        guard standing.sourcesTried < count else { return nil }
+        return (1..<count).lazy.map { (standing.source + $0) % count }.first { !dead.contains($0) }
     }
 }

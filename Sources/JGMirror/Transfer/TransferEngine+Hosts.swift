@@ -97,6 +97,11 @@ extension TransferEngine.Configuration {
     /// `minRate` for a request to `url`: its origin's own (`hosts:`), else the run's.
     func minRate(for url: String) -> Int64 { options(for: url)?.minRate ?? minRate }
 
+    /// Bytes per second under which a request to `url`, for its `timeout`, is cut.
+    /// Under `--max-rate` the engine pauses requests itself; a floor on their rate
+    /// would cut the ones it paused, so only silence counts then.
+    func rateFloor(for url: String) -> Int64 { maxRate == nil ? minRate(for: url) : 1 }
+
     /// The options given for `url`'s origin; nil, without parsing the URL, when none are.
     private func options(for url: String) -> HostOptions? {
         hosts.origins.isEmpty ? nil : hosts.origins[Origin.key(url)]
