@@ -39,7 +39,7 @@ struct SyncCommand: AsyncParsableCommand {
         help: "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set has 'publish: snapshot', else ordered.")
     var publish: PublishMode?
 
-    @Option(help: "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else 3); older ones are removed when a run starts.")
+    @Option(help: "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); older ones are removed when a run starts.")
     var keep: Int?
 
     /// Fault injection for the crash test, not an interface: set to a step of

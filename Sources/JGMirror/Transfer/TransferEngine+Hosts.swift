@@ -100,7 +100,7 @@ extension TransferEngine.Configuration {
     /// Bytes per second under which a request to `url`, for its `timeout`, is cut.
     /// Under `--max-rate` the engine pauses requests itself; a floor on their rate
     /// would cut the ones it paused, so only silence counts then.
-    func rateFloor(for url: String) -> Int64 { maxRate == nil ? minRate(for: url) : 1 }
+    func rateFloor(for url: String) -> Int64 { self.maxRate == nil ? minRate(for: url) : 1 }
 
     /// The options given for `url`'s origin; nil, without parsing the URL, when none are.
     private func options(for url: String) -> HostOptions? {
