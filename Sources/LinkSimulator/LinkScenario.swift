@@ -41,9 +41,11 @@ public struct LinkScenario: Sendable, Hashable, CustomStringConvertible {
     /// The engine's `min_segment` (SPEC §3).
     public var minSegment: Int64
 
-    public init(size: Int64, connections: Int, bytesPerSecond: Double, roundTrip: Double,
-                hashBytesPerSecond: Double = 1.5e9, slowConnection: Int? = nil, slowFactor: Double = 10,
-                stall: Stall? = nil, minSegment: Int64 = 1 << 20) {
+    public init(
+        size: Int64, connections: Int, bytesPerSecond: Double, roundTrip: Double,
+        hashBytesPerSecond: Double = 1.5e9, slowConnection: Int? = nil, slowFactor: Double = 10,
+        stall: Stall? = nil, minSegment: Int64 = 1 << 20
+    ) {
         self.size = size
         self.connections = connections
         self.bytesPerSecond = bytesPerSecond
@@ -69,7 +71,8 @@ public struct LinkScenario: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "\(LinkScenario.bytes(size)), \(connections) × \(LinkScenario.rate(bytesPerSecond)), "
+        var text =
+            "\(LinkScenario.bytes(size)), \(connections) × \(LinkScenario.rate(bytesPerSecond)), "
             + "RTT \(LinkScenario.seconds(roundTrip))"
         if let slowConnection { text += ", connection \(slowConnection) at 1/\(Int(slowFactor))" }
         if let stall { text += ", connection \(stall.connection) stalls at \(stall.at) s" }

@@ -54,8 +54,10 @@ public struct LinkSimulation {
     }
 
     /// Simulates `scenario` under `policy`.
-    public static func run(_ scenario: LinkScenario, policy: SchedulingPolicy,
-                           opening: Opening = .afterFirstHead) -> SimulationResult {
+    public static func run(
+        _ scenario: LinkScenario, policy: SchedulingPolicy,
+        opening: Opening = .afterFirstHead
+    ) -> SimulationResult {
         var simulation = LinkSimulation(scenario, policy: policy, opening: opening)
         return simulation.run()
     }

@@ -30,8 +30,9 @@ public struct SimulationGrid: Sendable {
     /// there is one) runs at a tenth of the rate; its region follows the first, so the
     /// prefix the hasher needs waits on it.
     public func scenario(size: Int64, connections: Int, rate: Double, roundTrip: Double, slow: Bool) -> LinkScenario {
-        LinkScenario(size: size, connections: connections, bytesPerSecond: rate, roundTrip: roundTrip,
-                     hashBytesPerSecond: hashBytesPerSecond, slowConnection: slow ? min(1, connections - 1) : nil)
+        LinkScenario(
+            size: size, connections: connections, bytesPerSecond: rate, roundTrip: roundTrip,
+            hashBytesPerSecond: hashBytesPerSecond, slowConnection: slow ? min(1, connections - 1) : nil)
     }
 
     /// Simulates every cell under every policy, and `chosen` under every opening.
@@ -42,8 +43,9 @@ public struct SimulationGrid: Sendable {
                 for rate in rates {
                     for connections in connectionCounts {
                         for slow in [false, true] {
-                            let scenario = scenario(size: size, connections: connections, rate: rate,
-                                                    roundTrip: roundTrip, slow: slow)
+                            let scenario = scenario(
+                                size: size, connections: connections, rate: rate,
+                                roundTrip: roundTrip, slow: slow)
                             var results: [SchedulingPolicy: SimulationResult] = [:]
                             for policy in SchedulingPolicy.allCases {
                                 results[policy] = LinkSimulation.run(scenario, policy: policy)
@@ -65,8 +67,9 @@ public struct SimulationGrid: Sendable {
     /// limit of `chosen` for every cell, one table per file size.
     public func markdown(_ cells: [Cell], chosen: SchedulingPolicy) -> String {
         var lines: [String] = []
-        lines.append("Simulated completion time over the physical limit (`max(size / Σ rates, size / hash rate) + 2 RTT`), "
-                     + "\(cells.count) scenarios, hashing at \(LinkScenario.rate(hashBytesPerSecond)).")
+        lines.append(
+            "Simulated completion time over the physical limit (`max(size / Σ rates, size / hash rate) + 2 RTT`), "
+                + "\(cells.count) scenarios, hashing at \(LinkScenario.rate(hashBytesPerSecond)).")
         lines.append("")
         lines.append("| policy | geometric mean | worst | scenarios ≤ 1.05 × | mean, one connection slow | worst, one slow |")
         lines.append("|---|---:|---:|---:|---:|---:|")
@@ -76,9 +79,10 @@ public struct SimulationGrid: Sendable {
                 .map { result($0).ratio }
             let worst = cells.max { result($0).ratio < result($1).ratio }!
             let within = ratios.filter { $0 <= 1.05 }.count
-            lines.append("| \(label) | \(Self.format(Self.geometricMean(ratios))) | \(Self.format(result(worst).ratio)) "
-                         + "(\(worst.scenario)) | \(within) of \(ratios.count) | \(Self.format(Self.geometricMean(slow))) "
-                         + "| \(Self.format(slow.max() ?? 0)) |")
+            lines.append(
+                "| \(label) | \(Self.format(Self.geometricMean(ratios))) | \(Self.format(result(worst).ratio)) "
+                    + "(\(worst.scenario)) | \(within) of \(ratios.count) | \(Self.format(Self.geometricMean(slow))) "
+                    + "| \(Self.format(slow.max() ?? 0)) |")
         }
         for policy in SchedulingPolicy.allCases { summary("\(policy)", { $0.results[policy]! }) }
         for opening in Opening.allCases where opening != .afterFirstHead {
@@ -95,11 +99,13 @@ public struct SimulationGrid: Sendable {
         }
         lines += [header + " \(chosen), preconnected |", rule + "---:|"]
         for (roundTrip, slow) in [(0.05, false), (0.2, false), (0.1, true)] {
-            var scenario = LinkScenario(size: 48 << 20, connections: 8, bytesPerSecond: 4e6, roundTrip: roundTrip,
-                                        hashBytesPerSecond: hashBytesPerSecond)
+            var scenario = LinkScenario(
+                size: 48 << 20, connections: 8, bytesPerSecond: 4e6, roundTrip: roundTrip,
+                hashBytesPerSecond: hashBytesPerSecond)
             // The proxy slows every fifth connection it accepts: the fifth of eight.
             if slow { scenario.slowConnection = 4 }
-            var row = "| RTT \(LinkScenario.seconds(roundTrip))\(slow ? ", connection 5 at 1/10" : "") | "
+            var row =
+                "| RTT \(LinkScenario.seconds(roundTrip))\(slow ? ", connection 5 at 1/10" : "") | "
                 + "\(Self.seconds(scenario.physicalLimit)) |"
             for policy in SchedulingPolicy.allCases {
                 let result = LinkSimulation.run(scenario, policy: policy)
@@ -110,8 +116,9 @@ public struct SimulationGrid: Sendable {
         }
         lines.append("")
         for size in sizes {
-            lines.append("**\(LinkScenario.bytes(size)), \(chosen)** — each cell: all connections at the rate / "
-                         + "one at a tenth of it")
+            lines.append(
+                "**\(LinkScenario.bytes(size)), \(chosen)** — each cell: all connections at the rate / "
+                    + "one at a tenth of it")
             lines.append("")
             var header = "| RTT | rate per connection |"
             var rule = "|---:|---:|"

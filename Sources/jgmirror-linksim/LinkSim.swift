@@ -34,8 +34,9 @@ struct LinkSim: ParsableCommand {
                 let rate = Double(arguments[2]), let roundTrip = Double(arguments[3]), mib > 0, connections > 0,
                 rate > 0, roundTrip >= 0
             else { throw Self.usage() }
-            var scenario = LinkScenario(size: mib << 20, connections: connections, bytesPerSecond: rate,
-                                        roundTrip: roundTrip)
+            var scenario = LinkScenario(
+                size: mib << 20, connections: connections, bytesPerSecond: rate,
+                roundTrip: roundTrip)
             var rest = arguments.dropFirst(4)
             while let option = rest.popFirst() {
                 switch option {
@@ -53,9 +54,11 @@ struct LinkSim: ParsableCommand {
             print("\(scenario): physical limit \(String(format: "%.3f", scenario.physicalLimit)) s")
             for policy in SchedulingPolicy.allCases {
                 let result = LinkSimulation.run(scenario, policy: policy)
-                print(String(format: "  %-22@ %8.3f s  %5.2f ×  last byte %8.3f s  hash tail %6.3f s  %5d requests  %3d connections",
-                             policy.rawValue as NSString, result.seconds, result.ratio, result.lastByte, result.hashTail,
-                             result.requests, result.connectionsOpened))
+                print(
+                    String(
+                        format: "  %-22@ %8.3f s  %5.2f ×  last byte %8.3f s  hash tail %6.3f s  %5d requests  %3d connections",
+                        policy.rawValue as NSString, result.seconds, result.ratio, result.lastByte, result.hashTail,
+                        result.requests, result.connectionsOpened))
             }
         default: throw Self.usage()
         }
@@ -63,11 +66,13 @@ struct LinkSim: ParsableCommand {
 
     /// Says how to call the tool; thrown, it ends the process with status 2.
     static func usage() -> ExitCode {
-        FileHandle.standardError.write(Data("""
-            usage: jgmirror-linksim grid [--policy NAME]
-                   jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
+        FileHandle.standardError.write(
+            Data(
+                """
+                usage: jgmirror-linksim grid [--policy NAME]
+                       jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
 
-            """.utf8))
+                """.utf8))
         return ExitCode(2)
     }
 }

@@ -64,7 +64,8 @@ struct DemoOrigin: ParsableCommand {
             // A seed from the path (FNV-1a), so the same path is the same file in every run.
             let seed = path.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
             let body = TestServer.bytes(count: size, seed: seed)
-            server.set(path, TestServer.Route(body: body, etag: "\"extra-\(seed)\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT"))
+            server.set(
+                path, TestServer.Route(body: body, etag: "\"extra-\(seed)\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT"))
             FileHandle.standardOutput.write(Data("FILE \(path) \(Checksum.sha256(body) ?? "")\n".utf8))
         }
         if let dropAfter {
@@ -78,8 +79,10 @@ struct DemoOrigin: ParsableCommand {
 
     /// Says how to call the tool; thrown, it ends the process with status 2.
     static func usage() -> ArgumentParser.ExitCode {
-        FileHandle.standardError.write(Data(
-            "usage: jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]… [--drop-every-other BYTES]\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "usage: jgmirror-origin [--port N] [--rate BYTES_PER_SECOND] [--file PATH:BYTES]… [--drop-every-other BYTES]\n"
+                    .utf8))
         return ArgumentParser.ExitCode(2)
     }
 }

@@ -77,7 +77,9 @@ struct GetCommand: AsyncParsableCommand {
         download.timeout = stall
         let options = transferOptions.syncOptions(allowFileURLs: allowFileURLs, requireChecksums: false)
         let session: SyncSession
-        do { session = try download.session(options: options) } catch { throw ValidationError(error.errorDescription ?? error.message) }
+        do { session = try download.session(options: options) } catch {
+            throw ValidationError(error.errorDescription ?? error.message)
+        }
         let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: .init(quiet: quiet, verbose: verbose))
         let result: RunReport
         do {

@@ -12,7 +12,8 @@ struct OperatorOptionGroup: ParsableArguments {
     @Option(help: "Also write a JUnit XML report there.")
     var junit: String?
 
-    @Option(help: "Write Prometheus textfile metrics there at the end of the run, atomically (node_exporter's textfile collector).")
+    @Option(
+        help: "Write Prometheus textfile metrics there at the end of the run, atomically (node_exporter's textfile collector).")
     var metrics: String?
 
     @Option(help: "Write JSON Lines events there as they happen ('-' for stdout).")
@@ -24,7 +25,8 @@ struct OperatorOptionGroup: ParsableArguments {
     /// and the run goes on without it (exit 4).
     func outputs() throws(ArgumentParser.ExitCode) -> RunOutputs {
         try RunOutputs.open([
-            ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics), ("--events", events, .events),
+            ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
+            ("--events", events, .events),
         ])
     }
 }

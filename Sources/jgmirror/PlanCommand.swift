@@ -5,7 +5,8 @@ import JGMirror
 /// `jgmirror plan MANIFEST`: the expanded queue and what sync would do; no transfer.
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plan", abstract: "Print the expanded queue and what sync would do with each item; no transfer (sets' lists are fetched).")
+        commandName: "plan",
+        abstract: "Print the expanded queue and what sync would do with each item; no transfer (sets' lists are fetched).")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var trust: TrustOptionGroup
@@ -21,10 +22,15 @@ struct PlanCommand: AsyncParsableCommand {
             command: .plan, transfer: trust.listOptions)
         // A tree published as snapshots is read where `current` points; its state stays at the root.
         let plan = loaded.publishedTree()
-        do { try plan.checkDestinationsOnDisk() } catch { try manifestOptions.fail(.manifest(error), command: .plan, outputs: nil) }
+        do { try plan.checkDestinationsOnDisk() } catch {
+            try manifestOptions.fail(.manifest(error), command: .plan, outputs: nil)
+        }
         if delete, plan.isFiltered {
             try manifestOptions.fail(
-                .usage(UsageError("--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")),
+                .usage(
+                    UsageError(
+                        "--delete cannot be combined with --shard, --tag or --skip-tag: the plan does not see the whole manifest")
+                ),
                 command: .plan, outputs: nil)
         }
         // A list that failed fails its set alone; sync would report it and delete nothing.
@@ -76,7 +82,8 @@ struct PlanCommand: AsyncParsableCommand {
             let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
             if !links.isEmpty { counts["delete", default: 0] += links.count }
             for dest in links {
-                try output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
+                try output.row(
+                    ["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
             }
         }
         try output.flush()

@@ -63,7 +63,9 @@ extension MergeCommand {
     /// One line on why a file is not a report: not JSON, or which key is missing or wrong.
     static func describe(decodingError error: Error) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.isEmpty ? "the top level" : "'" + context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
+            context.codingPath.isEmpty
+                ? "the top level"
+                : "'" + context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") + "'"
         }
         guard let error = error as? DecodingError else { return error.localizedDescription }
         switch error {

@@ -159,7 +159,9 @@ struct TransferOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("min-free"),
-        help: "Free space a download must leave, checked before a known length is reserved and while a body of unknown length arrives (default: 1GiB, or 1% of the file system if smaller; 0 keeps no reserve).")
+        help:
+            "Free space a download must leave, checked before a known length is reserved and while a body of unknown length arrives (default: 1GiB, or 1% of the file system if smaller; 0 keeps no reserve)."
+    )
     var minFree: String?
 
     @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
@@ -169,7 +171,9 @@ struct TransferOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("retry-delay"),
-        help: "First retry delay (doubles per retry, with jitter), e.g. \(Rules.retryDelay.defaultText) (\(Rules.retryDelay.rangeText)).")
+        help:
+            "First retry delay (doubles per retry, with jitter), e.g. \(Rules.retryDelay.defaultText) (\(Rules.retryDelay.rangeText))."
+    )
     var retryDelay = Rules.retryDelay.defaultText
 
     @Option(help: "Progress display: auto, bars, lines or none.")

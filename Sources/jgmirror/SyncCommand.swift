@@ -17,29 +17,43 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Hash every present file instead of trusting the state database's quick check.")
     var rehash = false
 
-    @Flag(help: "After a run in which every item and list succeeded, delete files under the root that no item produces, then empty folders.")
+    @Flag(
+        help:
+            "After a run in which every item and list succeeded, delete files under the root that no item produces, then empty folders."
+    )
     var delete = false
 
     @Option(
         name: .customLong("max-delete"),
-        help: "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root or a set's folder (default 1000 and 50%; repeat to set both; 0 forbids deleting).")
+        help:
+            "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root or a set's folder (default 1000 and 50%; repeat to set both; 0 forbids deleting)."
+    )
     var maxDelete: [String] = []
 
     @Option(
         name: .customLong("max-duration"),
-        help: "Stop the run after D (at least 1s: 30s, 2m, 2h) as on SIGINT: resume state is kept, the report written, unfinished items are interrupted with code deadline, exit 1.")
+        help:
+            "Stop the run after D (at least 1s: 30s, 2m, 2h) as on SIGINT: resume state is kept, the report written, unfinished items are interrupted with code deadline, exit 1."
+    )
     var maxDuration: String?
 
     @Option(
         name: .customLong("backup-dir"),
-        help: "Move files that --delete removes or the sync replaces to DIR/<run start>/<path> instead (same file system as the root).")
+        help:
+            "Move files that --delete removes or the sync replaces to DIR/<run start>/<path> instead (same file system as the root)."
+    )
     var backupDir: String?
 
     @Option(
-        help: "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set has 'publish: snapshot', else ordered.")
+        help:
+            "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set has 'publish: snapshot', else ordered."
+    )
     var publish: PublishMode?
 
-    @Option(help: "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); older ones are removed when a run starts.")
+    @Option(
+        help:
+            "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); older ones are removed when a run starts."
+    )
     var keep: Int?
 
     /// Fault injection for the crash test, not an interface: set to a step of

@@ -61,7 +61,8 @@ enum Terminal {
     ) throws(ArgumentParser.ExitCode) -> Never {
         Terminal.error(error.localizedDescription)
         let now = Date()
-        var report = RunReport(command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
+        var report = RunReport(
+            command: command, manifest: manifest, started: now, finished: now, items: [], exitCode: error.exitCode)
         report.error = error.itemError
         if let outputs { try finish(report, outputs: outputs, quiet: true, summary: false) }
         throw ExitCode(error.exitCode)

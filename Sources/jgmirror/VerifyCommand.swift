@@ -5,7 +5,8 @@ import JGMirror
 /// hashes its lists give; it fetches lists, never items.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Hash what is on disk against the manifest and its lists, on all cores; no item is fetched.")
+        commandName: "verify",
+        abstract: "Hash what is on disk against the manifest and its lists, on all cores; no item is fetched.")
 
     @OptionGroup var manifestOptions: ManifestOptionGroup
     @OptionGroup var operatorOptions: OperatorOptionGroup

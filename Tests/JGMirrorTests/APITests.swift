@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// The library as an embedding program sees it: public API only.
 @Suite struct APITests {
@@ -65,9 +65,10 @@ import TestServer
                 let progress = mine.compactMap { event -> ItemProgress? in
                     if case .progress(let p) = event { p } else { nil }
                 }
-                #expect(zip(progress, progress.dropFirst()).allSatisfy {
-                    $0.bytesPresent <= $1.bytesPresent && $0.bytesThisRun <= $1.bytesThisRun
-                })
+                #expect(
+                    zip(progress, progress.dropFirst()).allSatisfy {
+                        $0.bytesPresent <= $1.bytesPresent && $0.bytesThisRun <= $1.bytesThisRun
+                    })
                 #expect(progress.allSatisfy { $0.bytesPresent <= ($0.expected ?? .max) && $0.tag == start.tag })
             }
             let bigStart = events.compactMap { event -> ItemStart? in
@@ -158,7 +159,8 @@ import TestServer
         let body = TestServer.bytes(count: 2 << 20, seed: 12)
         server.set("/rate", TestServer.Route(body: body, etag: "\"r\""))
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nitems:\n  - {url: \(server.url("/rate")), dest: r.bin, sha256: \(sha(body)), connections: 4, min_segment: 256KiB}\n"
+            let yaml =
+                "version: 1\nitems:\n  - {url: \(server.url("/rate")), dest: r.bin, sha256: \(sha(body)), connections: 4, min_segment: 256KiB}\n"
             var options = testOptions()
             options.maxRate = 1 << 20
             let started = Date()
@@ -180,7 +182,8 @@ import TestServer
             var options = testOptions()
             options.jobs = 8
             options.maxPerHost = 2
-            let report = try await SyncSession(plan: try plan(lines.joined(separator: "\n") + "\n", root: dir), options: options).run()
+            let report = try await SyncSession(plan: try plan(lines.joined(separator: "\n") + "\n", root: dir), options: options)
+                .run()
             #expect(report.items.allSatisfy { $0.status == .unverified })
             // Eight items, at most two connections at a time, kept alive and reused.
             #expect(server.connectionCount <= 2)

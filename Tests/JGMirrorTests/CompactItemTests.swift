@@ -10,10 +10,11 @@ import Testing
 
     @Test func packedChecksumsSpellTheSameHexAgain() {
         // Every nibble value in every position of each of the four words.
-        let samples = [
-            Self.testDigest, String(repeating: "0", count: 64), String(repeating: "f", count: 64),
-            "0123456789abcdef" + "fedcba9876543210" + "00112233445566778899aabbccddeeff",
-        ] + (0..<50).map { _ in (0..<64).map { _ in String("0123456789abcdef".randomElement()!) }.joined() }
+        let samples =
+            [
+                Self.testDigest, String(repeating: "0", count: 64), String(repeating: "f", count: 64),
+                "0123456789abcdef" + "fedcba9876543210" + "00112233445566778899aabbccddeeff",
+            ] + (0..<50).map { _ in (0..<64).map { _ in String("0123456789abcdef".randomElement()!) }.joined() }
         for hex in samples {
             let packed = PackedSHA256(hex)
             #expect(packed.isPacked)
@@ -83,9 +84,11 @@ import Testing
         plan.items[1].tag = 3
         plan.items[2].size = nil
         #expect(plan.items.map(\.dest) == ["renamed", dests[1], dests[2]])
-        #expect(plan.items.map(\.url) == [
-            "http://127.0.0.1:9/releases/first-file-with-a-long-name.tar.gz", "http://127.0.0.1:9/moved", "http://127.0.0.1:9/é/third",
-        ])
+        #expect(
+            plan.items.map(\.url) == [
+                "http://127.0.0.1:9/releases/first-file-with-a-long-name.tar.gz", "http://127.0.0.1:9/moved",
+                "http://127.0.0.1:9/é/third",
+            ])
         #expect(copy.url == "http://127.0.0.1:9/releases/second-file-with-a-long-name.tar.gz" && copy.dest == dests[1])
         #expect(plan.items[0].mirrors.isEmpty && plan.items[0].tag == 7 && plan.items[1].tag == 3 && plan.items[2].size == nil)
         // One item costs its 120 bytes plus its text; the text of a long URL lands in an
@@ -106,10 +109,12 @@ import Testing
 
     @Test func destinationsWhoseHashesCollideAreStillToldApart() {
         let dests = ["a", "b", "c/d"]
-        let items = ManifestItemChunks(dests.enumerated().map { index, dest in
-            let line = SourceLocation(line: index + 1, column: 1)
-            return ManifestItem(url: "http://127.0.0.1:9/\(dest)", dest: dest, location: line, urlLocation: line, destLocation: line)
-        })
+        let items = ManifestItemChunks(
+            dests.enumerated().map { index, dest in
+                let line = SourceLocation(line: index + 1, column: 1)
+                return ManifestItem(
+                    url: "http://127.0.0.1:9/\(dest)", dest: dest, location: line, urlLocation: line, destLocation: line)
+            })
         var index = DestinationIndex(capacity: 3) { _ in 42 }  // every destination collides
         for (position, dest) in dests.enumerated() {
             #expect(index.location(of: dest, in: items) == nil)
@@ -140,7 +145,8 @@ import Testing
         let items = Plan(manifest: manifest).items
         func base(_ item: PlannedItem, _ status: ItemStatus) -> ItemResult {
             ItemResult(
-                dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status, connections: 1, attempts: 1,
+                dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status, connections: 1,
+                attempts: 1,
                 sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
         }
         var downloaded = base(items[0], .downloaded)
@@ -165,14 +171,17 @@ import Testing
         compact.extra = [deleted]
         let started = Date(timeIntervalSince1970: 1_700_000_000)
         let report = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 2, items: compact)
-        let whole = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 2, items: results + [deleted])
+        let whole = RunReport(
+            command: .sync, manifest: "m.yaml", started: started, finished: started + 2, items: results + [deleted])
         #expect(report.items == results + [deleted])
         #expect(report.itemCount == 5)
         #expect(report == whole)
         #expect(report.exitCode == whole.exitCode)
         #expect(report.exitCode == .transferFailed || report.exitCode == .integrity)
         #expect(report.totals == whole.totals)
-        #expect(report.totals.failed == 1 && report.totals.mismatch == 1 && report.totals.deleted == 1 && report.totals.bytesDownloaded == 4)
+        #expect(
+            report.totals.failed == 1 && report.totals.mismatch == 1 && report.totals.deleted == 1
+                && report.totals.bytesDownloaded == 4)
         #expect(try report.jsonData() == whole.jsonData())
         #expect(try report.jsonData() == Data(whole.json.rendered().utf8))
         #expect(try RunReport.decode(report.jsonData()).items.count == 5)
@@ -192,7 +201,8 @@ import Testing
     @Test func aLargeReportIsWrittenInPiecesThatMakeTheWholeDocument() throws {
         let started = Date(timeIntervalSince1970: 1_700_000_000)
         let results = (0..<3000).map { index in
-            ItemResult(dest: "folder/file\(index).bin", url: "http://h/file\(index).bin", status: .downloaded, bytes: Int64(index))
+            ItemResult(
+                dest: "folder/file\(index).bin", url: "http://h/file\(index).bin", status: .downloaded, bytes: Int64(index))
         }
         let report = RunReport(command: .sync, manifest: "m.yaml", started: started, finished: started + 1, items: results)
         var pieces: [String] = []
@@ -204,9 +214,12 @@ import Testing
         JUnitReport.write(report, to: { xmlPieces.append($0) })
         #expect(xmlPieces.count > 3 && xmlPieces.dropLast().allSatisfy { $0.utf8.count >= 64 << 10 && $0.utf8.count < 66 << 10 })
         let xml = xmlPieces.joined()
-        #expect(xml.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"jgmirror sync\" tests=\"3000\""))
+        #expect(
+            xml.hasPrefix(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"jgmirror sync\" tests=\"3000\""))
         #expect(xml.hasSuffix("    </testcase>\n  </testsuite>\n</testsuites>\n"))
-        #expect(xml.components(separatedBy: "<testcase ").count == 3001 && xml.components(separatedBy: "</testcase>").count == 3001)
+        #expect(
+            xml.components(separatedBy: "<testcase ").count == 3001 && xml.components(separatedBy: "</testcase>").count == 3001)
         #expect(xml.contains("name=\"folder/file2999.bin\""))
     }
 
@@ -248,7 +261,8 @@ import Testing
     @Test func destinationsCollideAcrossChunks() throws {
         var yaml = "version: 1\nitems:\n"
         for index in 0..<(ManifestItemChunks.chunkSize + 5) {
-            yaml += "  - {url: \"http://127.0.0.1:9/f\(index)\", dest: \"d/f\(index == ManifestItemChunks.chunkSize + 2 ? 0 : index)\"}\n"
+            yaml +=
+                "  - {url: \"http://127.0.0.1:9/f\(index)\", dest: \"d/f\(index == ManifestItemChunks.chunkSize + 2 ? 0 : index)\"}\n"
         }
         #expect(throws: ManifestError.self) { try Manifest.parse(yaml, name: "m.yaml") }
         do {
@@ -257,12 +271,14 @@ import Testing
             #expect(error.message == "destination 'd/f0' is already used by the item at line 3")
             #expect(error.location?.line == ManifestItemChunks.chunkSize + 5)
         }
-        var chunks = ManifestItemChunks((0..<(ManifestItemChunks.chunkSize + 1)).map { index in
-            var item = ManifestItem(url: "http://127.0.0.1:9/\(index)", location: SourceLocation(line: index, column: 1),
-                urlLocation: SourceLocation(line: index, column: 1), destLocation: SourceLocation(line: index, column: 1))
-            item.dest = "x"
-            return item
-        })
+        var chunks = ManifestItemChunks(
+            (0..<(ManifestItemChunks.chunkSize + 1)).map { index in
+                var item = ManifestItem(
+                    url: "http://127.0.0.1:9/\(index)", location: SourceLocation(line: index, column: 1),
+                    urlLocation: SourceLocation(line: index, column: 1), destLocation: SourceLocation(line: index, column: 1))
+                item.dest = "x"
+                return item
+            })
         chunks[ManifestItemChunks.chunkSize].dest = "last"
         #expect(chunks[ManifestItemChunks.chunkSize].dest == "last")
         #expect(chunks.removeFirstChunk()?.count == ManifestItemChunks.chunkSize)

@@ -96,7 +96,8 @@ import Testing
             #expect(takeOver(request).note?.contains("another URL") == true)
             // A record from before: no digest, the URL without its credentials only.
             try leaveEarlierRun(in: dir, stateURL: secret)
-            var old = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/f.jgd"))) as? [String: Any])
+            var old = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/f.jgd"))) as? [String: Any])
             old["url_sha256"] = nil
             old["url"] = "http://***@127.0.0.1:1/f?token=SECRET&part=1"
             try JSONSerialization.data(withJSONObject: old).write(to: URL(fileURLWithPath: dir + "/f.jgd"))

@@ -14,7 +14,8 @@ import Testing
         #expect(ErrorCode.protocolViolation.rawValue == "protocol")
         #expect(ErrorCode.hostDown.rawValue == "host_down" && ErrorCode.rateLimited.rawValue == "rate_limited")
         #expect(ErrorCode.deadline.rawValue == "deadline")
-        #expect(ErrorCode(rawValue: "http_x") == nil && ErrorCode(rawValue: "bogus") == nil && ErrorCode(rawValue: "http_99") == nil)
+        #expect(
+            ErrorCode(rawValue: "http_x") == nil && ErrorCode(rawValue: "bogus") == nil && ErrorCode(rawValue: "http_99") == nil)
         let json = try JSONEncoder().encode(ItemError(code: .http(416), message: "m"))
         #expect(String(decoding: json, as: UTF8.self).contains("\"http_416\""))
         #expect(try JSONDecoder().decode(ItemError.self, from: json).code == .http(416))
@@ -26,7 +27,9 @@ import Testing
         #expect(ErrorCode.hostDown.exitCode == .transferFailed && ErrorCode.rateLimited.exitCode == .transferFailed)
         #expect(ErrorCode.deadline.exitCode == .transferFailed)
         #expect(ErrorCode.tooLarge.exitCode == .transferFailed && ErrorCode.usage.exitCode == .usage && ErrorCode.local.isLocal)
-        #expect(ErrorCode.checksumMismatch.exitCode == .integrity && ErrorCode.signature.exitCode == .integrity && ErrorCode.manifest.exitCode == .usage)
+        #expect(
+            ErrorCode.checksumMismatch.exitCode == .integrity && ErrorCode.signature.exitCode == .integrity
+                && ErrorCode.manifest.exitCode == .usage)
         let local = ItemResult(dest: "a", url: "u", status: .failed, error: ItemError(code: .permissionDenied, message: ""))
         let remote = ItemResult(dest: "b", url: "u", status: .failed, error: ItemError(code: .http(404), message: ""))
         #expect(ExitCode.forResults([local]) == .local && ExitCode.forResults([remote]) == .transferFailed)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import JGMirror
 import Testing
+
+@testable import JGMirror
 
 /// Inputs of the kind the libFuzzer target (Fuzz/run.sh) explores: each must give a
 /// manifest or a positioned error, never a crash. Crashers it finds are added here.
@@ -51,8 +52,10 @@ import Testing
 /// root is created, changed or opened. Crashers it finds are added here.
 @Suite struct PathFuzzRegressionTests {
     @Test(arguments: [
-        "a/b/c.bin", "link/x", "link", "leaf", "leaf/x", "real/../link/x", "real/../../outside/secret", "..", "../x", "./link/./x",
-        "real//link", "real/./../leaf", "/etc/passwd", "", ".", "...", "a\u{0}b", "link/", "real/leaf", String(repeating: "d/", count: 300) + "f",
+        "a/b/c.bin", "link/x", "link", "leaf", "leaf/x", "real/../link/x", "real/../../outside/secret", "..", "../x",
+        "./link/./x",
+        "real//link", "real/./../leaf", "/etc/passwd", "", ".", "...", "a\u{0}b", "link/", "real/leaf",
+        String(repeating: "d/", count: 300) + "f",
         String(repeating: "x", count: 300), "é/\u{FFFD}/ok",
     ])
     func adversarialPathsStayInsideTheRoot(relative: String) async throws {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import JGMirror
-import Testing
 import TestServer
+import Testing
+
+@testable import JGMirror
 
 /// Issue 14, reliability: bodies without a bound, encodings, destinations that cannot
 /// be files, and messages that name what went wrong. Library-level; the command-line
@@ -113,10 +114,10 @@ import TestServer
         #expect(SpaceGuard.defaultReserve(total: 10 << 30) == (10 << 30) / 100)
         // A 10 GiB file system with 150 MiB available keeps 102.4 MiB: about 47 MiB may be written.
         let written = Locked<Int64>(0)
-        var guard_ = SpaceGuard(minFree: nil) { _ in
+        var spaceGuard = SpaceGuard(minFree: nil) { _ in
             SpaceGuard.FreeSpace(available: (150 << 20) - written.withLock { $0 }, total: 10 << 30)
         }
-        while guard_.admit(1 << 20, fd: -1, path: "p") == nil, written.withLock({ $0 }) < 200 << 20 {
+        while spaceGuard.admit(1 << 20, fd: -1, path: "p") == nil, written.withLock({ $0 }) < 200 << 20 {
             written.withLock { $0 += 1 << 20 }
         }
         #expect(written.withLock { $0 } == 47 << 20)
@@ -127,7 +128,9 @@ import TestServer
     @Test func acceptEncodingInManifestHeadersIsAnError() {
         let yaml = "version: 1\ndefaults:\n  headers:\n    accept-encoding: gzip\nitems:\n  - url: http://h/a\n"
         let error = manifestError(yaml)
-        #expect(error?.errorDescription?.hasPrefix("m.yaml:4:5: header 'accept-encoding' cannot be set") == true, "\(String(describing: error))")
+        #expect(
+            error?.errorDescription?.hasPrefix("m.yaml:4:5: header 'accept-encoding' cannot be set") == true,
+            "\(String(describing: error))")
         #expect(error?.message.contains("byte for byte") == true)
     }
 
@@ -152,28 +155,37 @@ import TestServer
 
     @Test(arguments: [
         ("  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: x/y}\n", "m.yaml:4:29: destination 'x/y' lies inside 'x'"),
-        ("  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: x.jgpart/y}\n", "m.yaml:4:29: destination 'x.jgpart/y' uses a name jgmirror reserves"),
+        (
+            "  - {url: http://h/a, dest: x}\n  - {url: http://h/b, dest: x.jgpart/y}\n",
+            "m.yaml:4:29: destination 'x.jgpart/y' uses a name jgmirror reserves"
+        ),
         ("  - {url: http://h/b, dest: q.jgd/y}\n", "m.yaml:3:29: destination 'q.jgd/y' uses a name jgmirror reserves"),
         ("  - {url: http://h/a, dest: \(String(repeating: "n", count: 300))/f}\n", "m.yaml:3:29: destination name 'nnnn"),
         ("  - {url: http://h/a, dest: d/\(String(repeating: "n", count: 250))}\n", "is 250 bytes long; file systems take 247"),
         ("  - {url: LONG-URL}\n", "m.yaml:3:11: URL is 70009 bytes long; jgmirror accepts at most 65536"),
-        ("  - {url: http://h/a, headers: {Range: bytes=0-1}}\n", "m.yaml:3:33: header 'Range' cannot be set: jgmirror asks for byte ranges itself"),
+        (
+            "  - {url: http://h/a, headers: {Range: bytes=0-1}}\n",
+            "m.yaml:3:33: header 'Range' cannot be set: jgmirror asks for byte ranges itself"
+        ),
         ("  - {url: http://h/a, headers: {If-None-Match: x}}\n", "m.yaml:3:33: header 'If-None-Match' cannot be set"),
         ("  - {url: http://h/a, headers: {Host: other}}\n", "m.yaml:3:33: header 'Host' cannot be set"),
     ])
     func destinationOrHeaderThatCannotWorkIsAManifestError(items: String, expected: String) {
         let longURL = "http://h/" + String(repeating: "u", count: 70_000)
         let error = manifestError("version: 1\nitems:\n" + items.replacingOccurrences(of: "LONG-URL", with: longURL))
-        #expect(error?.errorDescription?.contains(expected) == true, "\(String(describing: error?.errorDescription?.prefix(300)))")
+        #expect(
+            error?.errorDescription?.contains(expected) == true, "\(String(describing: error?.errorDescription?.prefix(300)))")
     }
 
     @Test func namesThatDifferOnlyInCaseWarnOrFailWithPortableNames() throws {
-        let yaml = "version: 1\nitems:\n  - {url: http://h/a, dest: d/A.bin}\n  - {url: http://h/b, dest: D/x}\n  - {url: http://h/c, dest: d/a.bin}\n"
+        let yaml =
+            "version: 1\nitems:\n  - {url: http://h/a, dest: d/A.bin}\n  - {url: http://h/b, dest: D/x}\n  - {url: http://h/c, dest: d/a.bin}\n"
         let manifest = try Manifest.parse(yaml, name: "m.yaml")
         // Folders that differ in case merge into one there, which harms no file.
-        #expect(manifest.warnings.map { $0.errorDescription ?? "" } == [
-            "m.yaml:5:29: destination 'd/a.bin' and 'd/A.bin' (line 3) are the same file on a case-insensitive file system (macOS, Windows)"
-        ])
+        #expect(
+            manifest.warnings.map { $0.errorDescription ?? "" } == [
+                "m.yaml:5:29: destination 'd/a.bin' and 'd/A.bin' (line 3) are the same file on a case-insensitive file system (macOS, Windows)"
+            ])
         var options = ManifestOptions()
         options.portableNames = true
         #expect(manifestError(yaml, options: options)?.errorDescription?.hasPrefix("m.yaml:5:29: destination 'd/a.bin'") == true)
@@ -194,7 +206,8 @@ import TestServer
         // Folders that differ only in case, and names that differ otherwise, are fine;
         // so is a name that folding leaves as it is (non-ASCII, no upper case), which
         // once clashed with itself.
-        let fine = "version: 1\nitems:\n  - {url: http://h/a, dest: D/a}\n  - {url: http://h/b, dest: d/b}\n  - {url: http://h/c, dest: e}\n"
+        let fine =
+            "version: 1\nitems:\n  - {url: http://h/a, dest: D/a}\n  - {url: http://h/b, dest: d/b}\n  - {url: http://h/c, dest: e}\n"
             + "  - {url: http://h/d, dest: café.txt}\n  - {url: http://h/e, dest: 日本語/a.txt}\n  - {url: http://h/f, dest: ß/x}\n"
         #expect(manifestError(fine, options: options) == nil)
         #expect(try Manifest.parse(fine, name: "m.yaml").warnings.isEmpty)
@@ -212,7 +225,8 @@ import TestServer
             await #expect {
                 _ = try await sync(manifest(url: server.url("/a")), in: dir)
             } throws: { error in
-                (error as? SyncError)?.errorDescription?.contains("manifest.yaml:3:5: destination 'out.bin' is an existing folder") == true
+                (error as? SyncError)?.errorDescription?.contains(
+                    "manifest.yaml:3:5: destination 'out.bin' is an existing folder") == true
                     && (error as? SyncError)?.exitCode == .usage
             }
             #expect(server.requests().isEmpty)
@@ -239,7 +253,10 @@ import TestServer
         try withTestDirectorySync { dir in
             try FileManager.default.createDirectory(atPath: dir + "/existing", withIntermediateDirectories: true)
             let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
-            let cases = [(".", cwd), (dir + "/sub/", dir + "/sub"), (dir + "/existing", dir + "/existing"), (dir + "/existing/", dir + "/existing")]
+            let cases = [
+                (".", cwd), (dir + "/sub/", dir + "/sub"), (dir + "/existing", dir + "/existing"),
+                (dir + "/existing/", dir + "/existing"),
+            ]
             for (output, folder) in cases {
                 let (root, name) = try Download.split(output, url: "http://h/dir/file.iso?x=1")
                 #expect(root == URL(fileURLWithPath: folder).standardizedFileURL.path, "\(output)")
@@ -268,7 +285,9 @@ import TestServer
         var options = PlanOptions()
         options.tags = ["nosuch"]
         let plan = Plan(manifest: manifest, options: options)
-        #expect(plan.emptySelection?.message == "--tag nosuch selects no item (no item has the tag nosuch); the manifest's tags are: big, iso, small")
+        #expect(
+            plan.emptySelection?.message
+                == "--tag nosuch selects no item (no item has the tag nosuch); the manifest's tags are: big, iso, small")
         options.tags = ["iso"]
         #expect(Plan(manifest: try Manifest.parse(yaml), options: options).emptySelection == nil)
         // An empty shard is not an error.
@@ -292,7 +311,8 @@ import TestServer
         withTestDirectorySync { dir in
             let path = dir + "/m.yaml"
             _ = FileManager.default.createFile(
-                atPath: path, contents: Data("version: 1\nitems:\n  - url: http://h/a\n    dest: \"äb".utf8) + Data([0xFF, 0x22, 0x0A]))
+                atPath: path,
+                contents: Data("version: 1\nitems:\n  - url: http://h/a\n    dest: \"äb".utf8) + Data([0xFF, 0x22, 0x0A]))
             #expect { _ = try Manifest.load(path: path) } throws: {
                 ($0 as? ManifestError)?.errorDescription?.hasPrefix("\(path):4:14: the manifest must be UTF-8 text") == true
             }
@@ -449,7 +469,8 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
 
             let path = dir + "/m.yaml"
             let sum = String(repeating: "a", count: 64)
-            try "version: 1\nroot: out\nitems:\n  - {url: 'https://h/p', dest: d/present, sha256: \(sum)}\n  - {url: 'https://h/a', dest: d/absent, sha256: \(sum)}\n  - {url: 'https://h/n', dest: new/x, sha256: \(sum)}\n"
+            try
+                "version: 1\nroot: out\nitems:\n  - {url: 'https://h/p', dest: d/present, sha256: \(sum)}\n  - {url: 'https://h/a', dest: d/absent, sha256: \(sum)}\n  - {url: 'https://h/n', dest: new/x, sha256: \(sum)}\n"
                 .write(toFile: path, atomically: true, encoding: .utf8)
             let plan = Plan(manifest: try Manifest.load(path: path))
             let listings = try RootConfinement.check(plan)

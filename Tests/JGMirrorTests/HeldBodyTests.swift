@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 
@@ -91,12 +91,14 @@ import TestServer
         try await withTestDirectory { dir in
             var configuration = TransferEngine.Configuration()
             configuration.durable = false
-            let held = ItemStorage(request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+            let held = ItemStorage(
+                request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
             #expect(held.learned(length: 4096, rangesSupported: true) == nil)
             #expect(!exists(dir + "/f.jgpart"))
             // Larger than the limit, or of unknown length: the part file is made now.
             for length in [Int64(1 << 20), nil] {
-                let storage = ItemStorage(request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+                let storage = ItemStorage(
+                    request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
                 #expect(storage.learned(length: length, rangesSupported: false) == nil)
                 #expect(exists(dir + "/f.jgpart"), "\(String(describing: length))")
                 storage.close(keepingState: false, book: nil, validators: Validators())?.sync {}  // waits for its queue
@@ -112,7 +114,10 @@ import TestServer
             let placement = Placement(durable: durable, root: root)
             let contents = TestServer.bytes(count: 5000, seed: 9)
             let failure = await withCheckedContinuation { done in
-                placement.commit(Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: contents) { done.resume(returning: $0) })
+                placement.commit(
+                    Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: contents) {
+                        done.resume(returning: $0)
+                    })
             }
             #expect(failure == nil)
             #expect(FileManager.default.contents(atPath: dir + "/a.bin") == Data(contents), "the placed file must hold the body")
@@ -145,9 +150,10 @@ import TestServer
             // With syncs the part file is written, synced and renamed: here it cannot be.
             let durable = Placement(durable: true, root: root)
             let refused = await withCheckedContinuation { done in
-                durable.commit(Placement.Commit(part: dir + "/new.bin.jgpart", destination: dir + "/other.bin", contents: [6]) {
-                    done.resume(returning: $0)
-                })
+                durable.commit(
+                    Placement.Commit(part: dir + "/new.bin.jgpart", destination: dir + "/other.bin", contents: [6]) {
+                        done.resume(returning: $0)
+                    })
             }
             #expect(refused != nil && !exists(dir + "/other.bin"))
         }
@@ -165,7 +171,9 @@ import TestServer
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["a"])
             // A folder on the way that is a symlink is refused, as for every write below the root.
             try FileManager.default.createSymbolicLink(atPath: dir + "/link", withDestinationPath: "/tmp")
-            #expect(throws: TransferError.self) { try [UInt8]([1]).withUnsafeBytes { try root.linkNewFile($0, at: dir + "/link/x") } }
+            #expect(throws: TransferError.self) {
+                try [UInt8]([1]).withUnsafeBytes { try root.linkNewFile($0, at: dir + "/link/x") }
+            }
         }
     }
 
@@ -203,7 +211,9 @@ import TestServer
             let refused = Placement.quarantine(
                 part: dir + "/b.bin.jgpart", destination: dir + "/b.bin", state: dir + "/b.bin.jgd", root: root, contents: [3])
             #expect(refused.hasPrefix("bytes not kept ("), "\(refused)")
-            #expect(FileManager.default.contents(atPath: dir + "/b.bin.jgpart") == Data("theirs".utf8) && !exists(dir + "/b.bin.jgbad"))
+            #expect(
+                FileManager.default.contents(atPath: dir + "/b.bin.jgpart") == Data("theirs".utf8)
+                    && !exists(dir + "/b.bin.jgbad"))
             withExtendedLifetime(theirs) {}
         }
     }
@@ -236,7 +246,10 @@ import TestServer
             try [UInt8]("theirs".utf8).withUnsafeBytes { try theirs.write($0, at: 0) }
             let placement = Placement(durable: true, root: root)
             let failure = await withCheckedContinuation { done in
-                placement.commit(Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: [1, 2, 3]) { done.resume(returning: $0) })
+                placement.commit(
+                    Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: [1, 2, 3]) {
+                        done.resume(returning: $0)
+                    })
             }
             #expect(failure?.code == .locked)
             #expect(!exists(dir + "/a.bin"))

@@ -6,7 +6,9 @@ import Testing
 @Suite struct ItemEventsTests {
     @Test func theStartGoesOutOnceWithWhatWasKnownThen() {
         var events = ItemEvents(id: 7, interval: 0.5)
-        guard case .started(let id, let length, let connections, let resumedFrom) = events.start(length: 100, connections: 4, resumedFrom: 10)
+        guard
+            case .started(let id, let length, let connections, let resumedFrom) = events.start(
+                length: 100, connections: 4, resumedFrom: 10)
         else {
             Issue.record("no start event")
             return
@@ -24,8 +26,9 @@ import Testing
         let dues = [20, 20.4, 20.5].map { events.due(now: $0) }
         #expect(!beforeStart, "no progress before the start event")
         #expect(dues == [true, false, true])
-        guard case .progress(let id, let bytesThisRun, let bytesPresent, let length, let connections) =
-            events.report(bytesThisRun: 5, bytesPresent: 6, length: nil, connections: 2)
+        guard
+            case .progress(let id, let bytesThisRun, let bytesPresent, let length, let connections) =
+                events.report(bytesThisRun: 5, bytesPresent: 6, length: nil, connections: 2)
         else {
             Issue.record("no progress event")
             return

@@ -44,7 +44,9 @@ import Testing
                 keepingState: true, book: book(8192, missing: [ByteRange(lower: 4096, upper: 8192)]),
                 validators: Validators(etag: "\"a\""))?.sync {}
             #expect(storage.hasState && size(dir + "/f.jgpart") == 8192)
-            guard case .valid(let state) = ResumeState.load(path: dir + "/f.jgd", url: url, partSize: 8192, root: try RootDirectory(path: dir))
+            guard
+                case .valid(let state) = ResumeState.load(
+                    path: dir + "/f.jgd", url: url, partSize: 8192, root: try RootDirectory(path: dir))
             else {
                 Issue.record("the stopped item's resume state must load")
                 return
@@ -62,7 +64,9 @@ import Testing
                 #expect(storage.learned(length: length, rangesSupported: ranges) == nil)
                 #expect(!storage.resumable, "\(length) \(ranges) \(resume)")
                 storage.close(keepingState: true, book: book(length, missing: []), validators: Validators())?.sync {}
-                #expect(!FileManager.default.fileExists(atPath: dir + "/f.jgpart") && !FileManager.default.fileExists(atPath: dir + "/f.jgd"))
+                #expect(
+                    !FileManager.default.fileExists(atPath: dir + "/f.jgpart")
+                        && !FileManager.default.fileExists(atPath: dir + "/f.jgd"))
             }
         }
     }
@@ -72,7 +76,9 @@ import Testing
             let storage = storage(try request(dir))
             storage.open()
             _ = storage.learned(length: 8192, rangesSupported: true)
-            storage.close(keepingState: true, book: book(8192, missing: [ByteRange(lower: 0, upper: 8192)]), validators: Validators())?.sync {}
+            storage.close(
+                keepingState: true, book: book(8192, missing: [ByteRange(lower: 0, upper: 8192)]), validators: Validators())?.sync
+            {}
             #expect(FileManager.default.fileExists(atPath: dir + "/f.jgd"))
             let again = self.storage(try request(dir))
             again.adoptEarlierRun()

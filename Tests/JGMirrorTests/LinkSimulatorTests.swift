@@ -5,14 +5,14 @@ import Testing
 /// The link simulator's invariants, and the ratios that chose the engine's policy
 /// (bench/RESULTS.md). Virtual time only: nothing here depends on the machine's speed.
 @Suite struct LinkSimulatorTests {
-    static let MiB: Int64 = 1 << 20
+    static let mebibyte: Int64 = 1 << 20
 
     /// A spread of links, files and troubles, every policy and opening.
     static var scenarios: [LinkScenario] {
         var list: [LinkScenario] = []
         for (size, connections, rate, roundTrip) in [
-            (MiB, 8, 1e6, 0.05), (48 * MiB, 8, 4e6, 0.2), (48 * MiB + 12345, 3, 10e6, 0.01),
-            (256 * MiB, 16, 100e6, 0.0001), (5 * MiB + 1, 1, 1e6, 0.05), (64 * MiB, 4, 1e6, 0.2),
+            (mebibyte, 8, 1e6, 0.05), (48 * mebibyte, 8, 4e6, 0.2), (48 * mebibyte + 12345, 3, 10e6, 0.01),
+            (256 * mebibyte, 16, 100e6, 0.0001), (5 * mebibyte + 1, 1, 1e6, 0.05), (64 * mebibyte, 4, 1e6, 0.2),
         ] as [(Int64, Int, Double, Double)] {
             let plain = LinkScenario(size: size, connections: connections, bytesPerSecond: rate, roundTrip: roundTrip)
             var slow = plain
@@ -50,15 +50,15 @@ import Testing
 
     @Test func oneConnectionWithTheSizeKnownReachesThePhysicalLimitExactly() {
         // One request, no splitting: size / rate + 2 RTT (the hasher keeps up).
-        let scenario = LinkScenario(size: 48 * Self.MiB, connections: 1, bytesPerSecond: 4e6, roundTrip: 0.2)
+        let scenario = LinkScenario(size: 48 * Self.mebibyte, connections: 1, bytesPerSecond: 4e6, roundTrip: 0.2)
         let result = LinkSimulation.run(scenario, policy: .regionPerConnection, opening: .knownSize)
         #expect(abs(result.seconds - scenario.physicalLimit) < 1e-6)
         #expect(result.requests == 1)
     }
 
     @Test func oneRequestPerConnectionBeatsAPiecePerRequestOnALongLink() {
-        // The link: 48 MiB over 8 connections capped at 4 MB/s, 200 ms apart.
-        let scenario = LinkScenario(size: 48 * Self.MiB, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.2)
+        // The link: 48 mebibyte over 8 connections capped at 4 MB/s, 200 ms apart.
+        let scenario = LinkScenario(size: 48 * Self.mebibyte, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.2)
         let pieces = LinkSimulation.run(scenario, policy: .piecePerRequest)
         let regions = LinkSimulation.run(scenario, policy: .cappedRegions)
         #expect(regions.requests == 8)
@@ -72,7 +72,7 @@ import Testing
 
     @Test func stealingKeepsOneSlowConnectionFromHoldingTheItemBack() {
         // bench's 100 ms row: 8 connections at 4 MB/s, one at a tenth of that.
-        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.1)
+        var scenario = LinkScenario(size: 48 * Self.mebibyte, connections: 8, bytesPerSecond: 4e6, roundTrip: 0.1)
         scenario.slowConnection = 4
         let fixed = LinkSimulation.run(scenario, policy: .staticSplit)
         let halves = LinkSimulation.run(scenario, policy: .cappedRegions)
@@ -88,7 +88,7 @@ import Testing
     @Test func stealingByFinishTimeHelpsManySlowRegionsToo() {
         // 16 connections of 1 MB/s, one at 100 kB/s: its capped region is under
         // 2 × min_segment, which halving never steals from.
-        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 16, bytesPerSecond: 1e6, roundTrip: 0.01)
+        var scenario = LinkScenario(size: 48 * Self.mebibyte, connections: 16, bytesPerSecond: 1e6, roundTrip: 0.01)
         scenario.slowConnection = 1
         #expect(LinkSimulation.run(scenario, policy: .cappedRegions).ratio > 5)
         #expect(LinkSimulation.run(scenario, policy: .finishTogether).ratio < 1.35)
@@ -97,8 +97,9 @@ import Testing
     @Test func cappedRegionsKeepTheHashTailShortOnAFastLink() {
         // 4 GiB over 16 connections of 100 MB/s on a near link: with one region per
         // connection 15/16 of the file is hashed after the last byte.
-        let scenario = LinkScenario(size: 4 << 30, connections: 16, bytesPerSecond: 100e6, roundTrip: 0.0001,
-                                    hashBytesPerSecond: 1.4e9)
+        let scenario = LinkScenario(
+            size: 4 << 30, connections: 16, bytesPerSecond: 100e6, roundTrip: 0.0001,
+            hashBytesPerSecond: 1.4e9)
         let whole = LinkSimulation.run(scenario, policy: .regionPerConnection)
         let capped = LinkSimulation.run(scenario, policy: .cappedRegions)
         #expect(whole.hashTail > 2)
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func aStalledConnectionsRegionIsTakenAgainAfterTheTimeout() {
-        var scenario = LinkScenario(size: 48 * Self.MiB, connections: 4, bytesPerSecond: 4e6, roundTrip: 0.05)
+        var scenario = LinkScenario(size: 48 * Self.mebibyte, connections: 4, bytesPerSecond: 4e6, roundTrip: 0.05)
         scenario.stall = .init(connection: 2, at: 1, timeout: 5)
         let stall = scenario.stall!
         let halves = LinkSimulation.run(scenario, policy: .cappedRegions)

@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// Checksums lists are fetched conditionally against the copy cached under
 /// `ROOT/.jgmirror/lists/` (SPEC §10): `304` uses the copy, `200` replaces it, a
@@ -49,7 +49,8 @@ import TestServer
     }
 
     func statuses(_ items: [[String: Any]]) -> [String: String] {
-        Dictionary(items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" })
+        Dictionary(
+            items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" })
     }
 
     func cachePath(in dir: String) -> String {
@@ -134,7 +135,8 @@ import TestServer
             case .garbage: try Data("not a cached list\n\u{0}\u{1}".utf8).write(to: URL(fileURLWithPath: cache))
             case .bodyChanged:
                 // Damage inside the body (the header still parses): b.img listed with a.iso's hash.
-                let text = String(decoding: original, as: UTF8.self).replacingOccurrences(of: sha(files["b.img"]!), with: sha(files["a.iso"]!))
+                let text = String(decoding: original, as: UTF8.self).replacingOccurrences(
+                    of: sha(files["b.img"]!), with: sha(files["a.iso"]!))
                 try Data(text.utf8).write(to: URL(fileURLWithPath: cache))
             case .folderIsASymlink:
                 let lists = dir + "/mirror/.jgmirror/lists"
@@ -152,7 +154,8 @@ import TestServer
             #expect(sumsExchanges().last?.status == 200)
             if damage == .folderIsASymlink {
                 // Never written through the symlink, and the report says the copy was not kept.
-                #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/elsewhere/" + Paths.lastComponent(of: cache))) == original)
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: dir + "/elsewhere/" + Paths.lastComponent(of: cache))) == original)
                 let report = try loadReport(dir + "/r.json")
                 #expect((report["warnings"] as? [String])?.contains { $0.contains("cannot cache the list") } == true)
             } else {

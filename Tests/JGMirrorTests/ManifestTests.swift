@@ -40,23 +40,50 @@ import Testing
 
     /// Every class of manifest error names the file, line and column.
     @Test(arguments: [
-        ("version: 1\nitems:\n  - url: http://h/a\n    conections: 3\n", "m.yaml:4:5: unknown key 'conections' in an item (did you mean 'connections'?)"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    conections: 3\n",
+            "m.yaml:4:5: unknown key 'conections' in an item (did you mean 'connections'?)"
+        ),
         ("version: 1\nitems:\n  - url: http://h/a\n    sha256: abc\n", "m.yaml:4:13: 'sha256' must be 64 hexadecimal digits"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: x\n  - url: http://h/b\n    dest: x\n", "m.yaml:6:11: destination 'x' is already used by the item at line 4"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: /etc/passwd\n", "m.yaml:4:11: destination '/etc/passwd' is absolute"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: ~x/y\n", "m.yaml:4:11: destination '~x/y' starts with '~', which jgmirror does not expand"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: x\n  - url: http://h/b\n    dest: x\n",
+            "m.yaml:6:11: destination 'x' is already used by the item at line 4"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: /etc/passwd\n",
+            "m.yaml:4:11: destination '/etc/passwd' is absolute"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: ~x/y\n",
+            "m.yaml:4:11: destination '~x/y' starts with '~', which jgmirror does not expand"
+        ),
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\n", "m.yaml:4:11: destination '../x' leaves the root"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: a/../../x\n", "m.yaml:4:11: destination 'a/../../x' leaves the root"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: a/../../x\n",
+            "m.yaml:4:11: destination 'a/../../x' leaves the root"
+        ),
         ("version: 1\nitems:\n  - url: ftp://h/a\n", "m.yaml:3:10: unsupported URL scheme 'ftp'"),
         ("version: 1\nitems:\n  - url: http://user@/a\n", "m.yaml:3:10: URL 'http://***@/a' has no host"),
         ("version: 1\nitems:\n  - url: https:///a\n", "m.yaml:3:10: URL 'https:///a' has no host"),
         ("version: 1\nitems:\n  - url: example.org/a\n", "m.yaml:3:10: 'example.org/a' is not an absolute URL"),
-        ("version: 1\nitems:\n  - url: file:///etc/passwd\n", "m.yaml:3:10: file:// URLs are refused unless --allow-file-urls is given"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    connections: many\n", "m.yaml:4:18: 'connections' must be a whole number from 1 to 64, not 'many'"),
+        (
+            "version: 1\nitems:\n  - url: file:///etc/passwd\n",
+            "m.yaml:3:10: file:// URLs are refused unless --allow-file-urls is given"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    connections: many\n",
+            "m.yaml:4:18: 'connections' must be a whole number from 1 to 64, not 'many'"
+        ),
         ("version: 1\nitems:\n  - url: http://h/a\n    size: huge\n", "m.yaml:4:11: 'size' must be a size"),
         // Past 1 EiB byte arithmetic would overflow: refused, never a crash.
-        ("version: 1\nitems:\n  - url: http://h/a\n    size: 9223372036854775807\n", "m.yaml:4:11: 'size' must be at most 1EiB, not '9223372036854775807'"),
-        ("version: 1\ndefaults: {min_segment: 9000000000000000000}\nitems:\n  - url: http://h/a\n", "m.yaml:2:25: 'min_segment' must be at most 1EiB"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    size: 9223372036854775807\n",
+            "m.yaml:4:11: 'size' must be at most 1EiB, not '9223372036854775807'"
+        ),
+        (
+            "version: 1\ndefaults: {min_segment: 9000000000000000000}\nitems:\n  - url: http://h/a\n",
+            "m.yaml:2:25: 'min_segment' must be at most 1EiB"
+        ),
         ("version: 1\nitems:\n  - url: [http://h/a]\n", "m.yaml:3:10: 'url' expects a string, found a list"),
         ("version: 1\nitems:\n  - url: http://h/a\n   dest: x\n", "m.yaml:4:"),
         ("items: []\n", "m.yaml:1:1: missing required key 'version'"),
@@ -64,16 +91,34 @@ import Testing
         ("version: 1\nitems:\n  - dest: x\n", "m.yaml:3:5: item has no 'url'"),
         ("version: 1\nitems:\n  - url: http://h/a\n    url: http://h/b\n", "m.yaml:4:5: key 'url' appears twice in an item"),
         ("version: 1\nversion: 1\nitems: []\n", "m.yaml:2:1: key 'version' appears twice in the manifest"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n",
-         "m.yaml:5:13: give 'sha256' or 'sha512', not both"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 128))\n    sha256: \(String(repeating: "a", count: 64))\n",
-         "m.yaml:5:13: give 'sha256' or 'sha512', not both"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 5000))\n",
-         "m.yaml:4:13: 'sha512' must be 128 hexadecimal digits, got 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 63))g\n", "m.yaml:4:13: 'sha256' must be 64 hexadecimal digits"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: x.jgpart\n", "m.yaml:4:11: destination 'x.jgpart' uses a name jgmirror reserves"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d/x\n", "m.yaml:6:11: destination 'd/x' lies inside 'd'"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    headers: {A: \"c\\r\\nInjected: 1\"}\n", "m.yaml:4:18: the value of header 'A' contains a line break or control character"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n",
+            "m.yaml:5:13: give 'sha256' or 'sha512', not both"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 128))\n    sha256: \(String(repeating: "a", count: 64))\n",
+            "m.yaml:5:13: give 'sha256' or 'sha512', not both"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    sha512: \(String(repeating: "b", count: 5000))\n",
+            "m.yaml:4:13: 'sha512' must be 128 hexadecimal digits, got 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    sha256: \(String(repeating: "a", count: 63))g\n",
+            "m.yaml:4:13: 'sha256' must be 64 hexadecimal digits"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: x.jgpart\n",
+            "m.yaml:4:11: destination 'x.jgpart' uses a name jgmirror reserves"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d/x\n",
+            "m.yaml:6:11: destination 'd/x' lies inside 'd'"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    headers: {A: \"c\\r\\nInjected: 1\"}\n",
+            "m.yaml:4:18: the value of header 'A' contains a line break or control character"
+        ),
         ("version: 1\nitems:\n  - url: http://h/a\n    headers: {\"A B\": c}\n", "m.yaml:4:15: 'A B' is not a valid header name"),
     ])
     func errorsNameFileLineAndColumn(yaml: String, expected: String) {
@@ -110,10 +155,14 @@ import Testing
     @Test(arguments: [
         ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\nroot: \"\"\n", "m.yaml:5:7: 'root' must not be empty"),
         ("items:\n  - url: http://h/a\n    dest: /x\n", "m.yaml:1:1: missing required key 'version'"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: ../x\n",
-         "m.yaml:6:11: destination 'd' is already used by the item at line 4"),
-        ("version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: d\n",
-         "m.yaml:4:11: destination '../x' leaves the root"),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: d\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: ../x\n",
+            "m.yaml:6:11: destination 'd' is already used by the item at line 4"
+        ),
+        (
+            "version: 1\nitems:\n  - url: http://h/a\n    dest: ../x\n  - url: http://h/b\n    dest: d\n  - url: http://h/c\n    dest: d\n",
+            "m.yaml:4:11: destination '../x' leaves the root"
+        ),
     ])
     func destinationErrorsKeepTheirPlaceAmongOthers(yaml: String, expected: String) {
         do {
@@ -130,10 +179,16 @@ import Testing
         ("version: 1\nitems:\n  - http://h/a\n", "m.yaml:3:5: each item is a mapping with at least 'url', found a scalar"),
         ("version: 1\nitems:\n  - [http://h/a]\n", "m.yaml:3:5: each item is a mapping with at least 'url', found a list"),
         ("version: 1\nitems: {url: http://h/a}\n", "m.yaml:2:8: 'items' expects a list, found a mapping"),
-        ("version: 1\nsets:\n  - http://h/SHA256SUMS\n", "m.yaml:3:5: each set is a mapping with at least 'sums', found a scalar"),
+        (
+            "version: 1\nsets:\n  - http://h/SHA256SUMS\n",
+            "m.yaml:3:5: each set is a mapping with at least 'sums', found a scalar"
+        ),
         ("version: 1\nsets:\n  - dest: x/\n", "m.yaml:3:5: set has no 'sums' (the URL of its checksums list)"),
         ("version: 1\nsets: http://h/SHA256SUMS\n", "m.yaml:2:7: 'sets' expects a list, found a scalar"),
-        ("version: 1\nchecksums:\n  - [http://h/SUMS]\nitems: []\n", "m.yaml:3:5: each 'checksums' entry is a URL or a mapping with 'url', found a list"),
+        (
+            "version: 1\nchecksums:\n  - [http://h/SUMS]\nitems: []\n",
+            "m.yaml:3:5: each 'checksums' entry is a URL or a mapping with 'url', found a list"
+        ),
         ("version: 1\nchecksums:\n  - keyring: k\nitems: []\n", "m.yaml:3:5: a checksums entry needs 'url'"),
         ("version: 1\nchecksums:\n  - ftp://h/SUMS\nitems: []\n", "m.yaml:3:5: unsupported URL scheme 'ftp'"),
     ])
@@ -233,4 +288,3 @@ import Testing
         #expect(item.retries == 9)
     }
 }
-

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 
@@ -16,7 +16,8 @@ import TestServer
         #expect(
             redactor.redact("HTTP 404 from https://cdn/f?sig=other (was https://h/f?token=s3cr3t), value s3cr3t")
                 == "HTTP 404 from https://cdn/f?sig=*** (was https://h/f?token=***), value ***")
-        #expect(redactor.redact("'https://h/?token=a'\n\"https://h/?token=b\"") == "'https://h/?token=***'\n\"https://h/?token=***\"")
+        #expect(
+            redactor.redact("'https://h/?token=a'\n\"https://h/?token=b\"") == "'https://h/?token=***'\n\"https://h/?token=***\"")
         // No names: nothing but credentials changes.
         #expect(Redactor().redact(url: "https://h/f?token=a") == "https://h/f?token=a")
     }
@@ -24,7 +25,9 @@ import TestServer
     /// Messages written before `redact` is known (a malformed URL in the manifest) or
     /// outside any item (a checksums list) mask every query value.
     @Test func messagesWithoutRedactNamesMaskEveryQueryValue() throws {
-        #expect(Redactor.redactURLAndQuery("https://u:p@h/f?token=s3cr3t&x=1&flag#frag") == "https://***@h/f?token=***&x=***&flag#frag")
+        #expect(
+            Redactor.redactURLAndQuery("https://u:p@h/f?token=s3cr3t&x=1&flag#frag")
+                == "https://***@h/f?token=***&x=***&flag#frag")
         #expect(Redactor.redactURLAndQuery("https://h/f") == "https://h/f")
         let problem = try #require(Rules.urlProblem("https://?token=s3cr3t", allowFileURLs: false))
         #expect(!problem.contains("s3cr3t"))
@@ -32,7 +35,8 @@ import TestServer
             try Manifest.parse("version: 1\nitems:\n  - url: https://?token=s3cr3t\n", name: "m.yaml")
         }
         #expect(error?.errorDescription?.contains("s3cr3t") == false)
-        let listError = SyncError.checksums(url: "https://h/SUMS?token=s3cr3t", error: TransferError(code: .connect, message: "refused"))
+        let listError = SyncError.checksums(
+            url: "https://h/SUMS?token=s3cr3t", error: TransferError(code: .connect, message: "refused"))
         #expect(listError.errorDescription?.contains("s3cr3t") == false)
     }
 
@@ -41,7 +45,9 @@ import TestServer
             "version: 1\ndefaults: {redact: [token]}\nitems:\n  - url: https://h/f.bin?token=s3cr3t\n", name: "m.yaml")
         let item = try #require(Plan(manifest: manifest).items.first)
         #expect(item.displayURL == "https://h/f.bin?token=***")
-        #expect(item.redactor.redact("cannot connect to https://h/f.bin?token=s3cr3t") == "cannot connect to https://h/f.bin?token=***")
+        #expect(
+            item.redactor.redact("cannot connect to https://h/f.bin?token=s3cr3t")
+                == "cannot connect to https://h/f.bin?token=***")
     }
 }
 

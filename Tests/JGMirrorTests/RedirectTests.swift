@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 
@@ -114,7 +114,13 @@ import TestServer
 
     @Test func mirrorsGetTheHeaders() async throws {
         // The primary is gone; the mirror on another origin serves with the key.
-        server.set("/f", { var gone = TestServer.Route(body: []); gone.fault = { _ in .status(404) }; return gone }())
+        server.set(
+            "/f",
+            {
+                var gone = TestServer.Route(body: [])
+                gone.fault = { _ in .status(404) }
+                return gone
+            }())
         other.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
         try await withTestDirectory { dir in
             let report = try await sync(yaml(server.url("/f"), extra: "    mirrors: [\(other.url("/f"))]"), in: dir)
@@ -155,7 +161,8 @@ import TestServer
             #expect {
                 try Manifest.load(path: path)
             } throws: { error in
-                (error as? ManifestError)?.errorDescription?.contains("m.yaml:11:22: 'forward_headers' must be true or false") ?? false
+                (error as? ManifestError)?.errorDescription?.contains("m.yaml:11:22: 'forward_headers' must be true or false")
+                    ?? false
             }
         }
     }

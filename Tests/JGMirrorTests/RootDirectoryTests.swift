@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 

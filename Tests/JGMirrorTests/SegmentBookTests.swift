@@ -4,23 +4,23 @@ import Testing
 @testable import JGMirror
 
 @Suite struct SegmentBookTests {
-    private let MiB: Int64 = 1 << 20
+    private let mebibyte: Int64 = 1 << 20
 
     @Test func aFreshFileSplitsIntoEqualFrontFirstRegions() {
-        var book = SegmentBook(length: 64 * MiB, connections: 4, minSegment: MiB)
-        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 16 * MiB))
-        #expect(book.next(for: 1) == ByteRange(lower: 16 * MiB, upper: 32 * MiB))
-        #expect(book.next(for: 2) == ByteRange(lower: 32 * MiB, upper: 48 * MiB))
-        #expect(book.next(for: 3) == ByteRange(lower: 48 * MiB, upper: 64 * MiB))
-        #expect(book.unowned == 0 && book.remaining == 64 * MiB && book.contiguousPrefix == 0)
-        #expect(book.missing == [ByteRange(lower: 0, upper: 64 * MiB)])
+        var book = SegmentBook(length: 64 * mebibyte, connections: 4, minSegment: mebibyte)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 16 * mebibyte))
+        #expect(book.next(for: 1) == ByteRange(lower: 16 * mebibyte, upper: 32 * mebibyte))
+        #expect(book.next(for: 2) == ByteRange(lower: 32 * mebibyte, upper: 48 * mebibyte))
+        #expect(book.next(for: 3) == ByteRange(lower: 48 * mebibyte, upper: 64 * mebibyte))
+        #expect(book.unowned == 0 && book.remaining == 64 * mebibyte && book.contiguousPrefix == 0)
+        #expect(book.missing == [ByteRange(lower: 0, upper: 64 * mebibyte)])
     }
 
     /// Lengths up to the largest any input may give (and past it, as a server's could
     /// be) are dealt, stolen and recorded without overflowing.
     @Test(arguments: [Rules.maximumSize, Int64.max - 1])
     func theLargestLengthsAreDealtWithoutOverflow(length: Int64) throws {
-        var book = SegmentBook(length: length, connections: 8, minSegment: MiB)
+        var book = SegmentBook(length: length, connections: 8, minSegment: mebibyte)
         for owner in 0..<8 { #expect(book.next(for: owner) != nil) }
         #expect(book.unowned == 0 && book.remaining == length)
         let first = try #require(book.region(of: 0))
@@ -31,59 +31,61 @@ import Testing
     }
 
     @Test func aCapKeepsRegionsSmallAndTheLastPieceIsNeverBelowTheMinimum() {
-        var book = SegmentBook(length: 10 * MiB + 100, connections: 2, minSegment: MiB, regionCap: 4 * MiB)
-        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 4 * MiB))
-        #expect(book.next(for: 1) == ByteRange(lower: 4 * MiB, upper: 8 * MiB))
-        #expect(book.record(0, at: 0, count: 4 * MiB) == 4 * MiB)
-        // 2 MiB + 100 left: a 2 MiB share would leave 100 bytes, so it is taken whole.
-        #expect(book.next(for: 0) == ByteRange(lower: 8 * MiB, upper: 10 * MiB + 100))
-        #expect(book.contiguousPrefix == 4 * MiB)
+        var book = SegmentBook(length: 10 * mebibyte + 100, connections: 2, minSegment: mebibyte, regionCap: 4 * mebibyte)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 4 * mebibyte))
+        #expect(book.next(for: 1) == ByteRange(lower: 4 * mebibyte, upper: 8 * mebibyte))
+        #expect(book.record(0, at: 0, count: 4 * mebibyte) == 4 * mebibyte)
+        // 2 mebibyte + 100 left: a 2 mebibyte share would leave 100 bytes, so it is taken whole.
+        #expect(book.next(for: 0) == ByteRange(lower: 8 * mebibyte, upper: 10 * mebibyte + 100))
+        #expect(book.contiguousPrefix == 4 * mebibyte)
     }
 
     @Test func stealingCutsTheVictimsEndAndRefusesItsBytesPastTheCut() {
-        var book = SegmentBook(length: 16 * MiB, connections: 2, minSegment: MiB)
+        var book = SegmentBook(length: 16 * mebibyte, connections: 2, minSegment: mebibyte)
         _ = book.next(for: 0)
         _ = book.next(for: 1)
-        #expect(book.record(1, at: 8 * MiB, count: 8 * MiB) == 8 * MiB)
-        #expect(book.record(0, at: 0, count: 2 * MiB) == 2 * MiB)
-        // Connection 1 is done: it steals the back half of connection 0's 6 MiB.
-        #expect(book.next(for: 1) == ByteRange(lower: 5 * MiB, upper: 8 * MiB))
-        #expect(book.region(of: 0)?.end == 5 * MiB)
+        #expect(book.record(1, at: 8 * mebibyte, count: 8 * mebibyte) == 8 * mebibyte)
+        #expect(book.record(0, at: 0, count: 2 * mebibyte) == 2 * mebibyte)
+        // Connection 1 is done: it steals the back half of connection 0's 6 mebibyte.
+        #expect(book.next(for: 1) == ByteRange(lower: 5 * mebibyte, upper: 8 * mebibyte))
+        #expect(book.region(of: 0)?.end == 5 * mebibyte)
         // The victim's request keeps going; what it delivers past the cut is refused.
-        #expect(book.record(0, at: 2 * MiB, count: 4 * MiB) == 3 * MiB)
-        #expect(book.overrun == MiB)
-        #expect(book.contiguousPrefix == 5 * MiB)
-        #expect(book.record(1, at: 5 * MiB, count: 3 * MiB) == 3 * MiB)
-        #expect(book.isComplete && book.missing.isEmpty && book.written == 16 * MiB)
+        #expect(book.record(0, at: 2 * mebibyte, count: 4 * mebibyte) == 3 * mebibyte)
+        #expect(book.overrun == mebibyte)
+        #expect(book.contiguousPrefix == 5 * mebibyte)
+        #expect(book.record(1, at: 5 * mebibyte, count: 3 * mebibyte) == 3 * mebibyte)
+        #expect(book.isComplete && book.missing.isEmpty && book.written == 16 * mebibyte)
     }
 
     @Test func stealingByFinishTimeLeavesASlowVictimWhatItFetchesWhileTheOthersFinish() {
-        // 4 connections × 8 MiB; connection 2 runs at a tenth of the others' 4 MB/s.
-        var book = SegmentBook(length: 32 * MiB, connections: 4, minSegment: MiB)
+        // 4 connections × 8 mebibyte; connection 2 runs at a tenth of the others' 4 MB/s.
+        var book = SegmentBook(length: 32 * mebibyte, connections: 4, minSegment: mebibyte)
         for owner in 0..<4 { _ = book.next(for: owner) }
-        for owner in [0, 1, 3] { #expect(book.record(owner, at: Int64(owner) * 8 * MiB, count: 8 * MiB) == 8 * MiB) }
-        #expect(book.record(2, at: 16 * MiB, count: MiB) == MiB)
+        for owner in [0, 1, 3] {
+            #expect(book.record(owner, at: Int64(owner) * 8 * mebibyte, count: 8 * mebibyte) == 8 * mebibyte)
+        }
+        #expect(book.record(2, at: 16 * mebibyte, count: mebibyte) == mebibyte)
         let rates: [Int: Double] = [0: 4e6, 1: 4e6, 2: 4e5, 3: 4e6]
-        // 7 MiB missing over 12.4 MB/s, plus the thief's 0.1 s: the slow one keeps
+        // 7 mebibyte missing over 12.4 MB/s, plus the thief's 0.1 s: the slow one keeps
         // 0.4 MB/s × 0.69 s ≈ 276 kB, cut at 64 KiB, not the half halving would leave.
         let stolen = book.stealFinishingTogether(for: 0, rates: rates, latency: 0.1)
-        #expect(stolen == ByteRange(lower: 17 * MiB + 256 * 1024, upper: 24 * MiB))
-        #expect(book.region(of: 2)?.end == 17 * MiB + 256 * 1024)
+        #expect(stolen == ByteRange(lower: 17 * mebibyte + 256 * 1024, upper: 24 * mebibyte))
+        #expect(book.region(of: 2)?.end == 17 * mebibyte + 256 * 1024)
         // The next thief takes from whoever now finishes last: the first thief.
         let second = book.stealFinishingTogether(for: 1, rates: rates, latency: 0.1)
-        #expect(second.map { $0.lower > 17 * MiB + 256 * 1024 && $0.upper == 24 * MiB } == true)
+        #expect(second.map { $0.lower > 17 * mebibyte + 256 * 1024 && $0.upper == 24 * mebibyte } == true)
         #expect(book.region(of: 0)?.end == second?.lower)
     }
 
     @Test func aVictimStillWaitingForItsFirstByteKeepsLessAndAThiefGetsAtLeastTheMinimum() {
-        // Two thieves of 4 MB/s; connection 1 has 4 MiB left. Streaming, it would keep
-        // 4 MB/s × (4 MiB + 4 MB/s × 0.1 s) / 8 MB/s ≈ 2.3 MB; still 0.09 s from its
+        // Two thieves of 4 MB/s; connection 1 has 4 mebibyte left. Streaming, it would keep
+        // 4 MB/s × (4 mebibyte + 4 MB/s × 0.1 s) / 8 MB/s ≈ 2.3 MB; still 0.09 s from its
         // first byte, it keeps 4 MB/s × (0.62 s − 0.09 s) ≈ 2.1 MB.
         func book() -> SegmentBook {
-            var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+            var book = SegmentBook(length: 8 * mebibyte, connections: 2, minSegment: mebibyte)
             _ = book.next(for: 0)
             _ = book.next(for: 1)
-            _ = book.record(0, at: 0, count: 4 * MiB)
+            _ = book.record(0, at: 0, count: 4 * mebibyte)
             return book
         }
         var streaming = book()
@@ -91,102 +93,115 @@ import Testing
         let rates: [Int: Double] = [0: 4e6, 1: 4e6]
         let fromStreaming = streaming.stealFinishingTogether(for: 0, rates: rates, latency: 0.1)
         let fromWaiting = waiting.stealFinishingTogether(for: 0, rates: rates, startsIn: [1: 0.09], latency: 0.1)
-        #expect(fromStreaming?.lower == 4 * MiB + 2 * MiB + 192 * 1024)
-        #expect(fromWaiting?.lower == 4 * MiB + 2 * MiB)
-        // 1.5 MiB left: an even split would give the thief less than min_segment, so
-        // it takes exactly 1 MiB and the victim keeps the rest.
-        var short = SegmentBook(length: 4 * MiB, connections: 2, minSegment: MiB)
+        #expect(fromStreaming?.lower == 4 * mebibyte + 2 * mebibyte + 192 * 1024)
+        #expect(fromWaiting?.lower == 4 * mebibyte + 2 * mebibyte)
+        // 1.5 mebibyte left: an even split would give the thief less than min_segment, so
+        // it takes exactly 1 mebibyte and the victim keeps the rest.
+        var short = SegmentBook(length: 4 * mebibyte, connections: 2, minSegment: mebibyte)
         _ = short.next(for: 0)
         _ = short.next(for: 1)
-        _ = short.record(0, at: 0, count: 2 * MiB)
-        _ = short.record(1, at: 2 * MiB, count: MiB / 2)
-        #expect(short.stealFinishingTogether(for: 0, rates: rates, latency: 0.01) == ByteRange(lower: 3 * MiB, upper: 4 * MiB))
+        _ = short.record(0, at: 0, count: 2 * mebibyte)
+        _ = short.record(1, at: 2 * mebibyte, count: mebibyte / 2)
+        #expect(
+            short.stealFinishingTogether(for: 0, rates: rates, latency: 0.01)
+                == ByteRange(lower: 3 * mebibyte, upper: 4 * mebibyte))
     }
 
     @Test func aStalledVictimKeepsNothingWhateverItsSizeAndAUselessStealIsRefused() {
-        var book = SegmentBook(length: 4 * MiB, connections: 2, minSegment: MiB)
+        var book = SegmentBook(length: 4 * mebibyte, connections: 2, minSegment: mebibyte)
         _ = book.next(for: 0)
         _ = book.next(for: 1)
-        #expect(book.record(0, at: 0, count: 2 * MiB) == 2 * MiB)
-        #expect(book.record(1, at: 2 * MiB, count: 2 * MiB - 1000) == 2 * MiB - 1000)
+        #expect(book.record(0, at: 0, count: 2 * mebibyte) == 2 * mebibyte)
+        #expect(book.record(1, at: 2 * mebibyte, count: 2 * mebibyte - 1000) == 2 * mebibyte - 1000)
         // 1000 bytes left, far below min_segment: taken only because its owner stalled.
         #expect(book.stealFinishingTogether(for: 0, rates: [0: 1e6, 1: 1e6], latency: 0.01) == nil)
-        #expect(book.stealFinishingTogether(for: 0, rates: [0: 1e6, 1: 0], latency: 0.01)
-            == ByteRange(lower: 4 * MiB - 1000, upper: 4 * MiB))
+        #expect(
+            book.stealFinishingTogether(for: 0, rates: [0: 1e6, 1: 0], latency: 0.01)
+                == ByteRange(lower: 4 * mebibyte - 1000, upper: 4 * mebibyte))
         #expect(book.region(of: 1)?.remaining == 0)
         // A thief that would not finish sooner than the victim takes nothing.
-        var slow = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+        var slow = SegmentBook(length: 8 * mebibyte, connections: 2, minSegment: mebibyte)
         _ = slow.next(for: 0)
         _ = slow.next(for: 1)
-        #expect(slow.record(0, at: 0, count: 4 * MiB) == 4 * MiB)
+        #expect(slow.record(0, at: 0, count: 4 * mebibyte) == 4 * mebibyte)
         #expect(slow.stealFinishingTogether(for: 0, rates: [0: 1e5, 1: 4e6], latency: 0.1) == nil)
         #expect(slow.stealFinishingTogether(for: 0, rates: [0: 4e6, 1: 4e6], latency: 2) == nil)
     }
 
     @Test func noStealBelowTwiceTheMinimumAndBytesOutOfOrderAreRefused() {
-        var book = SegmentBook(length: 3 * MiB, connections: 2, minSegment: 2 * MiB)
-        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 3 * MiB))
+        var book = SegmentBook(length: 3 * mebibyte, connections: 2, minSegment: 2 * mebibyte)
+        #expect(book.next(for: 0) == ByteRange(lower: 0, upper: 3 * mebibyte))
         #expect(book.next(for: 1) == nil)
         #expect(book.record(0, at: 5, count: 10) == 0)
         #expect(book.record(7, at: 0, count: 10) == 0)
     }
 
     @Test func aGivenBackRegionReturnsToThePoolAndIsTakenAgain() {
-        var book = SegmentBook(length: 8 * MiB, connections: 2, minSegment: MiB)
+        var book = SegmentBook(length: 8 * mebibyte, connections: 2, minSegment: mebibyte)
         _ = book.next(for: 0)
         _ = book.next(for: 1)
-        #expect(book.record(0, at: 0, count: MiB) == MiB)
+        #expect(book.record(0, at: 0, count: mebibyte) == mebibyte)
         book.giveBack(0)
-        #expect(book.unowned == 3 * MiB && book.region(of: 0) == nil)
-        #expect(book.missing == [ByteRange(lower: MiB, upper: 8 * MiB)])
+        #expect(book.unowned == 3 * mebibyte && book.region(of: 0) == nil)
+        #expect(book.missing == [ByteRange(lower: mebibyte, upper: 8 * mebibyte)])
         #expect(book.next(for: 1) == nil, "connection 1 still has its region")
-        #expect(book.next(for: 5) == ByteRange(lower: MiB, upper: 4 * MiB))
+        #expect(book.next(for: 5) == ByteRange(lower: mebibyte, upper: 4 * mebibyte))
     }
 
     @Test func aResumedBookStartsFromItsMissingRangesAndClaimsExactRanges() {
-        let missing = [ByteRange(lower: 2 * MiB, upper: 3 * MiB), ByteRange(lower: 6 * MiB, upper: 8 * MiB)]
-        var book = SegmentBook(length: 8 * MiB, missing: missing, connections: 4, minSegment: MiB)
-        #expect(book.present == 5 * MiB && book.contiguousPrefix == 2 * MiB && book.missing == missing)
-        #expect(book.claim(ByteRange(lower: 6 * MiB, upper: 7 * MiB), for: 0) == ByteRange(lower: 6 * MiB, upper: 7 * MiB))
-        #expect(book.claim(ByteRange(lower: 5 * MiB, upper: 7 * MiB), for: 1) == nil)
-        #expect(book.next(for: 1) == ByteRange(lower: 2 * MiB, upper: 3 * MiB))
+        let missing = [ByteRange(lower: 2 * mebibyte, upper: 3 * mebibyte), ByteRange(lower: 6 * mebibyte, upper: 8 * mebibyte)]
+        var book = SegmentBook(length: 8 * mebibyte, missing: missing, connections: 4, minSegment: mebibyte)
+        #expect(book.present == 5 * mebibyte && book.contiguousPrefix == 2 * mebibyte && book.missing == missing)
+        #expect(
+            book.claim(ByteRange(lower: 6 * mebibyte, upper: 7 * mebibyte), for: 0)
+                == ByteRange(lower: 6 * mebibyte, upper: 7 * mebibyte))
+        #expect(book.claim(ByteRange(lower: 5 * mebibyte, upper: 7 * mebibyte), for: 1) == nil)
+        #expect(book.next(for: 1) == ByteRange(lower: 2 * mebibyte, upper: 3 * mebibyte))
         #expect(book.missing == missing)
     }
 
     @Test func theRegionCapBalancesRoundTripsAgainstTheHashTail() {
-        // Loopback: a few MiB per region; a 200 ms link: one region per connection.
+        // Loopback: a few mebibyte per region; a 200 ms link: one region per connection.
         let loopback = SegmentBook.regionCap(length: 1 << 30, connections: 4, roundTrip: 0.000_2)
-        #expect(loopback.map { $0 > MiB && $0 < 16 * MiB } == true)
-        let far = SegmentBook.regionCap(length: 48 * MiB, connections: 8, roundTrip: 0.2)
-        #expect(far.map { $0 >= 48 * MiB / 8 } == true)
-        #expect(SegmentBook.regionCap(length: 48 * MiB, connections: 1, roundTrip: 0.2) == nil)
+        #expect(loopback.map { $0 > mebibyte && $0 < 16 * mebibyte } == true)
+        let far = SegmentBook.regionCap(length: 48 * mebibyte, connections: 8, roundTrip: 0.2)
+        #expect(far.map { $0 >= 48 * mebibyte / 8 } == true)
+        #expect(SegmentBook.regionCap(length: 48 * mebibyte, connections: 1, roundTrip: 0.2) == nil)
     }
 
     @Test func recappingHandsTheBacksOfLongRegionsToThePoolFrontFirst() {
-        // Four regions of 16 MiB cut before the round trip was known, 1 MiB of the
-        // first one written: capped at 4 MiB, each keeps its first 4 MiB and the backs
+        // Four regions of 16 mebibyte cut before the round trip was known, 1 mebibyte of the
+        // first one written: capped at 4 mebibyte, each keeps its first 4 mebibyte and the backs
         // go back to the pool, dealt from the front.
-        var book = SegmentBook(length: 64 * MiB, connections: 4, minSegment: MiB)
+        var book = SegmentBook(length: 64 * mebibyte, connections: 4, minSegment: mebibyte)
         for owner in 0..<4 { _ = book.take(for: owner) }
-        _ = book.record(0, at: 0, count: MiB)
-        book.recap(4 * MiB)
-        #expect((0..<4).map { book.region(of: $0)?.end } == [4, 20, 36, 52].map { $0 * MiB })
-        #expect(book.pool == [4, 20, 36, 52].map { ByteRange(lower: $0 * MiB, upper: ($0 + 12) * MiB) })
-        #expect(book.record(1, at: 16 * MiB, count: 5 * MiB) == 4 * MiB, "the owner's request ends at the new end")
-        #expect(book.next(for: 1) == ByteRange(lower: 4 * MiB, upper: 8 * MiB))
+        _ = book.record(0, at: 0, count: mebibyte)
+        book.recap(4 * mebibyte)
+        #expect((0..<4).map { book.region(of: $0)?.end } == [4, 20, 36, 52].map { $0 * mebibyte })
+        #expect(book.pool == [4, 20, 36, 52].map { ByteRange(lower: $0 * mebibyte, upper: ($0 + 12) * mebibyte) })
+        #expect(book.record(1, at: 16 * mebibyte, count: 5 * mebibyte) == 4 * mebibyte, "the owner's request ends at the new end")
+        #expect(book.next(for: 1) == ByteRange(lower: 4 * mebibyte, upper: 8 * mebibyte))
         // A rest under the minimum stays with its region; a cap under the minimum is the minimum.
-        var short = SegmentBook(length: 10 * MiB, connections: 2, minSegment: 2 * MiB)
+        var short = SegmentBook(length: 10 * mebibyte, connections: 2, minSegment: 2 * mebibyte)
         for owner in 0..<2 { _ = short.take(for: owner) }
-        short.recap(4 * MiB)
-        #expect(short.region(of: 0)?.end == 5 * MiB && short.region(of: 1)?.end == 10 * MiB && short.pool.isEmpty)
-        short.recap(MiB)
-        #expect(short.region(of: 0)?.end == 2 * MiB && short.region(of: 1)?.end == 7 * MiB)
-        #expect(short.pool == [ByteRange(lower: 2 * MiB, upper: 5 * MiB), ByteRange(lower: 7 * MiB, upper: 10 * MiB)])
+        short.recap(4 * mebibyte)
+        #expect(short.region(of: 0)?.end == 5 * mebibyte && short.region(of: 1)?.end == 10 * mebibyte && short.pool.isEmpty)
+        short.recap(mebibyte)
+        #expect(short.region(of: 0)?.end == 2 * mebibyte && short.region(of: 1)?.end == 7 * mebibyte)
+        #expect(
+            short.pool == [
+                ByteRange(lower: 2 * mebibyte, upper: 5 * mebibyte), ByteRange(lower: 7 * mebibyte, upper: 10 * mebibyte),
+            ])
     }
 
     /// One step of a random interleaving, decoded from a random integer.
     private enum Step {
-        case next(Int), steal(Int), stealTogether(Int, [Int: Double]), deliver(Int, Int64), deliverElsewhere(Int), giveBack(Int)
+        case next(Int)
+        case steal(Int)
+        case stealTogether(Int, [Int: Double])
+        case deliver(Int, Int64)
+        case deliverElsewhere(Int)
+        case giveBack(Int)
         case recap(Int64)
 
         init(_ raw: Int, connections: Int) {
@@ -225,7 +240,9 @@ import Testing
         #expect(book.contiguousPrefix == Int64(firstMissing))
         var missing: [ByteRange] = []
         for byte in 0..<length where writes[byte] == 0 {
-            if let last = missing.last, last.upper == Int64(byte) { missing[missing.count - 1].upper += 1 } else {
+            if let last = missing.last, last.upper == Int64(byte) {
+                missing[missing.count - 1].upper += 1
+            } else {
                 missing.append(ByteRange(lower: Int64(byte), upper: Int64(byte + 1)))
             }
         }
@@ -239,8 +256,10 @@ import Testing
         ) { length, connections, minSegment, raws in
             // A resumed item: every seventh 50-byte block is present already.
             let present = Set(stride(from: 0, to: length, by: 350).flatMap { $0..<min(length, $0 + 50) })
-            let missing = ByteRange.normalized((0..<length).filter { !present.contains($0) }.map { ByteRange(lower: Int64($0), upper: Int64($0 + 1)) })
-            var book = SegmentBook(length: Int64(length), missing: missing, connections: connections, minSegment: Int64(minSegment))
+            let missing = ByteRange.normalized(
+                (0..<length).filter { !present.contains($0) }.map { ByteRange(lower: Int64($0), upper: Int64($0 + 1)) })
+            var book = SegmentBook(
+                length: Int64(length), missing: missing, connections: connections, minSegment: Int64(minSegment))
             var writes = (0..<length).map { present.contains($0) ? 1 : 0 }
             var delivered: Int64 = 0
             func deliver(_ owner: Int, _ count: Int64) {

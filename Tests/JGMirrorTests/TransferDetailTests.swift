@@ -161,7 +161,10 @@ import Testing
             let sums = server.url("/rel/SHA256SUMS?token=LISTTOKEN&v=2")
                 .replacingOccurrences(of: "http://", with: "http://user:pw@")
             // A set's list, or a `checksums:` list giving an item its hash.
-            let lists = isSet ? "sets:\n  - sums: \(sums)\n" : "checksums:\n  - url: \(sums)\nitems:\n  - {url: \(server.url("/rel/a.iso")), dest: a.iso}\n"
+            let lists =
+                isSet
+                ? "sets:\n  - sums: \(sums)\n"
+                : "checksums:\n  - url: \(sums)\nitems:\n  - {url: \(server.url("/rel/a.iso")), dest: a.iso}\n"
             let yaml = "version: 1\nroot: mirror\ndefaults: {redact: [token]}\n" + lists
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])

@@ -341,11 +341,14 @@ public final class TestServer: Sendable {
         var end = total
         var status = "200 OK"
         var rangeHeader = ""
-        let refused = route.refuseDateIfRange && request.headers["if-range"] != nil && request.headers["if-range"] == route.lastModified
+        let refused =
+            route.refuseDateIfRange && request.headers["if-range"] != nil && request.headers["if-range"] == route.lastModified
         let ignore = route.ignoreRange || fault == .ignoreRange || refused
         if let range = request.headers["range"], !ignore, Self.ifRangeMatches(request.headers["if-range"], route) {
             guard let (from, to) = Self.parseRange(range, total: total) else {
-                return send(fd, head: "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(total)\r\nContent-Length: 0\r\n\r\n")
+                return send(
+                    fd, head: "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(total)\r\nContent-Length: 0\r\n\r\n"
+                )
             }
             start = from
             end = fault == .toTheEnd ? total : to

@@ -40,7 +40,8 @@ struct CachedList: Sendable, Equatable {
     /// The file's bytes.
     func encoded() -> Data {
         let header = Header(
-            format: 1, url: Redactor.redactURLAndQuery(url), etag: validators.etag, lastModified: validators.lastModified, length: body.count,
+            format: 1, url: Redactor.redactURLAndQuery(url), etag: validators.etag, lastModified: validators.lastModified,
+            length: body.count,
             sha256: SHA256.hex(of: [UInt8](body)) ?? "")
         // JSONEncoder escapes every control character, so the header is one line.
         let encoder = JSONEncoder()

@@ -71,7 +71,8 @@ public struct ListCache: Sendable {
             if durable { directory.syncFolder(root + "/" + Self.folder) }
             return nil
         } catch {
-            return "cannot cache the list \(Redactor.redactURLAndQuery(list.url)) (\(error.message)); the next run fetches it whole"
+            return
+                "cannot cache the list \(Redactor.redactURLAndQuery(list.url)) (\(error.message)); the next run fetches it whole"
         }
     }
 }

@@ -76,7 +76,8 @@ final class ListFetcher: Sendable {
         // Lists travel under id -1: the session's events leave them out.
         var request = TransferRequest(
             id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-            retries: 2, minSegment: Rules.minSegment.defaultValue, timeout: Rules.timeout.defaultValue, headers: headers.map { "\($0.name): \($0.value)" },
+            retries: 2, minSegment: Rules.minSegment.defaultValue, timeout: Rules.timeout.defaultValue,
+            headers: headers.map { "\($0.name): \($0.value)" },
             insecure: false, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
         request.conditions = conditions
         let engine = self.engine
@@ -87,7 +88,9 @@ final class ListFetcher: Sendable {
         case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
         case .notModified:
             guard !conditions.isEmpty else {
-                return .failure(TransferError(code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))"))
+                return .failure(
+                    TransferError(
+                        code: .protocolViolation, message: "unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))"))
             }
             return .success(.notModified)
         }
@@ -165,7 +168,8 @@ final class ListFetcher: Sendable {
         case .failure(let error):
             let failure = ItemError(
                 code: .signature,
-                message: "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): "
+                message:
+                    "cannot fetch the signature \(Redactor.redactURLAndQuery(signature.url)) of \(Redactor.redactURLAndQuery(listURL)): "
                     + Redactor.redactURLsAndQueries(in: error.message))
             return (failure, nil)
         case .success(.notModified):

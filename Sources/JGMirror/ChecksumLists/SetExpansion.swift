@@ -154,7 +154,9 @@ struct SetExpansion {
         // with no files: under `--delete` that would empty the set's folder.
         if items.isEmpty, trusted {
             let count = list.entries.count
-            let why = count == 0 ? "lists no file" : "lists \(count) file\(count == 1 ? "" : "s"), and include/exclude leave none of them"
+            let why =
+                count == 0
+                ? "lists no file" : "lists \(count) file\(count == 1 ? "" : "s"), and include/exclude leave none of them"
             throw ManifestError(file: file, location: set.sumsLocation, message: "\(source) \(why)")
         }
         return items

@@ -29,7 +29,9 @@ enum SignatureCheck {
             $0.hasPrefix("gpgv: ") ? String($0.dropFirst(6)) : String($0)
         }
         // gpgv says what it checked first, then why it refused: keep the reasons.
-        let reasons = lines.filter { !$0.hasPrefix("Signature made") && !$0.hasPrefix("               using") && !$0.hasPrefix("               issuer") }
+        let reasons = lines.filter {
+            !$0.hasPrefix("Signature made") && !$0.hasPrefix("               using") && !$0.hasPrefix("               issuer")
+        }
         return (reasons.isEmpty ? lines : reasons).joined(separator: "; ").ifEmpty("gpgv exited \(process.terminationStatus)")
     }
 }

@@ -28,7 +28,7 @@ final class PartFile: Sendable {
         let flags = O_RDWR | O_CREAT
         do {
             fd = try root.openFile(path, flags: flags | (fresh ? O_EXCL : 0))
-        } catch where fresh && error.code != .unsafePath && root.status(path) != nil {
+        } catch  where fresh && error.code != .unsafePath && root.status(path) != nil {
             if Self.isHeld(path, root: root) { throw Self.busy(path) }
             guard root.unlink(path) else { throw error }
             fd = try root.openFile(path, flags: flags | O_EXCL)

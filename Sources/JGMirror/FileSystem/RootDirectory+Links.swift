@@ -11,7 +11,7 @@ extension RootDirectory {
     func linkTarget(_ path: String) throws(TransferError) -> String? {
         do {
             return try readLink(path)
-        } catch where error.code == .ioError {
+        } catch  where error.code == .ioError {
             return nil  // a folder on the way is missing (or a file): no link there
         }
     }

@@ -20,8 +20,10 @@ enum DestinationPath {
             case .absolute(let dest): "destination '\(Rules.abbreviated(dest))' is absolute; it must be relative to the root"
             case .escapes(let dest): "destination '\(Rules.abbreviated(dest))' leaves the root"
             case .empty: "destination is empty"
-            case .noFileName(let url): "cannot take a file name from URL '\(Rules.abbreviated(Redactor.redactURLAndQuery(url)))'; give 'dest' a file name"
-            case .reserved(let dest): "destination '\(Rules.abbreviated(dest))' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, or the state folder .jgmirror)"
+            case .noFileName(let url):
+                "cannot take a file name from URL '\(Rules.abbreviated(Redactor.redactURLAndQuery(url)))'; give 'dest' a file name"
+            case .reserved(let dest):
+                "destination '\(Rules.abbreviated(dest))' uses a name jgmirror reserves (.jgpart, .jgd, .jgbad, or the state folder .jgmirror)"
             case .invalid(let dest): "destination '\(Rules.printable(dest))' contains a control character"
             case .nameTooLong(let name, let bytes, let limit):
                 "destination name '\(Rules.abbreviated(name))' is \(bytes) bytes long; file systems take \(limit) "

@@ -11,27 +11,28 @@ extension ManifestParser {
                 let (url, urlLocation) = try parser.readString("checksums")
                 try parser.checkURL(url, at: urlLocation)
                 sources.append(ChecksumSource(url: url, location: urlLocation))
-            }
-        ) { parser, location throws(ManifestError) in
-            var seen = SeenKeys(Self.checksumKeys)
-            var source: ChecksumSource?
-            var signature = SignatureKeys()
-            while let (key, _) = try parser.nextKey(in: "a checksums entry", seen: &seen) {
-                if try signature.parse(key, with: &parser) { continue }
-                let (url, urlLocation) = try parser.readString(key)
-                try parser.checkURL(url, at: urlLocation)
-                source = ChecksumSource(url: url, location: urlLocation)
-            }
-            guard var source else { throw parser.error(location, "a checksums entry needs 'url'") }
-            source.signature = try signature.resolve(at: location, parser: parser)
-            sources.append(source)
-        }
+            },
+            { parser, location throws(ManifestError) in
+                var seen = SeenKeys(Self.checksumKeys)
+                var source: ChecksumSource?
+                var signature = SignatureKeys()
+                while let (key, _) = try parser.nextKey(in: "a checksums entry", seen: &seen) {
+                    if try signature.parse(key, with: &parser) { continue }
+                    let (url, urlLocation) = try parser.readString(key)
+                    try parser.checkURL(url, at: urlLocation)
+                    source = ChecksumSource(url: url, location: urlLocation)
+                }
+                guard var source else { throw parser.error(location, "a checksums entry needs 'url'") }
+                source.signature = try signature.resolve(at: location, parser: parser)
+                sources.append(source)
+            })
         return sources
     }
 
     mutating func parseSets() throws(ManifestError) -> [ManifestSet] {
         var sets: [ManifestSet] = []
-        try forEachMapping(in: "sets", what: "each set is a mapping with at least 'sums'") { parser, location throws(ManifestError) in
+        try forEachMapping(in: "sets", what: "each set is a mapping with at least 'sums'") {
+            parser, location throws(ManifestError) in
             sets.append(try parser.parseSet(at: location))
         }
         return sets
@@ -141,7 +142,8 @@ extension ManifestParser {
         func resolve(at location: SourceLocation, parser: ManifestParser) throws(ManifestError) -> ListSignature? {
             switch (url, keyring) {
             case (nil, nil): return nil
-            case (nil, let keyring?): throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
+            case (nil, let keyring?):
+                throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
             case (let url?, nil): throw parser.error(url.1, "'signature' needs 'keyring' (the keys that may sign the list)")
             case (let url?, let keyring?):
                 let parent = Paths.parent(of: parser.reader.sourceName)
@@ -154,7 +156,9 @@ extension ManifestParser {
                 if Keyring.isArmored(keys) {
                     do { _ = try Keyring.dearmor(keys) } catch {
                         throw parser.error(
-                            keyring.1, "keyring '\(keyring.0)' is ASCII-armored but \(error.message); export it again, or convert it with 'gpg --dearmor'")
+                            keyring.1,
+                            "keyring '\(keyring.0)' is ASCII-armored but \(error.message); export it again, or convert it with 'gpg --dearmor'"
+                        )
                     }
                 }
                 return ListSignature(url: url.0, keyring: path)

@@ -24,13 +24,16 @@ extension ManifestParser {
             while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
                 parent = String(parent[..<slash])
                 if let clash = destinations.location(of: parent, in: items) {
-                    throw error(item.destLocation, "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
+                    throw error(
+                        item.destLocation,
+                        "destination '\(dest)' lies inside '\(parent)', the file of the item at line \(clash.line)")
                 }
                 if !directories.insert(parent).inserted { break }
             }
             destinations.insert(dest, at: index, of: items)
             if let clash = Self.caseClash(
-                dest, line: item.destLocation.line, exact: { destinations.location(of: $0, in: items) }, exactFolders: directories,
+                dest, line: item.destLocation.line, exact: { destinations.location(of: $0, in: items) },
+                exactFolders: directories,
                 &foldedDestinations, &foldedDirectories)
             {
                 let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")

@@ -26,7 +26,8 @@ extension ManifestParser {
             if range.upperBound == Int.max || range.lowerBound == Int.min {
                 throw error(location, "'\(key)' must be a whole number, not '\(text)'")
             }
-            throw error(location, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw error(
+                location, "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return (value, location)
     }

@@ -18,14 +18,16 @@ struct ManifestParser {
 
     static let topKeys = ["version", "root", "defaults", "hosts", "checksums", "sets", "items"]
     static let settingKeys = [
-        "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers", "max_size",
+        "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers",
+        "max_size",
         "refresh",
     ]
     static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag", "link"] + settingKeys
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
     static let linkKeys: Set<String> = ["link", "dest", "tag", "tags"]
     static let checksumKeys = ["url", "signature", "keyring"]
-    static let setKeys = ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish", "keep"] + settingKeys
+    static let setKeys =
+        ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish", "keep"] + settingKeys
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -123,7 +125,8 @@ struct ManifestParser {
     }
 
     mutating func parseItems(into items: inout ManifestItemChunks) throws(ManifestError) {
-        try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") { parser, location throws(ManifestError) in
+        try forEachMapping(in: "items", what: "each item is a mapping with at least 'url'") {
+            parser, location throws(ManifestError) in
             items.append(try parser.parseItem(at: location, index: items.count))
         }
     }

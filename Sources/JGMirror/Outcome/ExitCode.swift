@@ -41,7 +41,8 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
 
     /// "When several apply, …": the rule of `combine`, in words.
     public static var precedenceRule: String {
-        "When several apply, the highest in this order wins: " + byPrecedence.filter { $0 != .success }.map { String($0.rawValue) }.joined(separator: ", ") + "."
+        "When several apply, the highest in this order wins: "
+            + byPrecedence.filter { $0 != .success }.map { String($0.rawValue) }.joined(separator: ", ") + "."
     }
 
     /// Higher wins when several apply: 130, 2, 3, 4, 1, 0.

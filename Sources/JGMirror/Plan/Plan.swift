@@ -59,8 +59,11 @@ public struct Plan: Sendable {
                 index += 1
                 if listHeaders.count < lists.count {
                     for list in lists where listHeaders[list] == nil {
-                        guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else { continue }
-                        listHeaders[list] = Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers)
+                        guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else {
+                            continue
+                        }
+                        listHeaders[list] = Plan.mergeHeaders(
+                            defaults.headers ?? [], item.settings.headers ?? [], options.headers)
                     }
                 }
                 let tags = item.settings.tags ?? defaults.tags ?? []
@@ -71,8 +74,10 @@ public struct Plan: Sendable {
                 // The parser has already normalised `dest`.
                 let dest = item.dest ?? ""
                 if let shard = options.shard, !shard.contains(dest: dest) { continue }
-                let connections = options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
-                let retries = options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
+                let connections =
+                    options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
+                let retries =
+                    options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
                 selected.append(
                     PlannedItem(
                         id: index,
@@ -109,7 +114,9 @@ public struct Plan: Sendable {
         if filters.count > 4 { filters = filters.prefix(4) + ["…"] }
         let unknown = (options.tags + options.skipTags).filter { !knownTags.contains($0) }
         var message = "\(filters.joined(separator: " ")) selects no item"
-        if !unknown.isEmpty { message += " (no item has the tag\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")))" }
+        if !unknown.isEmpty {
+            message += " (no item has the tag\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")))"
+        }
         if knownTags.isEmpty {
             message += "; the manifest's items have no tags"
         } else {

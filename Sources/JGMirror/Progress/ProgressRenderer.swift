@@ -57,7 +57,9 @@ public final class ProgressRenderer: @unchecked Sendable {
             if !bars, verbosity == .verbose {
                 let size = start.length.map(Units.formatBytes) ?? "unknown size"
                 let resumed = start.resumedFrom > 0 ? ", resuming at \(Units.formatBytes(start.resumedFrom))" : ""
-                line("start      \(start.dest) (\(size), \(start.connections) connection\(start.connections == 1 ? "" : "s")\(resumed))")
+                line(
+                    "start      \(start.dest) (\(size), \(start.connections) connection\(start.connections == 1 ? "" : "s")\(resumed))"
+                )
             }
         case .progress(let progress):
             active[progress.dest] = progress
@@ -141,7 +143,8 @@ public final class ProgressRenderer: @unchecked Sendable {
         var line: String {
             guard count > 1 else { return ProgressRenderer.line(for: first) }
             let names = named.map(Rules.printable).joined(separator: ", ") + (count > named.count ? ", …" : "")
-            var text = key.status.rawValue.padding(toLength: ProgressRenderer.statusWidth, withPad: " ", startingAt: 0)
+            var text =
+                key.status.rawValue.padding(toLength: ProgressRenderer.statusWidth, withPad: " ", startingAt: 0)
                 + "\(count) items (\(names))"
             if let code = key.code { text += ": \(code): \(key.message ?? "")" }
             return text
@@ -164,7 +167,9 @@ public final class ProgressRenderer: @unchecked Sendable {
 
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
-        if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) { return }
+        if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) {
+            return
+        }
         if result.status.isProblem {
             if pendingProblems?.key == ProblemGroup.Key(result) {
                 pendingProblems?.add(result)
@@ -182,7 +187,9 @@ public final class ProgressRenderer: @unchecked Sendable {
     static func line(for result: ItemResult) -> String {
         // A pruned file's name comes from disk and may hold a newline: one line each, escaped.
         let status = result.status.rawValue
-        var text = status.padding(toLength: max(Self.statusWidth, status.count + 1), withPad: " ", startingAt: 0) + Rules.printable(result.dest)
+        var text =
+            status.padding(toLength: max(Self.statusWidth, status.count + 1), withPad: " ", startingAt: 0)
+            + Rules.printable(result.dest)
         if let error = result.error {
             text += ": \(error.code): \(error.message)"
         } else if let link = result.link {
@@ -215,7 +222,8 @@ public final class ProgressRenderer: @unchecked Sendable {
         let speed = Double(total) / elapsed
         let eta = speed > 0 ? String(format: "%.0fs", Double(remaining) / speed) : "--"
         lines.append(
-            "total \(Units.formatBytes(total)) at \(Units.formatBytes(Int64(speed)))/s, \(active.count) active, \(connections) connections, ETA \(eta)")
+            "total \(Units.formatBytes(total)) at \(Units.formatBytes(Int64(speed)))/s, \(active.count) active, \(connections) connections, ETA \(eta)"
+        )
         try? output.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
         drawnLines = lines.count
     }

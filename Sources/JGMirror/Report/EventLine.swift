@@ -25,7 +25,8 @@ public enum EventLine {
             return line(
                 "item_progress", time,
                 [
-                    ("dest", .string(progress.dest)), ("tag", .int(progress.tag)), ("bytes_this_run", .int(progress.bytesThisRun)),
+                    ("dest", .string(progress.dest)), ("tag", .int(progress.tag)),
+                    ("bytes_this_run", .int(progress.bytesThisRun)),
                     ("bytes_present", .int(progress.bytesPresent)), ("expected", .int(progress.expected)),
                     ("connections", .int(progress.connections)),
                 ])

@@ -122,7 +122,8 @@ extension RunReport {
                 .object([
                     ("items", .int(totals.items)), ("downloaded", .int(totals.downloaded)), ("unchanged", .int(totals.unchanged)),
                     ("failed", .int(totals.failed)), ("mismatch", .int(totals.mismatch)), ("unverified", .int(totals.unverified)),
-                    ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)), ("verified", .int(totals.verified)),
+                    ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)),
+                    ("verified", .int(totals.verified)),
                     ("missing", .int(totals.missing)), ("deleted", .int(totals.deleted)),
                     ("delete_skipped", .int(totals.deleteSkipped)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),

@@ -18,12 +18,14 @@ public enum JUnitReport {
         xml +=
             "  <testsuite name=\"jgmirror \(escape(report.command))\" tests=\"\(report.itemCount)\" failures=\"\(failures)\" skipped=\"\(totals.skipped)\" time=\"\(RunReport.rounded(report.durationS))\" timestamp=\"\(RunReport.timestamp(report.started))\">\n"
         report.forEachItem { item in
-            xml += "    <testcase classname=\"\(escape(report.manifest ?? "jgmirror"))\" name=\"\(escape(item.dest))\" time=\"\(RunReport.rounded(item.durationS))\">\n"
+            xml +=
+                "    <testcase classname=\"\(escape(report.manifest ?? "jgmirror"))\" name=\"\(escape(item.dest))\" time=\"\(RunReport.rounded(item.durationS))\">\n"
             switch item.status {
             case .failed, .mismatch, .missing, .interrupted, .deleteSkipped:
                 let code = item.error?.code.rawValue ?? item.status.rawValue
                 let message = item.error?.message ?? item.status.rawValue
-                xml += "      <failure type=\"\(escape(code))\" message=\"\(escape(message))\">\(escape(describe(item)))</failure>\n"
+                xml +=
+                    "      <failure type=\"\(escape(code))\" message=\"\(escape(message))\">\(escape(describe(item)))</failure>\n"
             case .skipped:
                 xml += "      <skipped/>\n"
             default:
@@ -57,7 +59,11 @@ public enum JUnitReport {
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
             default:
-                if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" { out += "?" } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" {
+                    out += "?"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out

@@ -50,7 +50,8 @@ struct ResultRow: Sendable {
         actual512IsExpected = result.sha512Actual != nil && result.sha512Actual == item.sha512
         let fromItem =
             result.dest == item.dest && result.url == item.displayURL && result.tag == item.tag && result.tags == item.tags
-            && result.sha256Expected.map(PackedSHA256.init) == item.expectedSHA256 && result.sha512Expected == item.sha512 && result.insecure == item.insecure
+            && result.sha256Expected.map(PackedSHA256.init) == item.expectedSHA256 && result.sha512Expected == item.sha512
+            && result.insecure == item.insecure
             && result.link == item.link
             && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual

@@ -19,10 +19,13 @@ public enum RunMetrics {
             lastRun("timestamp", unit: "seconds", "When the last run finished, in seconds since the Unix epoch."),
             report.finished.timeIntervalSince1970)
         gauge(lastRun("duration", unit: "seconds", "How long the last run took."), report.durationS)
-        gauge(lastRun("exit_code", "The last run's exit code (0 = every item present and verified)."), Double(report.exitCode.rawValue))
+        gauge(
+            lastRun("exit_code", "The last run's exit code (0 = every item present and verified)."),
+            Double(report.exitCode.rawValue))
         var counts = Dictionary(uniqueKeysWithValues: ItemStatus.allCases.map { ($0, 0) })
         report.forEachItem { item in counts[item.status, default: 0] += 1 }
-        let items = MetricNameDescriptor(namespace: "jgmirror", metricName: "items", unitName: "", helpText: "Items of the last run per status.")
+        let items = MetricNameDescriptor(
+            namespace: "jgmirror", metricName: "items", unitName: "", helpText: "Items of the last run per status.")
         for status in ItemStatus.allCases {
             registry.makeGauge(descriptor: items, labels: label + [("status", status.rawValue)]).set(Double(counts[status] ?? 0))
         }
@@ -69,7 +72,9 @@ public enum RunMetrics {
     public static func bytesVerified(_ report: RunReport) -> Int64 {
         var sum: Int64 = 0
         report.forEachItem { item in
-            let matched = [.downloaded, .unchanged, .verified].contains(item.status) && (item.sha256Expected != nil || item.sha512Expected != nil)
+            let matched =
+                [.downloaded, .unchanged, .verified].contains(item.status)
+                && (item.sha256Expected != nil || item.sha512Expected != nil)
             if matched { sum = sum.addingSaturated(item.bytes ?? 0) }
         }
         return sum

@@ -51,7 +51,8 @@ public final class RunOutputs: @unchecked Sendable {
                 stream = writer
             } catch {
                 eventsFailure = error.reason
-                problem("cannot write events \(Rules.printable(eventsTarget.given)): \(error.reason); the run goes on without them")
+                problem(
+                    "cannot write events \(Rules.printable(eventsTarget.given)): \(error.reason); the run goes on without them")
             }
         }
         events = stream

@@ -74,7 +74,8 @@ extension RunReport {
         var codes = parts.map(\.exitCode) + [ExitCode.forResults(items)]
         if !missing.isEmpty { codes.append(ErrorCode.shardMissing.exitCode) }
         var merged = RunReport(
-            command: reports.first.flatMap { RunCommand(rawValue: $0.command) } ?? .sync, manifest: parts.first?.manifest ?? reports.first?.manifest,
+            command: reports.first.flatMap { RunCommand(rawValue: $0.command) } ?? .sync,
+            manifest: parts.first?.manifest ?? reports.first?.manifest,
             started: started, finished: finished, items: items, exitCode: ExitCode.combine(codes))
         if let identity {
             merged.run = RunIdentity(

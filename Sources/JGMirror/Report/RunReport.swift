@@ -60,7 +60,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
         storedItems = []
         compactItems = items
         var code = ExitCode.success
-        items.forEachOutcome { status, _, error in code = ExitCode.combine([code, ExitCode.forResult(status: status, error: error)]) }
+        items.forEachOutcome { status, _, error in
+            code = ExitCode.combine([code, ExitCode.forResult(status: status, error: error)])
+        }
         exitCode = code
     }
 
@@ -83,7 +85,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     public static func == (lhs: RunReport, rhs: RunReport) -> Bool {
         lhs.jgmirror == rhs.jgmirror && lhs.command == rhs.command && lhs.manifest == rhs.manifest && lhs.started == rhs.started
-            && lhs.finished == rhs.finished && lhs.exitCode == rhs.exitCode && lhs.error == rhs.error && lhs.warnings == rhs.warnings
+            && lhs.finished == rhs.finished && lhs.exitCode == rhs.exitCode && lhs.error == rhs.error
+            && lhs.warnings == rhs.warnings
             && lhs.items == rhs.items && lhs.run == rhs.run && lhs.attempts == rhs.attempts
             && lhs.missingShards == rhs.missingShards
     }

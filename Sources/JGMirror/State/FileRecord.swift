@@ -56,7 +56,9 @@ public struct FileRecord: Sendable, Equatable {
     /// trusted (git's "racy" rule): a write in the same clock tick after the stat
     /// would leave every field as recorded. Such a file is hashed, and recording it
     /// again then makes it trusted.
-    public func vouches(for current: FileStat, sha256 expected256: String?, sha512 expected512: String? = nil, racyWindowNs: Int64) -> Bool {
+    public func vouches(
+        for current: FileStat, sha256 expected256: String?, sha512 expected512: String? = nil, racyWindowNs: Int64
+    ) -> Bool {
         guard current == stat, let verifiedAt, expected256 != nil || expected512 != nil else { return false }
         // Each digest the item names must be the one on record (lists can give both).
         if let expected512 {

@@ -55,7 +55,8 @@ public struct RecordTable: Sendable {
     public init(_ records: some Sequence<FileRecord>) {
         for record in records {
             append(
-                dest: record.dest, stat: record.stat, sha256: record.sha256.flatMap { StateStore.digestBytes($0, count: 32) }.map { [UInt8]($0) },
+                dest: record.dest, stat: record.stat,
+                sha256: record.sha256.flatMap { StateStore.digestBytes($0, count: 32) }.map { [UInt8]($0) },
                 sha512: record.sha512.flatMap { StateStore.digestBytes($0, count: 64) }.map { [UInt8]($0) }, etag: record.etag,
                 lastModified: record.lastModified, url: record.url, verifiedAt: record.verifiedAt, checkedAt: record.checkedAt)
         }
@@ -88,7 +89,9 @@ public struct RecordTable: Sendable {
         let etagLength = Self.append(etag, to: &bytes)
         let lastModifiedLength = Self.append(lastModified, to: &bytes)
         if ordered, let last = rows.last,
-            bytes.withUnsafeBytes({ Self.compare(Self.key(of: last, in: $0), UnsafeRawBufferPointer(rebasing: $0[start..<start + destLength])) })
+            bytes.withUnsafeBytes({
+                Self.compare(Self.key(of: last, in: $0), UnsafeRawBufferPointer(rebasing: $0[start..<start + destLength]))
+            })
                 != .less
         {
             ordered = false
@@ -97,7 +100,8 @@ public struct RecordTable: Sendable {
             Row(
                 stat: stat, verifiedAt: verifiedAt ?? .min, checkedAt: checkedAt, sha256: digest,
                 urlHash: url.map(StableHash.fnv1a64) ?? 0, start: start,
-                destLength: Int32(destLength), etagLength: etagLength, lastModifiedLength: lastModifiedLength, hasSHA256: hasSHA256,
+                destLength: Int32(destLength), etagLength: etagLength, lastModifiedLength: lastModifiedLength,
+                hasSHA256: hasSHA256,
                 hasSHA512: hasSHA512))
     }
 

@@ -51,7 +51,8 @@ public final class StateFolder {
                 for other in Self.shardCounts(in: path) where other != shard.count {
                     if Self.isHeld(path + "/shards-of-\(other).lock") {
                         throw .locked(
-                            "a jgmirror sync of --shard ?/\(other) holds \(root); shards sharing a tree must use the same count (this run has \(shard.count))")
+                            "a jgmirror sync of --shard ?/\(other) holds \(root); shards sharing a tree must use the same count (this run has \(shard.count))"
+                        )
                     }
                 }
                 try take("shard-\(shard.index)-of-\(shard.count).lock", in: folder, exclusive: true) {

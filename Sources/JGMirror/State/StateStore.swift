@@ -49,11 +49,14 @@ public final class StateStore: Sendable {
         } catch StoreError.newerVersion {
             return Opening(
                 store: nil,
-                warning: "state database \(path) was written by a newer jgmirror; not using it this run (every present file is hashed)")
+                warning:
+                    "state database \(path) was written by a newer jgmirror; not using it this run (every present file is hashed)"
+            )
         } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) {
             return Opening(
                 store: nil,
-                warning: "state database \(path) is locked by another program; not using it this run (every present file is hashed)")
+                warning:
+                    "state database \(path) is locked by another program; not using it this run (every present file is hashed)")
         } catch {
             let reason = describe(error)
             for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
@@ -66,11 +69,15 @@ public final class StateStore: Sendable {
                 let store = try connect(path: path, busyTimeout: busyTimeout)
                 return Opening(
                     store: store,
-                    warning: "state database \(path) is damaged (\(reason)); \(kept.map { "moved to \($0)" } ?? "removed") and rebuilt from the files (every present file is hashed)")
+                    warning:
+                        "state database \(path) is damaged (\(reason)); \(kept.map { "moved to \($0)" } ?? "removed") and rebuilt from the files (every present file is hashed)"
+                )
             } catch {
                 return Opening(
                     store: nil,
-                    warning: "state database \(path) is damaged (\(reason)) and cannot be rebuilt (\(describe(error))); every present file is hashed")
+                    warning:
+                        "state database \(path) is damaged (\(reason)) and cannot be rebuilt (\(describe(error))); every present file is hashed"
+                )
             }
         }
     }
@@ -105,7 +112,9 @@ public final class StateStore: Sendable {
         // Reading every page once finds a damaged file now rather than halfway through
         // the run; a 100,000-item database is read in a few tens of milliseconds.
         let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
-        if problems != ["ok"] { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: problems.prefix(3).joined(separator: "; ")) }
+        if problems != ["ok"] {
+            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: problems.prefix(3).joined(separator: "; "))
+        }
         return StateStore(path: path, pool: pool)
     }
 
@@ -201,7 +210,8 @@ public final class StateStore: Sendable {
                 let digest: Data? = row[6]
                 let digest512: Data? = row[12]
                 records[dest] = FileRecord(
-                    dest: dest, stat: stat, sha256: digest.map { SHA256.hex($0) }, sha512: digest512.map { SHA256.hex($0) }, etag: row[7],
+                    dest: dest, stat: stat, sha256: digest.map { SHA256.hex($0) }, sha512: digest512.map { SHA256.hex($0) },
+                    etag: row[7],
                     lastModified: row[8], url: row[9], verifiedAt: row[10], checkedAt: row[11])
             }
             return records
@@ -233,7 +243,8 @@ public final class StateStore: Sendable {
                 let digest: Data? = row[6]
                 let digest512: Data? = row[11]
                 table.append(
-                    dest: row[0], stat: stat, sha256: digest.map { [UInt8]($0) }, sha512: digest512.map { [UInt8]($0) }, etag: row[7],
+                    dest: row[0], stat: stat, sha256: digest.map { [UInt8]($0) }, sha512: digest512.map { [UInt8]($0) },
+                    etag: row[7],
                     lastModified: row[8], url: row[12], verifiedAt: row[9], checkedAt: row[10])
             }
             table.finish()
@@ -311,7 +322,9 @@ public final class StateStore: Sendable {
     /// The validators last seen for `url`, for a conditional request (lists of `sets:`
     /// and other files fetched by URL rather than placed as items).
     public func validators(forURL url: String) -> (etag: String?, lastModified: String?)? {
-        let row = try? pool.read { db in try Row.fetchOne(db, sql: "SELECT etag, last_modified FROM remote WHERE url = ?", arguments: [url]) }
+        let row = try? pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT etag, last_modified FROM remote WHERE url = ?", arguments: [url])
+        }
         guard let row = row ?? nil else { return nil }
         return (row[0], row[1])
     }

@@ -61,7 +61,9 @@ struct TreeWalker {
                 }
             } else {
                 // Not UTF-8: repaired (U+FFFD) for the path only, and never touched.
-                name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+                name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self))
+                }
                 kind = .other
             }
             let path = prefix + name

@@ -48,7 +48,8 @@ public struct Redactor: Sendable {
     public static func redactURLAndQuery(_ url: String) -> String {
         guard let question = url.firstIndex(of: "?") else { return redactURL(url) }
         let fragment = url[question...].firstIndex(of: "#") ?? url.endIndex
-        let pairs = url[url.index(after: question)..<fragment].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+        let pairs = url[url.index(after: question)..<fragment].split(separator: "&", omittingEmptySubsequences: false).map {
+            pair in
             pair.firstIndex(of: "=").map { pair[..<$0] + "=***" } ?? String(pair)
         }
         return redactURL(String(url[..<question])) + "?" + pairs.joined(separator: "&") + url[fragment...]
@@ -90,7 +91,8 @@ public struct Redactor: Sendable {
         let bytes = Array(text.utf8)
         func ends(_ byte: UInt8) -> Bool {
             byte <= 32 || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "\"")
-                || byte == UInt8(ascii: "'") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: ")")
+                || byte == UInt8(ascii: "'") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: ")")
         }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
@@ -157,7 +159,9 @@ public struct HTTPHeader: Sendable, Hashable {
     /// An RFC 9110 token: visible ASCII without separators.
     public static func isValidName(_ name: String) -> Bool {
         !name.isEmpty
-            && name.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains($0) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && $0.value > 32 && $0.value < 127 && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains($0)
+            }
     }
 
     /// No CR, LF, NUL or other control character (a tab is allowed): one header line.

@@ -81,7 +81,8 @@ public enum Rules {
     public static func pathLengthProblem(_ path: String) -> String? {
         let longest = path.utf8.count + longestWorkingSuffix.utf8.count
         guard longest > maxPathLength else { return nil }
-        return "makes a path of \(longest) bytes (with the \(longestWorkingSuffix) jgmirror adds); Linux takes at most \(maxPathLength)"
+        return
+            "makes a path of \(longest) bytes (with the \(longestWorkingSuffix) jgmirror adds); Linux takes at most \(maxPathLength)"
     }
 
     /// What is wrong with a duration of `seconds` for a setting that takes `range`.

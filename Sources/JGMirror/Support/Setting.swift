@@ -40,9 +40,9 @@ public struct Setting<Value: Comparable & Sendable>: Sendable {
 extension Setting where Value == Int {
     /// A whole number: `must be a whole number from 1 to 64, not 0`.
     init(default value: Int, range: ClosedRange<Int>) {
-        self.init(defaultValue: value, range: range, format: { String($0) }) { setting, value in
-            "must be a whole number from \(setting.rangeText), not \(value)"
-        }
+        self.init(
+            defaultValue: value, range: range, format: { String($0) },
+            refusal: { setting, value in "must be a whole number from \(setting.rangeText), not \(value)" })
     }
 }
 

@@ -28,7 +28,9 @@ struct URLAuthority {
         let needle = UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount)
         guard let scheme = TextSearch.offset(of: needle, in: url) else { return nil }
         let start = scheme + needle.count
-        let end = url[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? url.count
+        let end =
+            url[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? url.count
         let host = url[start..<end].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? start
         return (scheme, start, host, end)
     }

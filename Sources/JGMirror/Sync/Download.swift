@@ -34,7 +34,9 @@ public struct Download: Sendable {
     public func session(options: SyncOptions = SyncOptions()) throws(UsageError) -> SyncSession {
         let curl = CurlURL()
         for source in [url] + mirrors {
-            if let problem = Rules.urlProblem(source, allowFileURLs: options.allowFileURLs, curl: curl) { throw UsageError(problem) }
+            if let problem = Rules.urlProblem(source, allowFileURLs: options.allowFileURLs, curl: curl) {
+                throw UsageError(problem)
+            }
         }
         guard !destination.isEmpty else {
             throw UsageError("the destination is empty; give -o a file name, or a folder to keep the URL's file name")
@@ -54,7 +56,8 @@ public struct Download: Sendable {
         let item = PlannedItem(
             id: 0, texts: ItemTexts(url: url, dest: name),
             extras: ItemExtras(mirrors: mirrors, tag: tag), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) },
-            connections: connections, retries: retries ?? Rules.defaultRetries(connections: connections), minSegment: minSegment, timeout: timeout,
+            connections: connections, retries: retries ?? Rules.defaultRetries(connections: connections), minSegment: minSegment,
+            timeout: timeout,
             headers: headers, redact: headers.map(\.name), tags: [], insecure: insecure, maxSize: maxSize, refresh: .always,
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])

@@ -77,7 +77,7 @@ extension PlannedItem {
     enum Inspection {
         case decided(ItemAssessment)
         /// The destination exists with a plausible size; only its hash can decide (against
-    /// the checksum, or for an item without one against the record's SHA-256).
+        /// the checksum, or for an item without one against the record's SHA-256).
         case needsHashing(size: Int64, stat: FileStat)
         /// The destination or a folder on the way to it is a symlink (`unsafe_path`).
         case unsafe(TransferError)
@@ -209,7 +209,9 @@ extension PlannedItem {
     /// An item without a checksum whose record does not vouch for the file: hashed,
     /// and the record's validators used when the file still has the recorded SHA-256;
     /// otherwise the file is fetched again.
-    func assessRecordByHashing(_ recorded: String, record: FileRecord, size: Int64, stat: FileStat, root: RootDirectory) -> ItemAssessment {
+    func assessRecordByHashing(_ recorded: String, record: FileRecord, size: Int64, stat: FileStat, root: RootDirectory)
+        -> ItemAssessment
+    {
         let hashedAt = FileRecord.now()
         let actual = (try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK)).flatMap { fd -> String? in
             defer { close(fd) }

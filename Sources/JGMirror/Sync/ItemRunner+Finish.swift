@@ -165,7 +165,8 @@ extension ItemRunner {
         let validators = outcome.validators
         let placed = FileRecord(
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
-            sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL, verifiedAt: nil, checkedAt: 0)
+            sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL,
+            verifiedAt: nil, checkedAt: 0)
         let commit = Placement.Commit(
             part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced,
             contents: outcome.body

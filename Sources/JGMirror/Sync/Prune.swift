@@ -71,7 +71,9 @@ public struct Prune: Sendable {
             return .enter
         }
         let emptied = folders.filter { !occupied.contains($0) && !itemFolders.contains($0) }
-        let deepestFirst = emptied.sorted { $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) > $1.utf8.count(where: { $0 == UInt8(ascii: "/") }) }
+        let deepestFirst = emptied.sorted {
+            $0.utf8.count(where: { $0 == UInt8(ascii: "/") }) > $1.utf8.count(where: { $0 == UInt8(ascii: "/") })
+        }
         return Prune(files: files, folders: deepestFirst)
     }
 
@@ -79,7 +81,8 @@ public struct Prune: Sendable {
     public func skipped(because reason: String) -> [ItemResult] {
         files.map {
             ItemResult(
-                dest: $0.path, url: "", status: .deleteSkipped, bytes: $0.size, error: ItemError(code: .deleteSkipped, message: reason))
+                dest: $0.path, url: "", status: .deleteSkipped, bytes: $0.size,
+                error: ItemError(code: .deleteSkipped, message: reason))
         }
     }
 
@@ -103,7 +106,9 @@ public struct Prune: Sendable {
                 fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             } else {
                 let parent = folder(Paths.parent(of: relative))
-                fd = parent < 0 ? -1 : openat(parent, Paths.lastComponent(of: relative), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                fd =
+                    parent < 0
+                    ? -1 : openat(parent, Paths.lastComponent(of: relative), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
             openFolders[relative] = fd
             return fd
@@ -116,7 +121,11 @@ public struct Prune: Sendable {
             var info = stat()
             if parent < 0 || fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
                 // Gone already, or its folder was replaced: nothing of ours to delete.
-                if errno == ENOENT { results.append(result) } else { results.append(failure(file, errno, "cannot open the folder of")) }
+                if errno == ENOENT {
+                    results.append(result)
+                } else {
+                    results.append(failure(file, errno, "cannot open the folder of"))
+                }
                 continue
             }
             guard (info.st_mode & S_IFMT) == S_IFREG else { continue }
@@ -149,6 +158,7 @@ public struct Prune: Sendable {
 
     private func failure(_ file: File, _ error: TransferError) -> ItemResult {
         ItemResult(
-            dest: file.path, url: "", status: .failed, bytes: file.size, error: ItemError(code: error.code, message: error.message))
+            dest: file.path, url: "", status: .failed, bytes: file.size,
+            error: ItemError(code: error.code, message: error.message))
     }
 }

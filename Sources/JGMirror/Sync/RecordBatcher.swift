@@ -47,10 +47,11 @@ final class RecordBatcher: Sendable {
     /// Writes what is queued once the batches under way are written; blocks.
     func flush() {
         writing.sync {}
-        save(pending.withLock { pending in
-            defer { pending = [] }
-            return pending
-        })
+        save(
+            pending.withLock { pending in
+                defer { pending = [] }
+                return pending
+            })
     }
 
     private func save(_ batch: [FileRecord]) {

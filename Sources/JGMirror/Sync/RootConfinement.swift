@@ -37,7 +37,8 @@ enum RootConfinement {
                 case S_IFDIR:
                     throw ManifestError(
                         file: plan.manifest.path, location: item.location,
-                        message: "destination '\(item.dest)' is an existing folder under \(plan.root); a file cannot be placed there")
+                        message:
+                            "destination '\(item.dest)' is an existing folder under \(plan.root); a file cannot be placed there")
                 case S_IFREG: break
                 case _ where !placing: break  // `verify` reports it as not a regular file
                 default:
@@ -45,7 +46,9 @@ enum RootConfinement {
                     // as root would replace the system's /dev/null with a file).
                     throw ManifestError(
                         file: plan.manifest.path, location: item.location,
-                        message: "destination '\(item.dest)' is \(Paths.kind(of: info.st_mode)) under \(plan.root); jgmirror replaces only regular files")
+                        message:
+                            "destination '\(item.dest)' is \(Paths.kind(of: info.st_mode)) under \(plan.root); jgmirror replaces only regular files"
+                    )
                 }
             }
             if let problem = Rules.pathLengthProblem(item.path) {
@@ -168,7 +171,11 @@ enum RootConfinement {
             if let resolved = Paths.canonical(current.isEmpty ? "." : current) {
                 var names = resolved.split(separator: "/", omittingEmptySubsequences: true)
                 for name in missing.reversed() {
-                    if name == ".." { if !names.isEmpty { names.removeLast() } } else if name != "." && !name.isEmpty { names.append(name) }
+                    if name == ".." {
+                        if !names.isEmpty { names.removeLast() }
+                    } else if name != "." && !name.isEmpty {
+                        names.append(name)
+                    }
                 }
                 return "/" + names.joined(separator: "/")
             }

@@ -22,7 +22,9 @@ extension SyncSession {
             source.resume()
             sources.append(source)
         }
-        defer { sources.forEach { $0.cancel() } }
+        defer {
+            for source in sources { source.cancel() }
+        }
         // One stream has one reader: it writes each event line, then shows the event.
         // (A second stream to the display cost a thread wake-up per event: 30 ms of a
         // 2000-file sync.)

@@ -6,7 +6,8 @@ public enum Verification {
     /// Checks every item; missing or mismatching files give exit 3. Every file it
     /// hashes is recorded in the tree's state database, when it has one, so the next
     /// sync's quick check trusts what was just verified.
-    public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport {
+    public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport
+    {
         let started = Date()
         // A tree published as snapshots is checked where `current` points (SPEC §10b).
         let stateRoot = plan.root
@@ -104,7 +105,7 @@ public enum Verification {
         var info = stat()
         var opened: Int32 = -1
         if let root {
-            do { opened = try root.openFile(item.path, flags: O_RDONLY | O_NONBLOCK) } catch where error.code == .unsafePath {
+            do { opened = try root.openFile(item.path, flags: O_RDONLY | O_NONBLOCK) } catch  where error.code == .unsafePath {
                 result.status = .failed
                 result.error = ItemError(code: error.code, message: error.message)
                 return (result, nil)

@@ -52,10 +52,12 @@ struct BodyWriter {
             // its own word. Announced bytes past the region's end, as a 206 that runs to
             // the file's end sends, are cut by `record` below, as an open-ended
             // request's are.
-            if let announced = worker.announcedEnd ?? worker.requestedEnd, worker.pos + count > announced, region.end >= announced {
+            if let announced = worker.announcedEnd ?? worker.requestedEnd, worker.pos + count > announced, region.end >= announced
+            {
                 return (
                     0,
-                    .sizeMismatch("server sent more bytes than announced (over \(announced) for \(Redactor.redactURL(worker.url)))")
+                    .sizeMismatch(
+                        "server sent more bytes than announced (over \(announced) for \(Redactor.redactURL(worker.url)))")
                 )
             }
             // Mutated in place (no copy of the book per buffer).

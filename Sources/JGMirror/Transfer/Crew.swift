@@ -174,7 +174,9 @@ final class Crew {
 
     /// Whether `fanOut()` would hire anyone now: a file of one region (a small one)
     /// gives no other connection work.
-    var wouldHire: Bool { rangesSupported && book != nil && !fannedOut && workers.count < connections && (book?.unowned ?? 0) > 0 }
+    var wouldHire: Bool {
+        rangesSupported && book != nil && !fannedOut && workers.count < connections && (book?.unowned ?? 0) > 0
+    }
 
     /// Workers for the missing bytes, up to `connections`, each to ask once for a
     /// region of the book (SPEC §5), spread over the sources still alive.
@@ -183,7 +185,8 @@ final class Crew {
         fannedOut = true
         fannedOutAt = engine.now()
         var hired: [Worker] = []
-        while workers.count < connections, (book?.unowned ?? 0) > 0, let worker = spawn(taking: { self.book?.take(for: $0.slot) }) {
+        while workers.count < connections, (book?.unowned ?? 0) > 0, let worker = spawn(taking: { self.book?.take(for: $0.slot) })
+        {
             hired.append(worker)
         }
         return hired

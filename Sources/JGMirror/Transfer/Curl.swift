@@ -37,47 +37,49 @@ enum Curl {
     static func error(
         _ code: CURLcode, detail: String, url: String, effectiveURL: String? = nil, duringHead: Bool = false
     ) -> TransferError {
-        var where_ = Redactor.redactURL(url)
+        var place = Redactor.redactURL(url)
         if let effectiveURL, effectiveURL != url {
-            where_ = "\(Redactor.redactURL(effectiveURL)), redirected from \(where_)"
+            place = "\(Redactor.redactURL(effectiveURL)), redirected from \(place)"
         }
         let text = detail.isEmpty ? describe(code) : detail
         if code == CURLE_UNSUPPORTED_PROTOCOL, text.contains("HTTP/0.9") || code == CURLE_WEIRD_SERVER_REPLY {
             // libcurl takes a reply without a status line for HTTP/0.9, which it refuses.
             return TransferError(
-                code: .protocolViolation, message: "the server at \(where_) did not answer with HTTP (no status line; libcurl: \(text))")
+                code: .protocolViolation,
+                message: "the server at \(place) did not answer with HTTP (no status line; libcurl: \(text))")
         }
         if code == CURLE_OUT_OF_MEMORY, duringHead || text.localizedCaseInsensitiveContains("header") {
             // libcurl refuses a header over 100 KiB with "Out of memory" (before 8.6).
             return TransferError(
                 code: .protocolViolation,
-                message: "the server at \(where_) sent a response header larger than libcurl accepts (100 KiB)")
+                message: "the server at \(place) sent a response header larger than libcurl accepts (100 KiB)")
         }
         switch code {
         case CURLE_COULDNT_CONNECT:
-            return .retryable(.connect, "cannot connect to \(where_): \(text)")
+            return .retryable(.connect, "cannot connect to \(place): \(text)")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return .retryable(.resolve, "cannot resolve host of \(where_): \(text)")
+            return .retryable(.resolve, "cannot resolve host of \(place): \(text)")
         case CURLE_OPERATION_TIMEDOUT:
-            return .retryable(.timeout, "stalled: \(text) (\(where_))")
+            return .retryable(.timeout, "stalled: \(text) (\(place))")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
             CURLE_HTTP3, CURLE_QUIC_CONNECT_ERROR:
-            return .retryable(.connection, "connection dropped: \(text) (\(where_))")
+            return .retryable(.connection, "connection dropped: \(text) (\(place))")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
             CURLE_SSL_ENGINE_INITFAILED, CURLE_USE_SSL_FAILED:
-            return TransferError(code: .tls, message: "TLS failure with \(where_): \(text)")
+            return TransferError(code: .tls, message: "TLS failure with \(place): \(text)")
         case CURLE_TOO_MANY_REDIRECTS:
-            return TransferError(code: .redirect, message: "more than 10 redirects from \(where_)")
+            return TransferError(code: .redirect, message: "more than 10 redirects from \(place)")
         case CURLE_UNSUPPORTED_PROTOCOL:
-            return TransferError(code: .redirect, message: "refused to follow \(where_) to a scheme other than http/https: \(text)")
+            return TransferError(
+                code: .redirect, message: "refused to follow \(place) to a scheme other than http/https: \(text)")
         case CURLE_FILE_COULDNT_READ_FILE:
-            return TransferError(code: .notFound, message: "cannot read \(where_): \(text)")
+            return TransferError(code: .notFound, message: "cannot read \(place): \(text)")
         case CURLE_RANGE_ERROR:
-            return TransferError(code: .range, message: "the server rejected a byte range (\(where_)): \(text)")
+            return TransferError(code: .range, message: "the server rejected a byte range (\(place)): \(text)")
         default:
-            return .retryable(.transfer, "\(text) (\(where_))")
+            return .retryable(.transfer, "\(text) (\(place))")
         }
     }
 }

@@ -21,7 +21,8 @@ final class HeadHandler {
     func handle(_ worker: Worker) -> Int? {
         worker.headProcessed = true
         item.engine.noteAnswer(of: worker)
-        let request = item.request, storage = item.storage
+        let request = item.request
+        let storage = item.storage
         let presumed = item.remote.presumed
         let length = crew.book?.length
         var known = ResponseJudge.Known(

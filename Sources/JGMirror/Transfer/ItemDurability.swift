@@ -92,10 +92,13 @@ final class ItemDurability {
         }
         let queue = queue
         let failure = part.syncFailure
-        return (synced, { then in
-            guard let queue else { return then(failure.value) }
-            queue.async { then(failure.value) }
-        })
+        return (
+            synced,
+            { then in
+                guard let queue else { return then(failure.value) }
+                queue.async { then(failure.value) }
+            }
+        )
     }
 
     /// Saves resume state: the part file's data is synced first, so the record never
@@ -170,7 +173,12 @@ final class ItemDurability {
     /// Runs `work` on the queue unless the last one queued under `busy` is still
     /// pending (one checkpoint, one flush at a time); says whether it was queued.
     private func enqueue(_ work: @escaping @Sendable () -> Void, unlessBusy busy: Locked<Bool>) -> Bool {
-        guard busy.withLock({ value in defer { value = true }; return !value }) else { return false }
+        guard
+            busy.withLock({ value in
+                defer { value = true }
+                return !value
+            })
+        else { return false }
         itemQueue.async {
             work()
             busy.withLock { $0 = false }

@@ -21,14 +21,16 @@ enum Redirect {
     /// already followed for this request.
     static func nextHop(_ target: String, from url: String, hops: Int) -> Result<String, TransferError> {
         guard hops < maxHops else {
-            return .failure(TransferError(code: .redirect, message: "more than \(maxHops) redirects from \(Redactor.redactURL(url))"))
+            return .failure(
+                TransferError(code: .redirect, message: "more than \(maxHops) redirects from \(Redactor.redactURL(url))"))
         }
         let scheme = URLAuthority(target).map { $0.scheme.lowercased() }
         guard scheme == "http" || scheme == "https" else {
             return .failure(
                 TransferError(
                     code: .redirect,
-                    message: "refused to follow \(Redactor.redactURL(url)) to \(Redactor.redactURL(target)): only http and https"))
+                    message: "refused to follow \(Redactor.redactURL(url)) to \(Redactor.redactURL(target)): only http and https")
+            )
         }
         return .success(target)
     }

@@ -21,7 +21,8 @@ enum RequestBuilder {
 
     /// Sets `easy` (new, or reset) up for `worker`'s next request.
     static func setUp(
-        _ easy: CurlEasy, for worker: Worker, _ shape: Shape, request: TransferRequest, configuration: TransferEngine.Configuration
+        _ easy: CurlEasy, for worker: Worker, _ shape: Shape, request: TransferRequest,
+        configuration: TransferEngine.Configuration
     ) throws(TransferError) {
         let url = shape.url
         // Only an item's first connection may speak HTTP/2 (over TLS): libcurl would

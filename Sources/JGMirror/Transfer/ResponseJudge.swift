@@ -64,7 +64,8 @@ enum ResponseJudge {
                 head.rangeEnd.map({ $0 > start && $0 <= length }) ?? true
             else {
                 return .reject(
-                    .retryable(.protocolViolation, "server answered a different byte range than asked (\(Redactor.redactURL(url)))"))
+                    .retryable(
+                        .protocolViolation, "server answered a different byte range than asked (\(Redactor.redactURL(url)))"))
             }
             if let total = known.length, total != length {
                 return .restartFresh("remote length changed from \(total) to \(length) bytes; restarted from zero")

@@ -91,7 +91,8 @@ struct ResumeState: Codable, Equatable, Sendable {
         }
         let ranges = state.missingRanges
         let wellFormed =
-            state.missing.allSatisfy { $0.count == 2 } && ranges.allSatisfy { $0.lower >= 0 && $0.lower < $0.upper && $0.upper <= state.length }
+            state.missing.allSatisfy { $0.count == 2 }
+            && ranges.allSatisfy { $0.lower >= 0 && $0.lower < $0.upper && $0.upper <= state.length }
             && ByteRange.normalized(ranges) == ranges
         guard wellFormed else { return .discarded("resume state \(path) is inconsistent; restarted from zero") }
         return .valid(state)

@@ -72,7 +72,8 @@ enum RetryPolicy {
         }
         if situation.regionTaken { return .carryOn(standing) }
         let leaveAtOnce = stalled || error.code == .connect
-        if error.retryable, standing.retriesLeft > 0, !(leaveAtOnce && nextSource(situation, dead: situation.deadSources) != nil) {
+        if error.retryable, standing.retriesLeft > 0, !(leaveAtOnce && nextSource(situation, dead: situation.deadSources) != nil)
+        {
             standing.retriesLeft -= 1
             standing.consecutiveFailures += 1
             return .retry(standing)

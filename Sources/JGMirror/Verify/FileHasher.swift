@@ -42,10 +42,13 @@ public enum FileHasher {
     /// another `concurrentPerform` that holds every core, one after the other): a
     /// read from the page cache costs about a quarter of hashing what it brings.
     @discardableResult
-    static func hashRange(fd: Int32, from: Int64, to end: Int64?, into hasher: SHA256, path: String) throws(VerifyError) -> Int64 {
+    static func hashRange(fd: Int32, from: Int64, to end: Int64?, into hasher: SHA256, path: String) throws(VerifyError) -> Int64
+    {
         let size = end.map { Int(max(0, min(Int64(chunk), $0 - from))) } ?? chunk
         let buffers = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096) }
-        defer { buffers.forEach { $0.deallocate() } }
+        defer {
+            for buffer in buffers { buffer.deallocate() }
+        }
         var offset = from
         var current = 0
         var count = try read(fd, into: buffers[current], at: offset, before: end, path: path).get()
