@@ -8,7 +8,7 @@ scripts/deps.sh
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus-client
 # The code as a newcomer meets it: swift-format's strict lint finds nothing, and each
 # folder of the library names only the folders before it (ARCHITECTURE.md).
-swift format lint --strict --recursive Sources Tests
+swift format lint --strict --recursive Sources Tests Examples
 python3 scripts/check-folders.py
 # Warnings fail the build (ours only: SwiftPM builds the dependencies with warnings
 # suppressed).
