@@ -158,9 +158,9 @@ import Testing
         }
         // One item on each host alone shows the run each host's rate: the primary at
         // 1 MB/s, the mirror at 64 MB/s.
-        let small = TestServer.bytes(count: 256 << 10, seed: 1)
+        let small = TestServer.bytes(count: 64 << 10, seed: 1)
         var slow = TestServer.Route(body: small)
-        slow.bytesPerSecond = 1_000_000
+        slow.bytesPerSecond = 32_000
         primary.set("/a", slow)
         let large = TestServer.bytes(count: 8 << 20, seed: 2)
         var fast = TestServer.Route(body: large)
