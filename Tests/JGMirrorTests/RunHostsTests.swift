@@ -157,7 +157,7 @@ import Testing
             mirror.stop()
         }
         // One item on each host alone shows the run each host's rate: the primary at
-        // 1 MB/s, the mirror at 64 MB/s.
+        // 32 kB/s, the mirror at 64 MB/s.
         let small = TestServer.bytes(count: 64 << 10, seed: 1)
         var slow = TestServer.Route(body: small)
         slow.bytesPerSecond = 32_000
