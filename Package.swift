@@ -15,6 +15,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         .systemLibrary(
@@ -32,19 +35,23 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "CSystem"),
+        // Named apart from swift-system's own `CSystem` module (module names are
+        // global to the package graph); the folder keeps its name.
+        .target(name: "CLinux", path: "Sources/CSystem"),
         .target(
             name: "JGMirror",
             dependencies: [
-                "CCurl", "CYAML", "CCrypto", "CSystem",
+                "CCurl", "CYAML", "CCrypto", "CLinux",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
             name: "jgmirror",
             dependencies: [
-                "JGMirror", "CSystem",
+                "JGMirror", "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -79,6 +86,8 @@ let package = Package(
                 "JGMirror", "TestServer", "jgmirror", "LinkSimulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

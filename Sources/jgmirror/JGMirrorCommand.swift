@@ -1,5 +1,5 @@
 import ArgumentParser
-import CSystem
+import CLinux
 import Foundation
 import JGMirror
 

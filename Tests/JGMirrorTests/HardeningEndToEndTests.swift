@@ -219,8 +219,9 @@ import TestServer
             let arguments = [
                 "sync", path, "--events", "-", "--progress", "none", "--report", dir + "/r.json", "--metrics", dir + "/m.prom",
             ]
-            let (process, stderr) = try await executeWithStdoutClosed(arguments)
-            #expect(process.terminationReason == .exit && process.terminationStatus == 4, "\(process.terminationStatus) \(stderr)")
+            let closed = try await executeWithStdoutClosed(arguments)
+            let stderr = closed.stderr
+            #expect(!closed.signalled && closed.status == 4, "\(closed.status) \(stderr)")
             #expect(stderr.contains("jgmirror: cannot write events: Broken pipe; the run goes on without them"), "\(stderr)")
             let written = try loadReport(dir + "/r.json")
             #expect(written["exit_code"] as? Int == 4)
@@ -232,11 +233,11 @@ import TestServer
             #expect(exitLine.map { Double($0.split(separator: " ").last ?? "") == 4 } == true, "\(metrics)")
 
             // verify goes the same way; plan, whose stdout is all it does, ends as SIGPIPE ends it.
-            let (verifying, verifyStderr) = try await executeWithStdoutClosed(["verify", path, "--events", "-", "--report", dir + "/v.json"])
-            #expect(verifying.terminationReason == .exit && verifying.terminationStatus == 4, "\(verifyStderr)")
+            let verifying = try await executeWithStdoutClosed(["verify", path, "--events", "-", "--report", dir + "/v.json"])
+            #expect(!verifying.signalled && verifying.status == 4, "\(verifying.stderr)")
             #expect(try loadReport(dir + "/v.json")["exit_code"] as? Int == 4)
-            let (planning, _) = try await executeWithStdoutClosed(["plan", path])
-            #expect(planning.terminationReason == .uncaughtSignal && planning.terminationStatus == SIGPIPE)
+            let planning = try await executeWithStdoutClosed(["plan", path])
+            #expect(planning.signalled && planning.status == SIGPIPE)
         }
     }
 

@@ -99,7 +99,7 @@ import TestServer
             let path = threeItemManifest(in: dir)
             let run = try await execute(["sync", path, "--metrics", dir + "/jgmirror.prom", "--report", dir + "/r.json"])
             #expect(run.status == 1)
-            let samples = try prometheusSamples(dir + "/jgmirror.prom")
+            let samples = try await prometheusSamples(dir + "/jgmirror.prom")
             let report = try loadReport(dir + "/r.json")
             let totals = try #require(report["totals"] as? [String: Any])
             let label = "manifest=\(path)"
@@ -126,7 +126,7 @@ import TestServer
             let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    conections: 4\n", to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--metrics", dir + "/m.prom", "--events", dir + "/e.jsonl"])
             #expect(run.status == 2)
-            let samples = try prometheusSamples(dir + "/m.prom")
+            let samples = try await prometheusSamples(dir + "/m.prom")
             #expect(samples["jgmirror_last_run_exit_code{manifest=\(path)}"] == 2)
             let lines = try events(String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/e.jsonl")), as: UTF8.self))
             #expect(lines.count == 1)
@@ -157,7 +157,7 @@ import TestServer
             #expect(underWay)
             #expect(await waitFor(seconds: 60, process: process))
             #expect(process.terminationStatus == 130)
-            let samples = try prometheusSamples(dir + "/m.prom")
+            let samples = try await prometheusSamples(dir + "/m.prom")
             #expect(samples["jgmirror_last_run_exit_code{manifest=\(path)}"] == 130)
             #expect(samples["jgmirror_items{manifest=\(path),status=interrupted}"] == 1)
             let lines = try events(String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/e.jsonl")), as: UTF8.self))
@@ -178,7 +178,7 @@ import TestServer
             try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))
             let run = try await execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json", "--metrics", dir + "/all.prom"])
             #expect(run.status == 0)
-            let samples = try prometheusSamples(dir + "/all.prom")
+            let samples = try await prometheusSamples(dir + "/all.prom")
             #expect(samples["jgmirror_items{manifest=m.yaml,status=downloaded}"] == 1)
             #expect(samples["jgmirror_items{manifest=m.yaml,status=unchanged}"] == 1)
             #expect(samples["jgmirror_last_run_bytes_verified{manifest=m.yaml}"] == 15)
@@ -189,7 +189,7 @@ import TestServer
 
 /// Every sample of a textfile, parsed by the `prometheus_client` Python package's
 /// text-format parser, keyed `name{label=value,…}` with labels sorted.
-func prometheusSamples(_ path: String) throws -> [String: Double] {
+func prometheusSamples(_ path: String) async throws -> [String: Double] {
     let script = """
         import sys
         from prometheus_client.parser import text_string_to_metric_families
@@ -198,22 +198,12 @@ func prometheusSamples(_ path: String) throws -> [String: Double] {
                 labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
                 print(f"{s.name}{{{labels}}}\\t{s.value!r}")
         """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script, path]
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errors = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let parsed = try await runProgram("python3", ["-c", script, path])
     try #require(
-        process.terminationStatus == 0,
-        "the Prometheus parser refused \(path) (pip install prometheus-client): \(String(decoding: errors, as: UTF8.self))")
+        parsed.status == 0 && !parsed.signalled,
+        "the Prometheus parser refused \(path) (pip install prometheus-client): \(parsed.stderr)")
     var samples: [String: Double] = [:]
-    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+    for line in parsed.stdout.split(separator: "\n") {
         let parts = line.split(separator: "\t")
         samples[String(parts[0])] = Double(parts[1])
     }

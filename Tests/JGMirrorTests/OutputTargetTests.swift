@@ -174,7 +174,7 @@ import Testing
             #expect(report["exit_code"] as? Int == 4)
             #expect((report["totals"] as? [String: Any])?["downloaded"] as? Int == 1)
             #expect(exists(dir + "/mirror/out.bin") || exists(dir + "/out.bin"))
-            #expect(try prometheusSamples(dir + "/m.prom")["jgmirror_last_run_exit_code{manifest=\(path)}"] == 4)
+            #expect(try await prometheusSamples(dir + "/m.prom")["jgmirror_last_run_exit_code{manifest=\(path)}"] == 4)
             #expect(exists(dir + "/j.xml"))
         }
     }

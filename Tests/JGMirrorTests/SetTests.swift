@@ -461,19 +461,11 @@ func withKeys(_ body: (TestKeys) async throws -> Void) async throws {
 }
 
 /// SHA-512 of `bytes` by coreutils' `sha512sum`, independent of jgmirror's hasher.
-func sha512(_ bytes: [UInt8]) throws -> String {
+func sha512(_ bytes: [UInt8]) async throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-sha512-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     try Data(bytes).write(to: URL(fileURLWithPath: path))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sha512sum", path]
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(String(decoding: data, as: UTF8.self).prefix(128))
+    return String(try await runProgram("sha512sum", [path]).stdout.prefix(128))
 }
 
 /// `sha512:` on items and SHA512SUMS lists in sets.
@@ -485,7 +477,7 @@ func sha512(_ bytes: [UInt8]) throws -> String {
     @Test func itemWithSHA512IsVerifiedThenUnchangedAndAWrongOneIsAMismatch() async throws {
         let body = TestServer.bytes(count: 3 << 20, seed: 512)
         server.set("/big", TestServer.Route(body: body))
-        let good = try sha512(body)
+        let good = try await sha512(body)
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/big"), extra: "sha512: \(good)\nconnections: 3\nmin_segment: 256KiB")
             let first = try await sync(yaml, in: dir)
@@ -524,7 +516,8 @@ func sha512(_ bytes: [UInt8]) throws -> String {
         server.set("/rel/a.iso", TestServer.Route(body: a))
         server.set("/rel/b.iso", TestServer.Route(body: b))
         // b's line carries a's hash: b must fail, a must land.
-        let list = "\(try sha512(a))  a.iso\n\(try sha512(a)) *b.iso\n"
+        let sumA = try await sha512(a)
+        let list = "\(sumA)  a.iso\n\(sumA) *b.iso\n"
         server.set("/rel/SHA512SUMS", TestServer.Route(body: Array(list.utf8)))
         try await withTestDirectory { dir in
             var manifest = try Manifest.load(
@@ -546,8 +539,9 @@ extension SHA512Tests {
         let body = TestServer.bytes(count: 70_000, seed: 5122)
         server.set("/rel/c.iso", TestServer.Route(body: body))
         server.set("/rel/d.iso", TestServer.Route(body: body))
-        let wrong = String(try sha512(body).reversed())
-        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(try sha512(body))  c.iso\n\(wrong)  d.iso\n".utf8)))
+        let right = try await sha512(body)
+        let wrong = String(right.reversed())
+        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(right)  c.iso\n\(wrong)  d.iso\n".utf8)))
         try await withTestDirectory { dir in
             let yaml = """
                 version: 1
@@ -558,7 +552,7 @@ extension SHA512Tests {
                 """
             let report = try await sync(yaml, in: dir)
             #expect(report.items.first { $0.dest == "c.iso" }?.status == .downloaded)
-            #expect(report.items.first { $0.dest == "c.iso" }?.sha512Expected == (try sha512(body)))
+            #expect(report.items.first { $0.dest == "c.iso" }?.sha512Expected == right)
             #expect(report.items.first { $0.dest == "d.iso" }?.status == .mismatch)
         }
     }
@@ -570,7 +564,8 @@ extension SHA512Tests {
     @Test func aWrongSHA256BesideARightSHA512IsAMismatch() async throws {
         let body = TestServer.bytes(count: 40_000, seed: 5123)
         server.set("/rel/e.iso", TestServer.Route(body: body))
-        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(try sha512(body))  e.iso\n".utf8)))
+        let right = try await sha512(body)
+        server.set("/rel/SHA512SUMS", TestServer.Route(body: Array("\(right)  e.iso\n".utf8)))
         server.set("/rel/SHA256SUMS", TestServer.Route(body: Array("\(String(sha(body).reversed()))  e.iso\n".utf8)))
         try await withTestDirectory { dir in
             let yaml = """

@@ -87,7 +87,7 @@ final class HashLog: Sendable {
     @Test func sha512ItemsAreQuickCheckedToo() async throws {
         server.set("/f", TestServer.Route(body: body))
         server.set("/g", TestServer.Route(body: body))
-        let sum512 = try sha512(body)
+        let sum512 = try await sha512(body)
         try await withTestDirectory { dir in
             let yaml = """
                 version: 1
@@ -119,7 +119,7 @@ final class HashLog: Sendable {
 
     @Test func verifyRecordsTheSHA512ItChecksAndKeepsTheSHA256() async throws {
         server.set("/f", TestServer.Route(body: body, etag: "\"v1\""))
-        let sum512 = try sha512(body)
+        let sum512 = try await sha512(body)
         try await withTestDirectory { dir in
             let path = write(manifest(url: server.url("/f"), extra: "sha512: \(sum512)"), to: "m.yaml", in: dir)
             #expect(try await execute(["sync", path, "--root", dir + "/mirror", "--progress", "none"]).status == 0)

@@ -1,5 +1,7 @@
 import Foundation
 import JGMirror
+import Subprocess
+import SystemPackage
 import TestServer
 
 /// Creates a fresh temporary directory for the body and removes it afterwards
@@ -52,13 +54,11 @@ func manifest(url: String, sha256: String? = nil, extra: String = "") -> String 
 }
 
 /// The result of running the built `jgmirror` binary.
-/// Written by one thread before a semaphore signals, read after the wait.
-private final class OutputBox: @unchecked Sendable {
-    var data = Data()
-}
-
 struct Execution: Sendable {
+    /// The exit code, or the signal that ended the process.
     var status: Int32
+    /// Whether a signal ended the process (`status` is then its number).
+    var signalled = false
     var stdout: String
     var stderr: String
 }
@@ -92,46 +92,52 @@ func launch(_ arguments: [String], environment: [String: String] = [:], in folde
     return (process, out, err)
 }
 
-/// Runs the binary to the end on a thread of its own, so that waiting for it never
-/// holds one of the cooperative pool's threads (two on a 2-core machine).
+/// Runs the binary to the end.
 func execute(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) async throws -> Execution {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try executeBlocking(arguments, environment: environment, in: folder) })
-        }
-        thread.start()
-    }
+    try await runProgram(jgmirrorBinary, arguments, environment: environment, in: folder)
 }
 
-private func executeBlocking(_ arguments: [String], environment: [String: String], in folder: String?) throws -> Execution {
-    let (process, out, err) = try launch(arguments, environment: environment, in: folder)
-    // Both pipes drain at once, so a full one can never stall the child.
-    let stderr = OutputBox()
-    let errors = err.fileHandleForReading
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        stderr.data = errors.readDataToEndOfFile()
-        done.signal()
-    }.start()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    done.wait()  // orders the read of `stderr.data` after its write
-    process.waitUntilExit()
-    return Execution(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr.data, as: UTF8.self))
+/// Runs `program` (a path, or a name looked up in `PATH`) to the end, both of its
+/// outputs read as they come. swift-subprocess waits for it without holding one of the
+/// cooperative pool's threads (two on a 2-core machine).
+func runProgram(_ program: String, _ arguments: [String], environment: [String: String] = [:], in folder: String? = nil)
+    async throws -> Execution
+{
+    let result = try await Subprocess.run(
+        executable(program), arguments: Arguments(arguments), environment: inheriting(environment),
+        workingDirectory: folder.map { FilePath($0) }, output: .string(limit: .max), error: .string(limit: .max))
+    return Execution(result.terminationStatus, stdout: result.standardOutput, stderr: result.standardError)
 }
 
 /// Runs the binary with the reader of its stdout gone before the first byte (a
-/// `| head -1` that has had its line); returns the ended process and its stderr.
-func executeWithStdoutClosed(_ arguments: [String]) async throws -> (process: Process, stderr: String) {
-    let (process, out, err) = try launch(arguments)
-    try out.fileHandleForReading.close()
-    let stderr = await Task.detached { () -> String in
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text
-    }.value
-    return (process, stderr)
+/// `| head -1` that has had its line).
+func executeWithStdoutClosed(_ arguments: [String]) async throws -> Execution {
+    let pipe = try FileDescriptor.pipe(options: .closeOnExec)
+    try pipe.readEnd.close()
+    let result = try await Subprocess.run(
+        executable(jgmirrorBinary), arguments: Arguments(arguments),
+        output: .fileDescriptor(pipe.writeEnd, closeAfterSpawningProcess: true), error: .string(limit: .max))
+    return Execution(result.terminationStatus, stdout: "", stderr: result.standardError)
+}
+
+private func executable(_ program: String) -> Executable {
+    program.contains("/") ? .path(FilePath(program)) : .name(program)
+}
+
+/// This process's environment with `changes` applied.
+private func inheriting(_ changes: [String: String]) -> Environment {
+    var keyed: [Environment.Key: String?] = [:]
+    for (name, value) in changes { keyed[Environment.Key(rawValue: name)!] = value }
+    return .inherit.updating(keyed)
+}
+
+extension Execution {
+    init(_ termination: TerminationStatus, stdout: String, stderr: String) {
+        switch termination {
+        case .exited(let code): self.init(status: code, stdout: stdout, stderr: stderr)
+        case .signaled(let signal): self.init(status: signal, signalled: true, stdout: stdout, stderr: stderr)
+        }
+    }
 }
 
 /// Whether `condition` comes to hold within `seconds`, looked at every 20 ms: for what

@@ -69,25 +69,6 @@ import TestServer
     }
 }
 
-@Suite struct FIFOTests {
-    @Test func keepsOrderAcrossCompaction() {
-        var queue = FIFO<Int>()
-        var expected = 0
-        for value in 0..<20_000 {
-            queue.append(value)
-            if value % 3 == 0, let first = queue.popFirst() {
-                #expect(first == expected)
-                expected += 1
-            }
-        }
-        while let first = queue.popFirst() {
-            #expect(first == expected)
-            expected += 1
-        }
-        #expect(expected == 20_000 && queue.isEmpty)
-    }
-}
-
 @Suite struct PrefixHasherTests {
     @Test func hashesWrittenBytesReadsBackTheRestAndStartsOver() async throws {
         try await withTestDirectory { directory async throws in

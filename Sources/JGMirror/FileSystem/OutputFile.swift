@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// Writes one output of a run (the JSON or JUnit report, the metrics, the events) to
 /// its `OutputTarget`. A replaced file is written beside its path under a fresh name,
@@ -12,7 +13,9 @@ public enum OutputFile {
 
         public init(reason: String) { self.reason = reason }
 
-        init(errno code: Int32) { reason = String(cString: strerror(code)) }
+        init(errno code: Int32) { self.init(Errno(rawValue: code)) }
+
+        init(_ error: any Error) { reason = (error as? Errno)?.description ?? "\(error)" }
     }
 
     /// Writes the pieces `produce` hands out to `path` (resolved as an `OutputTarget`;
@@ -32,11 +35,12 @@ public enum OutputFile {
     /// closing an uncommitted one removes its temporary file.
     public final class Writer {
         private let kind: OutputTarget.Kind
-        private var descriptor: Int32
+        /// `nil` once closed.
+        private var descriptor: FileDescriptor?
         /// The fresh name a replaced file is written under until `commit()`.
         private var temporary: String?
-        /// The `errno` of the first write that failed; later pieces are dropped.
-        private var failure: Int32 = 0
+        /// The first write's failure; later pieces are dropped.
+        private var failure: Errno?
 
         /// Opens the output: a fresh file beside a replaced one, the device or FIFO
         /// itself (a FIFO waits for its reader, as `echo > fifo` does), or stdout.
@@ -44,28 +48,37 @@ public enum OutputFile {
             self.kind = kind
             switch kind {
             case .standardOutput:
-                descriptor = STDOUT_FILENO
+                descriptor = .standardOutput
             case .inPlace(let path):
                 // No O_CREAT: a device or FIFO gone since the run started is a failure,
                 // never a regular file made in its place.
-                descriptor = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
-                guard descriptor >= 0 else { throw Failure(errno: errno) }
+                let opened: FileDescriptor
+                do {
+                    opened = try FileDescriptor.open(
+                        FilePath(path), .writeOnly, options: [.closeOnExec, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
+                } catch { throw Failure(error) }
                 var status = stat()
-                let mode = fstat(descriptor, &status) == 0 ? status.st_mode & S_IFMT : 0
+                let mode = fstat(opened.rawValue, &status) == 0 ? status.st_mode & S_IFMT : 0
                 guard mode == S_IFCHR || mode == S_IFIFO else {
-                    closeDescriptor(descriptor)
+                    try? opened.close()
                     throw Failure(reason: "no longer a FIFO or character device")
                 }
+                descriptor = opened
             case .replaced(let path):
                 // A fresh name beside `path`, created with the mode any file the user
                 // writes gets (the umask applies), unlike mkstemp's private 0600.
-                descriptor = -1
-                for _ in 0..<8 where descriptor < 0 {
+                for _ in 0..<8 where descriptor == nil {
                     let name = path + ".\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).tmp"
-                    descriptor = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-                    if descriptor >= 0 { temporary = name } else if errno != EEXIST { break }
+                    do {
+                        descriptor = try FileDescriptor.open(
+                            FilePath(name), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                            permissions: FilePermissions(rawValue: 0o666))
+                        temporary = name
+                    } catch Errno.fileExists {
+                        continue
+                    } catch { throw Failure(error) }
                 }
-                guard descriptor >= 0 else { throw Failure(errno: errno) }
+                guard descriptor != nil else { throw Failure(Errno.fileExists) }
             }
         }
 
@@ -73,19 +86,21 @@ public enum OutputFile {
 
         /// Appends `piece`; a failure is kept for `flush()` and drops what follows.
         public func write(_ piece: String) {
-            guard failure == 0, descriptor >= 0 else { return }
+            guard failure == nil, let descriptor else { return }
             var piece = piece
-            failure = piece.withUTF8 { writeAll(descriptor, UnsafeRawBufferPointer($0)) }
+            do { try piece.withUTF8 { _ = try descriptor.writeAll($0) } } catch { failure = error as? Errno ?? .ioError }
         }
 
         /// Why a write failed, once one has: the output takes no more.
-        public var failureReason: String? { failure == 0 ? nil : String(cString: strerror(failure)) }
+        public var failureReason: String? { failure?.description }
 
         /// Throws the first write's failure; syncs a replaced file to disk, so that the
         /// rename never publishes a name whose bytes a power cut could lose.
         public func flush() throws(Failure) {
-            if failure == 0, isReplacedFile, fsync(descriptor) != 0 { failure = errno }
-            if failure != 0 { throw Failure(errno: failure) }
+            if failure == nil, isReplacedFile, let descriptor, fsync(descriptor.rawValue) != 0 {
+                failure = Errno(rawValue: errno)
+            }
+            if let failure { throw Failure(failure) }
         }
 
         private var isReplacedFile: Bool {
@@ -102,16 +117,13 @@ public enum OutputFile {
 
         /// Closes the output (never stdout), removing an uncommitted temporary file.
         public func close() {
-            if descriptor >= 0, descriptor != STDOUT_FILENO { closeDescriptor(descriptor) }
-            descriptor = -1
+            if let descriptor, descriptor != .standardOutput { try? descriptor.close() }
+            descriptor = nil
             if let temporary { unlink(temporary) }
             temporary = nil
         }
     }
 }
-
-/// `close(2)`, for the `Writer`, whose own `close()` hides the function's name.
-private func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 
 /// Writes all of `bytes` to `fd` at its position; 0, or the `errno` of the write that failed.
 func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {

@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 
 /// The mirror root, opened once; every file and folder below it is created, opened,

@@ -1,4 +1,5 @@
-import CSystem
+import CLinux
+import DequeModule
 import Foundation
 
 /// Takes every item of a run from assessment to its final state: unchanged items
@@ -65,10 +66,10 @@ final class ItemRunner: Sendable {
         /// Items handed to the engine whose outcome has not come back.
         var submitted = 0
         /// Items to fetch that wait for room in the engine's queue, as
-        /// `index << 1 | knownFresh`: a queued item costs eight bytes here (a 32-bit
-        /// entry and its optional's padding) instead of a request, a hasher and a
-        /// transfer object in the engine.
-        var queued = FIFO<UInt32>()
+        /// `index << 1 | knownFresh`: a queued item costs four bytes here (a 32-bit
+        /// entry in a ring buffer) instead of a request, a hasher and a transfer
+        /// object in the engine.
+        var queued = Deque<UInt32>()
     }
 
     /// Items handed to the engine at once: enough that a finished item's slot never

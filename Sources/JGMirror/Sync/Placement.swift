@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 import Synchronization
 

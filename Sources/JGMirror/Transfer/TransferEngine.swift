@@ -1,5 +1,6 @@
 import CCurl
-import CSystem
+import CLinux
+import DequeModule
 import Dispatch
 import Foundation
 import Synchronization
@@ -92,7 +93,7 @@ final class TransferEngine: @unchecked Sendable {
     let engineThread = EngineThread()
 
     // Engine thread only:
-    private var waiting = FIFO<ItemTransfer>()
+    private var waiting = Deque<ItemTransfer>()
     private(set) var running: [ItemTransfer] = []
     /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
     var hosts: HostTable
@@ -130,7 +131,7 @@ final class TransferEngine: @unchecked Sendable {
     /// Outcomes waiting for their item's disk work (`deliver(after:)`).
     private var undelivered = 0
     /// Items whose part file is open, waiting for a slot.
-    private var ready = FIFO<ItemTransfer>()
+    private var ready = Deque<ItemTransfer>()
     /// Opens part files (and takes over earlier runs' files) ahead of the items' turns,
     /// off this thread: creating a file was a sixth of this thread's time on ext4
     /// with many small items. Serial: creating many files at once in one folder
