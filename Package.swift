@@ -35,9 +35,9 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Named apart from swift-system's own `CSystem` module (module names are
-        // global to the package graph); the folder keeps its name.
-        .target(name: "CLinux", path: "Sources/CSystem"),
+        // The Linux calls Glibc's module hides (`syncfs`, `openat2`, `O_TMPFILE`); not
+        // `CSystem`, which swift-system's own module is called.
+        .target(name: "CLinux"),
         .target(
             name: "JGMirror",
             dependencies: [

@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 
 /// Symbolic links below the root: read, placed atomically, removed only while they

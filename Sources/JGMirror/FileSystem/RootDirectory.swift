@@ -14,7 +14,7 @@ import Foundation
 /// since the user named it.
 ///
 /// (swift-system 1.8 has no public `openat`/`mkdirat`/`renameat`, so these are the
-/// Glibc calls, plus `openat2` through `CSystem`.)
+/// Glibc calls, plus `openat2` through `CLinux`.)
 final class RootDirectory: Sendable {
     /// How folders below the root are resolved.
     enum Resolution: Sendable {

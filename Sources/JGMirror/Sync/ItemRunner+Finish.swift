@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 
 /// A fetched item's end: verified against its checksum, placed, recorded.

@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 
 /// The `link:` items of a run, placed once every file has its result (SPEC §10b).

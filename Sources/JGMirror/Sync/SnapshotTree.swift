@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Foundation
 
 /// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`; SPEC §10b):

@@ -1,5 +1,5 @@
 import CCurl
-import CSystem
+import CLinux
 import Dispatch
 import Foundation
 import Synchronization
