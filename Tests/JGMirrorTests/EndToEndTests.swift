@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// Runs the built `jgmirror` binary and checks stdout, stderr, exit code and report.
 @Suite struct EndToEndTests {
@@ -36,7 +36,9 @@ import TestServer
         server.set("/a", TestServer.Route(body: [1, 2, 3]))
         try await withTestDirectory { dir in
             let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    dest: a.bin\n", to: "site.yaml", in: dir)
-            let run = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json", "--junit", dir + "/j.xml"])
+            let run = try await execute([
+                "sync", path, "--progress", "none", "--report", dir + "/r.json", "--junit", dir + "/j.xml",
+            ])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 0)
             // The mode any file the user writes gets (under the umask the test runs with).
@@ -111,7 +113,8 @@ import TestServer
     @Test func killedSyncResumesOnTheNextRun() async throws {
         let body = serveSlowly("/big", bytes: 12 << 20, seed: 77, bytesPerSecond: 128 << 10)
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
+            let yaml =
+                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch(["sync", path, "--progress", "none"])
             #expect(await send(SIGKILL, to: process, within: 60) { resumeStateHoldsBytes(dir + "/big.bin.jgd") })
@@ -134,7 +137,8 @@ import TestServer
     @Test func sigintExits130WithReportAndState() async throws {
         _ = serveSlowly("/big", bytes: 12 << 20, seed: 78, bytesPerSecond: 256 << 10)
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
+            let yaml =
+                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
             #expect(await send(SIGINT, to: process, within: 60) { exists(dir + "/big.bin.jgd") })
@@ -154,7 +158,8 @@ import TestServer
         _ = serveSlowly("/big", bytes: 8 << 20, seed: 79, bytesPerSecond: 32 << 10)
         try await withTestDirectory { dir in
             let path = write(
-                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 1\n", to: "m.yaml", in: dir)
+                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 1\n", to: "m.yaml",
+                in: dir)
             let (first, _, _) = try launch(["sync", path, "--progress", "none"])
             #expect(await waitFor(seconds: 60) { exists(dir + "/big.bin.jgpart") })
             let second = try await execute(["sync", path])
@@ -168,12 +173,16 @@ import TestServer
     @Test func reportMergeCombinesShards() async throws {
         try await withTestDirectory { dir in
             let now = Date()
-            let a = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
-                ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytesDownloaded: 10)
-            ])
-            let b = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
-                ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: .http(404), message: "x"))
-            ])
+            let a = RunReport(
+                command: .sync, manifest: "m.yaml", started: now, finished: now,
+                items: [
+                    ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytesDownloaded: 10)
+                ])
+            let b = RunReport(
+                command: .sync, manifest: "m.yaml", started: now, finished: now,
+                items: [
+                    ItemResult(dest: "b", url: "http://h/b", status: .failed, error: ItemError(code: .http(404), message: "x"))
+                ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))
             try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))
             let run = try await execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json"])
@@ -226,7 +235,9 @@ import TestServer
         }
         try await withTestDirectory { dir in
             let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
-            let run = try await execute(["sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json"])
+            let run = try await execute([
+                "sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json",
+            ])
             #expect(run.status == 1)
             let report = try loadReport(dir + "/r.json")
             let items = try #require(report["items"] as? [[String: Any]])
@@ -254,14 +265,18 @@ import TestServer
                 """
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try await execute(
-                ["sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", dir + "/r.json",
-                 "--junit", dir + "/j.xml", "--header", "Cookie: session=c00kie"],
+                [
+                    "sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", dir + "/r.json",
+                    "--junit", dir + "/j.xml", "--header", "Cookie: session=c00kie",
+                ],
                 environment: ["JG_TEST_TOKEN": "xyzzy"])
             #expect(run.status == 1)
             let report = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
             let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
             for secret in ["hunter2", "xyzzy", "key-s3cr3t"] {
-                #expect(!report.contains(secret) && !junit.contains(secret) && !run.stderr.contains(secret) && !run.stdout.contains(secret), "\(secret)")
+                #expect(
+                    !report.contains(secret) && !junit.contains(secret) && !run.stderr.contains(secret)
+                        && !run.stdout.contains(secret), "\(secret)")
             }
             #expect(report.contains("alice:***@") || report.contains("***@"))
             // The credentials and headers were still sent.
@@ -288,11 +303,13 @@ import TestServer
     @Test func progressModesWriteWhatTheySay() async throws {
         let body = serveSlowly("/p", bytes: 3 << 20, seed: 21, bytesPerSecond: 3 << 20)
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nitems:\n  - {url: \(server.url("/p")), dest: p.bin, sha256: \(sha(body)), connections: 2, min_segment: 256KiB}\n"
+            let yaml =
+                "version: 1\nitems:\n  - {url: \(server.url("/p")), dest: p.bin, sha256: \(sha(body)), connections: 2, min_segment: 256KiB}\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let bars = try await execute(["sync", path, "--progress", "bars", "--root", dir + "/bars"])
             #expect(bars.status == 0)
-            #expect(bars.stderr.contains("\u{1B}[") && bars.stderr.contains("] ") && bars.stderr.contains("total "), "\(bars.stderr)")
+            #expect(
+                bars.stderr.contains("\u{1B}[") && bars.stderr.contains("] ") && bars.stderr.contains("total "), "\(bars.stderr)")
             #expect(bars.stderr.contains("connections"))
             let lines = try await execute(["sync", path, "--progress", "lines", "--root", dir + "/lines"])
             #expect(lines.stderr.contains("downloaded  p.bin") && !lines.stderr.contains("\u{1B}["), "\(lines.stderr)")
@@ -376,11 +393,14 @@ import TestServer
             try FileManager.default.createDirectory(atPath: dir + "/root", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir + "/root/link", withDestinationPath: dir + "/outside")
-            let path = write("version: 1\nroot: root\nitems:\n  - url: \(server.url("/e"))\n    dest: \(dest)\n", to: "m.yaml", in: dir)
+            let path = write(
+                "version: 1\nroot: root\nitems:\n  - url: \(server.url("/e"))\n    dest: \(dest)\n", to: "m.yaml", in: dir)
             let run = try await execute(["sync", path])
             #expect(run.status == 2)
             // FILE:LINE:COL: the value for a lexical escape, the item for one through a symlink.
-            #expect(run.stderr.contains("m.yaml:5:11: destination") || run.stderr.contains("m.yaml:4:5: destination"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains("m.yaml:5:11: destination") || run.stderr.contains("m.yaml:4:5: destination"), "\(run.stderr)"
+            )
             #expect(server.requests().isEmpty)
             let outside = try FileManager.default.contentsOfDirectory(atPath: dir + "/outside")
             #expect(outside.isEmpty)

@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// Issue 14, reliability and messages, through the built binary: exit codes, what
 /// stderr says, what lands on disk, and that nothing is requested when the input is
@@ -39,7 +39,9 @@ import TestServer
             let values = ["URL": server.url("/a"), "OUT": dir + "/out.bin", "MANIFEST": path]
             let run = try await execute(command.map { values[$0] ?? $0 } + ["--header", "Accept-Encoding: gzip"])
             #expect(run.status == 2)
-            #expect(run.stderr.contains("header 'Accept-Encoding' cannot be set: jgmirror stores files byte for byte"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains("header 'Accept-Encoding' cannot be set: jgmirror stores files byte for byte"),
+                "\(run.stderr)")
             #expect(server.requests().isEmpty)
         }
     }
@@ -55,7 +57,9 @@ import TestServer
             #expect(server.requests().isEmpty)
             // `plan` says what `sync` would say.
             let plan = try await execute(["plan", path])
-            #expect(plan.status == 2 && plan.stderr.contains("m.yaml:3:5: destination 'out.bin' is an existing folder"), "\(plan.stderr)")
+            #expect(
+                plan.status == 2 && plan.stderr.contains("m.yaml:3:5: destination 'out.bin' is an existing folder"),
+                "\(plan.stderr)")
             #expect(!exists(dir + "/out.bin.jgpart"))
         }
     }
@@ -67,7 +71,9 @@ import TestServer
                 to: "m.yaml", in: dir)
             let plain = try await execute(["plan", path])
             #expect(plain.status == 0)
-            #expect(plain.stderr.contains("warning: \(path):4:39: destination 'a.bin' and 'A.bin' (line 3) are the same file"), "\(plain.stderr)")
+            #expect(
+                plain.stderr.contains("warning: \(path):4:39: destination 'a.bin' and 'A.bin' (line 3) are the same file"),
+                "\(plain.stderr)")
             let strict = try await execute(["plan", path, "--portable-names"])
             #expect(strict.status == 2)
             #expect(strict.stderr.contains("\(path):4:39: destination 'a.bin'"), "\(strict.stderr)")
@@ -84,7 +90,9 @@ import TestServer
             let empty = try await execute(["get", url, "-o", ""], in: cwd)
             #expect(empty.status == 2 && empty.stderr.contains("the destination is empty"), "\(empty.stderr)")
             #expect(server.requests().isEmpty)
-            for (output, placed) in [(".", cwd + "/name.bin"), ("sub/", cwd + "/sub/name.bin"), ("existing", cwd + "/existing/name.bin")] {
+            for (output, placed) in [
+                (".", cwd + "/name.bin"), ("sub/", cwd + "/sub/name.bin"), ("existing", cwd + "/existing/name.bin"),
+            ] {
                 let run = try await execute(["get", url, "-o", output], in: cwd)
                 #expect(run.status == 0, "\(output): \(run.stderr)")
                 #expect(fileSHA(placed) == sha(body), "\(output)")
@@ -102,14 +110,18 @@ import TestServer
                 to: "m.yaml", in: dir)
             let typo = try await execute(["sync", path, "--tag", "nigthly", "--report", dir + "/r.json"])
             #expect(typo.status == 2)
-            #expect(typo.stderr.contains("--tag nigthly selects no item (no item has the tag nigthly); the manifest's tags are: iso, nightly"), "\(typo.stderr)")
+            #expect(
+                typo.stderr.contains(
+                    "--tag nigthly selects no item (no item has the tag nigthly); the manifest's tags are: iso, nightly"),
+                "\(typo.stderr)")
             let error = try loadReport(dir + "/r.json")["error"] as? [String: Any]
             #expect(error?["code"] as? String == "usage")
             // Two items over 64 shards: most shards are empty, and that is fine.
-            let shard = try #require(try (0..<64).first { index in
-                let shard = try Shard(index: index, count: 64)
-                return !shard.contains(dest: "a") && !shard.contains(dest: "b")
-            })
+            let shard = try #require(
+                try (0..<64).first { index in
+                    let shard = try Shard(index: index, count: 64)
+                    return !shard.contains(dest: "a") && !shard.contains(dest: "b")
+                })
             let empty = try await execute(["sync", path, "--shard", "\(shard)/64"])
             #expect(empty.status == 0, "\(empty.stderr)")
         }
@@ -121,7 +133,8 @@ import TestServer
         try await withTestDirectory { dir in
             let run = try await execute(["sync", dir])
             #expect(run.status == 2)
-            #expect(run.stderr == "jgmirror: \(dir): is a folder, not a manifest; give the path of the YAML file\n", "\(run.stderr)")
+            #expect(
+                run.stderr == "jgmirror: \(dir): is a folder, not a manifest; give the path of the YAML file\n", "\(run.stderr)")
         }
     }
 
@@ -129,7 +142,8 @@ import TestServer
         try await withTestDirectory { dir in
             let path = dir + "/m.yaml"
             _ = FileManager.default.createFile(
-                atPath: path, contents: Data("version: 1\nitems:\n  - url: http://h/a\n    dest: \"b".utf8) + Data([0xC3, 0x28, 0x22, 0x0A]))
+                atPath: path,
+                contents: Data("version: 1\nitems:\n  - url: http://h/a\n    dest: \"b".utf8) + Data([0xC3, 0x28, 0x22, 0x0A]))
             let run = try await execute(["plan", path])
             #expect(run.status == 2)
             #expect(run.stderr.contains("m.yaml:4:14: the manifest must be UTF-8 text"), "\(run.stderr)")
@@ -144,7 +158,9 @@ import TestServer
         huge.extraHeaders = ["X-Big: " + String(repeating: "b", count: 2 << 20)]
         server.set("/h", huge)
         try await withTestDirectory { dir in
-            let first = try await execute(["get", server.url("/g"), "-o", dir + "/g", "--retries", "0", "--report", dir + "/g.json"])
+            let first = try await execute([
+                "get", server.url("/g"), "-o", dir + "/g", "--retries", "0", "--report", dir + "/g.json",
+            ])
             #expect(first.status == 1)
             #expect(first.stderr.contains("did not answer with HTTP") && !first.stderr.contains("redirect"), "\(first.stderr)")
             let second = try await execute(["get", server.url("/h"), "-o", dir + "/h", "--retries", "0"])
@@ -268,7 +284,9 @@ import TestServer
             }
             let largest = try report(bytes: Rules.maximumSize)
             let merged = try await execute(
-                ["report", "merge"] + Array(repeating: largest, count: 10) + ["-o", dir + "/all.json", "--metrics", dir + "/m.prom"])
+                ["report", "merge"] + Array(repeating: largest, count: 10) + [
+                    "-o", dir + "/all.json", "--metrics", dir + "/m.prom",
+                ])
             #expect(merged.status == 0, "\(merged.stderr)")
             let all = try loadReport(dir + "/all.json")
             let totals = try #require(all["totals"] as? [String: Any])
@@ -277,8 +295,13 @@ import TestServer
             let warning = "1 destination appears in more than one report (the first: 'a.bin'); each report's items are counted"
             // (After the warning that these reports do not name their run, said once.)
             let warnings = try #require(all["warnings"] as? [String])
-            #expect(warnings.count == 2 && warnings.last == warning && merged.stderr.contains("jgmirror: \(warning)"), "\(merged.stderr)")
-            #expect(warnings.first == "\(largest) does not name its run (written before jgmirror recorded it): merged without checking manifest, shards or attempts")
+            #expect(
+                warnings.count == 2 && warnings.last == warning && merged.stderr.contains("jgmirror: \(warning)"),
+                "\(merged.stderr)")
+            #expect(
+                warnings.first
+                    == "\(largest) does not name its run (written before jgmirror recorded it): merged without checking manifest, shards or attempts"
+            )
         }
     }
 
@@ -294,7 +317,8 @@ import TestServer
         try await withTestDirectory { dir in
             write("machine 127.0.0.1 login me password NETRCPASS\n", to: "home/.netrc", in: dir)
             let run = try await execute(
-                ["get", server.url("/moved"), "-o", dir + "/out.bin", "-c", "1", "--progress", "none"], environment: ["HOME": dir + "/home"])
+                ["get", server.url("/moved"), "-o", dir + "/out.bin", "-c", "1", "--progress", "none"],
+                environment: ["HOME": dir + "/home"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(server.requests("/moved").last?.headers["authorization"]?.hasPrefix("Basic ") == true)
             #expect(other.requests("/file").last?.headers["authorization"] == nil)
@@ -340,12 +364,16 @@ import TestServer
             #expect(mkfifo(dir + "/fifo", 0o644) == 0)
             let get = try await execute(["get", server.url("/f.bin"), "-o", dir + "/fifo", "--progress", "none"])
             #expect(get.status == 2, "\(get.stderr)")
-            #expect(get.stderr.contains("destination 'fifo' is a FIFO under \(dir); jgmirror replaces only regular files"), "\(get.stderr)")
+            #expect(
+                get.stderr.contains("destination 'fifo' is a FIFO under \(dir); jgmirror replaces only regular files"),
+                "\(get.stderr)")
             let path = oneItem(server.url("/f.bin"), in: dir)
             let sync = try await execute(["sync", path, "--root", dir, "--progress", "none"])
             #expect(sync.status == 0, "\(sync.stderr)")
             #expect(mkfifo(dir + "/out2.bin", 0o644) == 0)
-            write(manifest(url: server.url("/f.bin")).replacingOccurrences(of: "dest: out.bin", with: "dest: out2.bin"), to: "m.yaml", in: dir)
+            write(
+                manifest(url: server.url("/f.bin")).replacingOccurrences(of: "dest: out.bin", with: "dest: out2.bin"),
+                to: "m.yaml", in: dir)
             let refused = try await execute(["sync", path, "--root", dir, "--progress", "none"])
             #expect(refused.status == 2 && refused.stderr.contains("is a FIFO"), "\(refused.stderr)")
             var info = stat()
@@ -360,7 +388,8 @@ import TestServer
             let path = oneItem(server.url("/missing"), in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])
             #expect(run.status == 1)
-            #expect(run.stderr.contains("failed      out.bin: http_404: HTTP 404 from \(server.url("/missing"))"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains("failed      out.bin: http_404: HTTP 404 from \(server.url("/missing"))"), "\(run.stderr)")
         }
     }
 
@@ -412,7 +441,8 @@ import TestServer
             let second = try await execute(["sync", path, "--report", dir + "/r.json"])
             #expect(second.status == 4)
             #expect(second.stderr.hasPrefix("jgmirror: another jgmirror sync holds"), "\(second.stderr)")
-            #expect(second.stderr.split(separator: "\n").count == 1 && !second.stderr.contains("nothing to do"), "\(second.stderr)")
+            #expect(
+                second.stderr.split(separator: "\n").count == 1 && !second.stderr.contains("nothing to do"), "\(second.stderr)")
             #expect((try loadReport(dir + "/r.json")["error"] as? [String: Any])?["code"] as? String == "locked")
         }
     }

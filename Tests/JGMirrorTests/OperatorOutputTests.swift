@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// `--events` and `--metrics` (SPEC §10a), through the built binary.
 @Suite struct OperatorOutputTests {
@@ -15,7 +15,10 @@ import TestServer
         for index in 0..<2 {
             let body = TestServer.bytes(count: 300_000 + index, seed: UInt64(900 + index))
             server.set("/e\(index)", TestServer.Route(body: body))
-            lines += ["  - url: \(server.url("/e\(index)"))", "    dest: e\(index).bin", "    sha256: \(sha(body))", "    connections: 2"]
+            lines += [
+                "  - url: \(server.url("/e\(index)"))", "    dest: e\(index).bin", "    sha256: \(sha(body))",
+                "    connections: 2",
+            ]
         }
         lines += ["  - url: \(server.url("/gone"))", "    dest: gone.bin", "    tag: 7"]
         return write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
@@ -37,14 +40,18 @@ import TestServer
             let lines = try events(run.stdout)
             let finished = lines.filter { $0["event"] as? String == "item_finished" }
             #expect(finished.count == 3)
-            #expect(Set(finished.compactMap { ($0["item"] as? [String: Any])?["dest"] as? String }) == ["e0.bin", "e1.bin", "gone.bin"])
+            #expect(
+                Set(finished.compactMap { ($0["item"] as? [String: Any])?["dest"] as? String }) == [
+                    "e0.bin", "e1.bin", "gone.bin",
+                ])
             #expect(lines.filter { $0["event"] as? String == "item_started" }.count == 2)
             for line in lines { #expect((line["time"] as? String)?.hasSuffix("Z") == true) }
             // The item objects are the report's, field for field.
             let report = try loadReport(dir + "/r.json")
             let reportItems = try #require(report["items"] as? [[String: Any]])
             for item in reportItems {
-                let event = try #require(finished.first { ($0["item"] as? [String: Any])?["dest"] as? String == item["dest"] as? String })
+                let event = try #require(
+                    finished.first { ($0["item"] as? [String: Any])?["dest"] as? String == item["dest"] as? String })
                 #expect(NSDictionary(dictionary: try #require(event["item"] as? [String: Any])).isEqual(to: item))
             }
             let last = try #require(lines.last)
@@ -70,11 +77,15 @@ import TestServer
                 to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--events", dir + "/events.jsonl", "--progress", "none"])
             #expect(run.status == 0)
-            let lines = try events(String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/events.jsonl")), as: UTF8.self))
+            let lines = try events(
+                String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/events.jsonl")), as: UTF8.self))
             let progress = lines.filter { $0["event"] as? String == "item_progress" }
             #expect(!progress.isEmpty)
             // `expected` is null until the first response tells the length.
-            #expect(progress.allSatisfy { $0["dest"] as? String == "slow.bin" && ($0["expected"] is NSNull || $0["expected"] as? Int == 1 << 20) })
+            #expect(
+                progress.allSatisfy {
+                    $0["dest"] as? String == "slow.bin" && ($0["expected"] is NSNull || $0["expected"] as? Int == 1 << 20)
+                })
             #expect(progress.contains { $0["expected"] as? Int == 1 << 20 })
             // At most five a second (one per 0.2 s) over the whole run, whatever its length.
             let last = try #require(lines.last)
@@ -140,7 +151,8 @@ import TestServer
         route.bytesPerSecond = 64 << 10
         server.set("/big", route)
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
+            let yaml =
+                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch([
                 "sync", path, "--progress", "none", "--metrics", dir + "/m.prom", "--events", dir + "/e.jsonl",
@@ -150,7 +162,9 @@ import TestServer
             let underWay = await send(SIGINT, to: process, within: 60) {
                 let text = (try? String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8)) ?? ""
                 return text.split(separator: "\n").contains { line in
-                    guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+                    guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                        return false
+                    }
                     return event["event"] as? String == "item_progress" && (event["bytes_this_run"] as? Int ?? 0) > 0
                 }
             }
@@ -168,15 +182,22 @@ import TestServer
     @Test func reportMergeWritesMergedMetrics() async throws {
         try await withTestDirectory { dir in
             let now = Date()
-            let a = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now, items: [
-                ItemResult(dest: "a", url: "http://h/a", status: .downloaded, bytes: 10, bytesDownloaded: 10, sha256Expected: "x")
-            ])
-            let b = RunReport(command: .sync, manifest: "m.yaml", started: now, finished: now.addingTimeInterval(2), items: [
-                ItemResult(dest: "b", url: "http://h/b", status: .unchanged, bytes: 5, sha256Expected: "y")
-            ])
+            let a = RunReport(
+                command: .sync, manifest: "m.yaml", started: now, finished: now,
+                items: [
+                    ItemResult(
+                        dest: "a", url: "http://h/a", status: .downloaded, bytes: 10, bytesDownloaded: 10, sha256Expected: "x")
+                ])
+            let b = RunReport(
+                command: .sync, manifest: "m.yaml", started: now, finished: now.addingTimeInterval(2),
+                items: [
+                    ItemResult(dest: "b", url: "http://h/b", status: .unchanged, bytes: 5, sha256Expected: "y")
+                ])
             try a.jsonData().write(to: URL(fileURLWithPath: dir + "/a.json"))
             try b.jsonData().write(to: URL(fileURLWithPath: dir + "/b.json"))
-            let run = try await execute(["report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json", "--metrics", dir + "/all.prom"])
+            let run = try await execute([
+                "report", "merge", dir + "/a.json", dir + "/b.json", "-o", dir + "/all.json", "--metrics", dir + "/all.prom",
+            ])
             #expect(run.status == 0)
             let samples = try await prometheusSamples(dir + "/all.prom")
             #expect(samples["jgmirror_items{manifest=m.yaml,status=downloaded}"] == 1)

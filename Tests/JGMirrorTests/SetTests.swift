@@ -1,7 +1,7 @@
 import Foundation
 import JGMirror
-import Testing
 import TestServer
+import Testing
 
 /// `sets:` (SPEC §3): a checksums list served by the test server becomes items.
 @Suite struct SetTests {
@@ -64,7 +64,8 @@ import TestServer
                 """
             let report = try await syncSets(yaml, in: dir)
             #expect(report.exitCode == .success)
-            #expect(Set(report.items.map(\.dest)) == ["release/24.04/a.iso", "release/24.04/b.img", "release/24.04/with space.iso"])
+            #expect(
+                Set(report.items.map(\.dest)) == ["release/24.04/a.iso", "release/24.04/b.img", "release/24.04/with space.iso"])
             #expect(report.items.allSatisfy { $0.status == .downloaded && $0.tags == ["rel"] })
             for name in ["a.iso", "b.img", "with space.iso"] {
                 #expect(fileSHA(dir + "/mirror/release/24.04/" + name) == sha(files[name]!))
@@ -113,7 +114,9 @@ import TestServer
             let run = try await execute(["sync", path, "--progress", "none"])
             // The list's fault, not the manifest's: its set fails alone (SPEC §10).
             #expect(run.status == 1)
-            #expect(run.stderr.contains("\(server.url("/rel/SHA256SUMS")) line 4: '\(name)' leaves the set's folder"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains("\(server.url("/rel/SHA256SUMS")) line 4: '\(name)' leaves the set's folder"), "\(run.stderr)"
+            )
             #expect(fileRequests().isEmpty)
         }
     }
@@ -142,18 +145,30 @@ import TestServer
     /// where another item has its file, is refused before any request, as between
     /// the manifest's own items; so is a listed name that ends in `/`.
     @Test(arguments: [
-        ("rel/", ["a.iso"], "  - {url: URL, dest: rel/a.iso/x}\n",
-         "line 3: destination 'rel/a.iso' is a folder of another item's destination"),
-        ("rel/", ["a.iso"], "  - {url: URL, dest: rel}\n",
-         "line 3: destination 'rel/a.iso' lies inside 'rel', the file of the item at line 6"),
-        ("rel/", ["sub/c.iso"], "  - {url: URL, dest: rel/sub}\n",
-         "line 3: destination 'rel/sub/c.iso' lies inside 'rel/sub', the file of the item at line 6"),
-        ("rel/", ["sub", "sub/c.iso"], "",
-         "line 4: destination 'rel/sub/c.iso' lies inside 'rel/sub', the file listed by"),
-        ("rel/", ["sub/c.iso", "sub"], "",
-         "line 4: destination 'rel/sub' is a folder of another item's destination"),
-        ("rel//", ["a.iso", "sub/"], "",
-         "line 4: 'sub/' names a folder; a listed name must be a file"),
+        (
+            "rel/", ["a.iso"], "  - {url: URL, dest: rel/a.iso/x}\n",
+            "line 3: destination 'rel/a.iso' is a folder of another item's destination"
+        ),
+        (
+            "rel/", ["a.iso"], "  - {url: URL, dest: rel}\n",
+            "line 3: destination 'rel/a.iso' lies inside 'rel', the file of the item at line 6"
+        ),
+        (
+            "rel/", ["sub/c.iso"], "  - {url: URL, dest: rel/sub}\n",
+            "line 3: destination 'rel/sub/c.iso' lies inside 'rel/sub', the file of the item at line 6"
+        ),
+        (
+            "rel/", ["sub", "sub/c.iso"], "",
+            "line 4: destination 'rel/sub/c.iso' lies inside 'rel/sub', the file listed by"
+        ),
+        (
+            "rel/", ["sub/c.iso", "sub"], "",
+            "line 4: destination 'rel/sub' is a folder of another item's destination"
+        ),
+        (
+            "rel//", ["a.iso", "sub/"], "",
+            "line 4: 'sub/' names a folder; a listed name must be a file"
+        ),
         ("rel/", ["sub/."], "", "line 3: 'sub/.' names a folder; a listed name must be a file"),
         ("/", ["a.iso"], "", "m.yaml:4:11: destination '/' is absolute"),
     ])
@@ -162,7 +177,8 @@ import TestServer
     ) async throws {
         serveSums(sums(names))
         try await withTestDirectory { dir in
-            let yaml = "version: 1\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: \(dest)\n"
+            let yaml =
+                "version: 1\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: \(dest)\n"
                 + (items.isEmpty ? "" : "items:\n" + items.replacingOccurrences(of: "URL", with: server.url("/mirror/x")))
             let run = try await execute(["plan", write(yaml, to: "m.yaml", in: dir)])
             // A bad `dest:` is the manifest's mistake (2); a bad listed name fails the set (1).
@@ -223,7 +239,9 @@ import TestServer
     @Test func deleteKeepsWhatTheListNamesAndRemovesWhatItNoLongerDoes() async throws {
         serveSums(sums(["a.iso", "b.img", "notes.txt"]))
         try await withTestDirectory { dir in
-            let path = write("version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n", to: "m.yaml", in: dir)
+            let path = write(
+                "version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n", to: "m.yaml",
+                in: dir)
             write("stray", to: "mirror/rel/stray.txt", in: dir)
             let first = try await execute(["sync", path, "--delete", "--report", dir + "/r1.json", "--progress", "none"])
             #expect(first.status == 0, "\(first.stderr)")
@@ -232,7 +250,9 @@ import TestServer
             #expect(!exists(dir + "/mirror/rel/stray.txt"))
             // SQLite's -wal and -shm come and go with its connections.
             func stateFiles() throws -> [String] {
-                try FileManager.default.subpathsOfDirectory(atPath: dir + "/mirror/.jgmirror").filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted()
+                try FileManager.default.subpathsOfDirectory(atPath: dir + "/mirror/.jgmirror").filter {
+                    !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+                }.sorted()
             }
             let state = try stateFiles()
             #expect(state.contains("state.sqlite") && state.contains { $0.hasPrefix("lists/") })
@@ -242,7 +262,9 @@ import TestServer
             let second = try await execute(["sync", path, "--delete", "--report", dir + "/r2.json", "--progress", "none"])
             #expect(second.status == 0, "\(second.stderr)")
             let items = try #require(try loadReport(dir + "/r2.json")["items"] as? [[String: Any]])
-            let statuses = Dictionary(items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" })
+            let statuses = Dictionary(
+                items.map { ($0["dest"] as? String ?? "?", $0["status"] as? String ?? "?") }, uniquingKeysWith: { "\($0), \($1)" }
+            )
             #expect(statuses == ["rel/a.iso": "unchanged", "rel/b.img": "unchanged", "rel/notes.txt": "deleted"])
             #expect(!exists(dir + "/mirror/rel/notes.txt"))
             for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
@@ -255,9 +277,12 @@ import TestServer
             #expect(empty.status == 1 && empty.stderr.contains("SHA256SUMS lists no file"), "\(empty.stderr)")
             serveSums(sums(["a.iso", "b.img"]))
             let filtered = path.replacingOccurrences(of: "m.yaml", with: "f.yaml")
-            try String(contentsOfFile: path, encoding: .utf8).appending("    include: ['*.zip']\n").write(toFile: filtered, atomically: true, encoding: .utf8)
+            try String(contentsOfFile: path, encoding: .utf8).appending("    include: ['*.zip']\n").write(
+                toFile: filtered, atomically: true, encoding: .utf8)
             let none = try await execute(["sync", filtered, "--delete", "--progress", "none"])
-            #expect(none.status == 1 && none.stderr.contains("lists 2 files, and include/exclude leave none of them"), "\(none.stderr)")
+            #expect(
+                none.status == 1 && none.stderr.contains("lists 2 files, and include/exclude leave none of them"),
+                "\(none.stderr)")
             for name in ["a.iso", "b.img"] { #expect(fileSHA(dir + "/mirror/rel/" + name) == sha(files[name]!)) }
         }
     }
@@ -266,7 +291,8 @@ import TestServer
         serveSums(sums(["a.iso"]))
         try await withTestDirectory { dir in
             let path = write(
-                "version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    tags: [rel]\n", to: "m.yaml", in: dir)
+                "version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    tags: [rel]\n", to: "m.yaml",
+                in: dir)
             write("stray", to: "mirror/stray.txt", in: dir)
             for filter in [["--tag", "rel"], ["--skip-tag", "x"], ["--shard", "0/2"]] {
                 let run = try await execute(["sync", path, "--delete", "--progress", "none"] + filter)
@@ -322,22 +348,28 @@ import TestServer
             serveSums(text)
             server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
             try await withTestDirectory { dir in
-                let yaml = signedSet(keyring: keys.keyring).replacingOccurrences(of: "version: 1\n", with: "version: 1\nroot: mirror\n")
+                let yaml = signedSet(keyring: keys.keyring).replacingOccurrences(
+                    of: "version: 1\n", with: "version: 1\nroot: mirror\n")
                 let path = write(yaml, to: "m.yaml", in: dir)
                 #expect(try await execute(["sync", path, "--delete", "--progress", "none"]).status == 0)
                 let root = dir + "/mirror/"
-                let placed = try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted()
+                let placed = try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }
+                    .sorted()
                 // Someone cuts the list and cannot sign it.
                 serveSums(sums(["a.iso"]))
                 let cut = try await execute(["sync", path, "--delete", "--progress", "none"])
                 #expect(cut.status == 3, "\(cut.stderr)")
-                #expect(try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted() == placed)
+                #expect(
+                    try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted()
+                        == placed)
                 serveSums("")
                 let empty = try await execute(["sync", path, "--delete", "--progress", "none"])
                 #expect(empty.status == 3 && empty.stderr.contains("SHA256SUMS names no file, and"), "\(empty.stderr)")
                 let plan = try await execute(["plan", path, "--delete"])
                 #expect(!plan.stdout.contains("delete "), "\(plan.stdout)")
-                #expect(try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted() == placed)
+                #expect(
+                    try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix(".jgmirror") }.sorted()
+                        == placed)
             }
         }
     }
@@ -435,7 +467,8 @@ struct TestKeys {
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "gpg \(arguments.joined(separator: " ")) failed (is Debian's gnupg installed?)")
+        try #require(
+            process.terminationStatus == 0, "gpg \(arguments.joined(separator: " ")) failed (is Debian's gnupg installed?)")
     }
 }
 
@@ -444,7 +477,8 @@ struct TestKeys {
 func withKeys(_ body: (TestKeys) async throws -> Void) async throws {
     try await withTestDirectory { dir in
         let keys = TestKeys(home: dir, keyring: dir + "/keyring.gpg")
-        try FileManager.default.createDirectory(atPath: dir + "/gnupg", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dir + "/gnupg", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer {
             let stop = Process()
             stop.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -505,7 +539,8 @@ func sha512(_ bytes: [UInt8]) async throws -> String {
     }
 
     @Test func sha256AndSha512TogetherAreRefused() {
-        let text = "version: 1\nitems:\n  - url: http://h/x\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n"
+        let text =
+            "version: 1\nitems:\n  - url: http://h/x\n    sha256: \(String(repeating: "a", count: 64))\n    sha512: \(String(repeating: "b", count: 128))\n"
         #expect(throws: ManifestError.self) { try Manifest.parse(text) }
         #expect(throws: ManifestError.self) { try Manifest.parse("version: 1\nitems:\n  - url: http://h/x\n    sha512: abc\n") }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 
@@ -135,7 +135,8 @@ final class HashLog: Sendable {
             let log = HashLog()
             var planOptions = PlanOptions()
             planOptions.root = dir + "/mirror"
-            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: options(log: log))
+            let session = SyncSession(
+                plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: options(log: log))
             #expect(try await session.run().items.first?.status == .unchanged)
             #expect(log.all.isEmpty)
             try flipFirstByteKeepingMtime(dir + "/mirror/out.bin")
@@ -621,7 +622,8 @@ final class HashLog: Sendable {
         #expect {
             try Manifest.parse(yaml, name: "m.yaml")
         } throws: { error in
-            (error as? ManifestError)?.errorDescription == "m.yaml:4:14: 'refresh' must be conditional, always or never, not 'sometimes'"
+            (error as? ManifestError)?.errorDescription
+                == "m.yaml:4:14: 'refresh' must be conditional, always or never, not 'sometimes'"
         }
         #expect(throws: ManifestError.self) {
             try Manifest.parse("version: 1\nitems:\n  - url: https://example.org/a\n    dest: .jgmirror/x\n", name: "m.yaml")
@@ -679,7 +681,8 @@ final class HashLog: Sendable {
             let log = HashLog()
             let report = try await sync(yaml, in: dir, options: options(log: log))
             #expect(report.warnings.count == 1)
-            #expect(report.warnings.first?.contains(kind == "future" ? "newer jgmirror" : "damaged") == true, "\(report.warnings)")
+            #expect(
+                report.warnings.first?.contains(kind == "future" ? "newer jgmirror" : "damaged") == true, "\(report.warnings)")
             #expect(log.all == ["out.bin"])
             #expect(report.items.first?.status == .downloaded)
             #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
@@ -891,7 +894,8 @@ final class HashLog: Sendable {
             write("state", to: "mirror/a.bin.jgd", in: dir)
             write("other", to: "mirror/b.bin.jgpart", in: dir)
             let plan = Plan(
-                manifest: try Manifest.parse("version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
+                manifest: try Manifest.parse(
+                    "version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
             #expect(Prune.plan(root: dir + "/mirror", items: plan.items).files.map(\.path) == ["b.bin.jgpart"])
         }
     }
@@ -902,11 +906,14 @@ final class HashLog: Sendable {
         try withTestDirectorySync { dir in
             write("x", to: "mirror/sub/keep.txt", in: dir)
             let raw: [UInt8] = Array((dir + "/mirror/sub/x").utf8) + [0xFF] + Array(".bin".utf8) + [0]
-            let fd = raw.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            let fd = raw.withUnsafeBufferPointer {
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644)
+            }
             #expect(fd >= 0)
             close(fd)
             let plan = Plan(
-                manifest: try Manifest.parse("version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
+                manifest: try Manifest.parse(
+                    "version: 1\nroot: mirror\nitems:\n  - {url: https://e.org/a.bin}\n", name: dir + "/m.yaml"))
             let prune = Prune.plan(root: dir + "/mirror", items: plan.items)
             #expect(prune.files.map(\.path) == ["sub/keep.txt"] && prune.folders.isEmpty)
             #expect(prune.execute(root: dir + "/mirror").map(\.dest) == ["sub/keep.txt"])
@@ -1088,7 +1095,9 @@ final class HashLog: Sendable {
         try queue.write { db in
             try db.execute(
                 sql: "UPDATE file SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, device = ? WHERE dest = ?",
-                arguments: [stat.size, stat.mtimeNs, stat.ctimeNs, Int64(bitPattern: stat.inode), Int64(bitPattern: stat.device), dest])
+                arguments: [
+                    stat.size, stat.mtimeNs, stat.ctimeNs, Int64(bitPattern: stat.inode), Int64(bitPattern: stat.device), dest,
+                ])
         }
         try queue.close()
     }
@@ -1106,7 +1115,9 @@ final class HashLog: Sendable {
     /// Moves every record's verification and check time to `nanoseconds`.
     func setRecordTimes(_ dir: String, to nanoseconds: Int64) throws {
         let queue = try DatabaseQueue(path: database(dir))
-        try queue.write { try $0.execute(sql: "UPDATE file SET verified_at = ?, checked_at = ?", arguments: [nanoseconds, nanoseconds]) }
+        try queue.write {
+            try $0.execute(sql: "UPDATE file SET verified_at = ?, checked_at = ?", arguments: [nanoseconds, nanoseconds])
+        }
         try queue.close()
     }
 

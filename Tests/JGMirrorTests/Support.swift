@@ -78,7 +78,8 @@ var jgmirrorBinary: String {
 }
 
 /// Starts the binary; the caller waits (swift-argument-parser's `AssertExecuteCommand` shape).
-func launch(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) throws -> (Process, Pipe, Pipe) {
+func launch(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) throws -> (Process, Pipe, Pipe)
+{
     let process = Process()
     if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
     process.executableURL = URL(fileURLWithPath: jgmirrorBinary)
@@ -165,8 +166,10 @@ func waitFor(seconds: Double, _ condition: @escaping @Sendable () -> Bool) async
 /// on a loaded machine a test waiting on the cooperative pool can resume seconds late,
 /// after the throttled download it meant to interrupt has finished. Returns whether
 /// the condition held within `seconds` (no signal if not).
-func send(_ signal: Int32, to process: Process, within seconds: Double,
-          when condition: @escaping @Sendable () -> Bool) async -> Bool {
+func send(
+    _ signal: Int32, to process: Process, within seconds: Double,
+    when condition: @escaping @Sendable () -> Bool
+) async -> Bool {
     let pid = process.processIdentifier
     return await withCheckedContinuation { done in
         Thread {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestServer
+import Testing
 
 @testable import JGMirror
 
@@ -105,7 +105,9 @@ import TestServer
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             func written(_ hasher: PrefixHasher, _ ranges: [Range<Int>]) {
                 bytes.withUnsafeBytes { all in
-                    for range in ranges { hasher.written(UnsafeRawBufferPointer(rebasing: all[range]), at: Int64(range.lowerBound)) }
+                    for range in ranges {
+                        hasher.written(UnsafeRawBufferPointer(rebasing: all[range]), at: Int64(range.lowerBound))
+                    }
                 }
             }
             let limit = PrefixHasher.heldLimit
@@ -142,7 +144,8 @@ import TestServer
             let fd = open(path, O_RDONLY)
             try #require(fd >= 0)
             defer { close(fd) }
-            let from = 1000, to = 2 * FileHasher.chunk + 5
+            let from = 1000
+            let to = 2 * FileHasher.chunk + 5
             let hasher = try #require(SHA256())
             let reached = try FileHasher.hashRange(fd: fd, from: Int64(from), to: Int64(to), into: hasher, path: path)
             #expect(reached == Int64(to))
@@ -401,7 +404,9 @@ import TestServer
         options.engine.hashRate = 1.5e6
         try await withTestDirectory { dir in
             let report = try await sync(
-                manifest(url: server.url("/recut"), sha256: sha(large), extra: "connections: 4\nmin_segment: 1MiB\nsize: \(large.count)"),
+                manifest(
+                    url: server.url("/recut"), sha256: sha(large),
+                    extra: "connections: 4\nmin_segment: 1MiB\nsize: \(large.count)"),
                 in: dir, options: options)
             #expect(report.items.first?.status == .downloaded)
             let ranges = server.gets("/recut").compactMap { $0.headers["range"] }
@@ -444,7 +449,9 @@ import TestServer
             options.jobs = 1
             let report = try await sync(yaml, in: dir, options: options)
             #expect(report.items.map(\.status) == [.downloaded, .downloaded])
-            #expect(server.gets("/a").count == 4 && server.gets("/b").count == 1, "\(server.gets("/a").count), \(server.gets("/b").count)")
+            #expect(
+                server.gets("/a").count == 4 && server.gets("/b").count == 1,
+                "\(server.gets("/a").count), \(server.gets("/b").count)")
         }
     }
 
@@ -486,7 +493,10 @@ import TestServer
                 in: dir)
             let item = try #require(report.items.first)
             #expect(item.status == .downloaded)
-            #expect(item.durationS < 15, "\(item.durationS) s \(server.requests("/f").map { "\($0.method) \($0.headers["range"] ?? "") c\($0.connection)" })")
+            #expect(
+                item.durationS < 15,
+                "\(item.durationS) s \(server.requests("/f").map { "\($0.method) \($0.headers["range"] ?? "") c\($0.connection)" })"
+            )
         }
     }
 
@@ -527,7 +537,9 @@ import TestServer
             // The three regions cut when the length arrived go out on them. A later steal
             // may need a new connection: the first request, open-ended, is cut by closing
             // its own.
-            let regions = gets.filter { [2 << 20, 4 << 20, 6 << 20].map { "bytes=\($0)-\($0 + (2 << 20) - 1)" }.contains($0.headers["range"]) }
+            let regions = gets.filter {
+                [2 << 20, 4 << 20, 6 << 20].map { "bytes=\($0)-\($0 + (2 << 20) - 1)" }.contains($0.headers["range"])
+            }
             #expect(
                 regions.count == 3 && Set(regions.map(\.connection)).isSubset(of: heads.map(\.connection)),
                 "\(requests.map { "\($0.method) \($0.headers["range"] ?? "") on \($0.connection)" })")
@@ -618,7 +630,9 @@ import TestServer
         let slow: Int64 = 4 << 20
         let large = serveLarge("/degrades", seed: 13, headDelay: 0.05, bytesPerSecond: 8_000_000)
         server.update("/degrades") { route in
-            route.faultAtStart = { $0 == Int(slow) ? .slowsDown(afterBytes: (2 << 20) - (256 << 10), bytesPerSecond: 40_000) : nil }
+            route.faultAtStart = {
+                $0 == Int(slow) ? .slowsDown(afterBytes: (2 << 20) - (256 << 10), bytesPerSecond: 40_000) : nil
+            }
         }
         try await withTestDirectory { dir in
             let report = try await sync(
@@ -792,7 +806,9 @@ import TestServer
         try await withTestDirectory { dir in
             let report = try await sync(manifest(url: server.url("/f"), sha256: sha(body), extra: "retries: 1"), in: dir)
             let error = try #require(report.items.first?.error)
-            #expect(error.code == .connection && error.message.hasPrefix("connection closed before the response head ended"), "\(error)")
+            #expect(
+                error.code == .connection && error.message.hasPrefix("connection closed before the response head ended"),
+                "\(error)")
         }
     }
 
@@ -821,7 +837,8 @@ import TestServer
         serve("/b/f")
         try await withTestDirectory { dir in
             let report = try await sync(
-                manifest(url: server.url("/a/f"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/b/f"))]"), in: dir)
+                manifest(url: server.url("/a/f"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/b/f"))]"),
+                in: dir)
             #expect(report.items.first?.status == .downloaded)
             #expect(report.items.first?.connections == 4)
             #expect(server.requests("/a/f").count >= 2)
@@ -834,7 +851,8 @@ import TestServer
         serve("/m/f")
         try await withTestDirectory { dir in
             let report = try await sync(
-                manifest(url: server.url("/gone"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/m/f"))]"), in: dir)
+                manifest(url: server.url("/gone"), sha256: sha(body), extra: segmented + "\nmirrors: [\(server.url("/m/f"))]"),
+                in: dir)
             #expect(report.items.first?.status == .downloaded)
             #expect(server.gets("/gone").count == 1)
             #expect(server.requests("/m/f").count >= 4)
@@ -856,14 +874,23 @@ import TestServer
         let report = try await sync(yaml, in: dir, options: options)
         #expect(report.items.first?.status == .downloaded)
         #expect(fileSHA(dir + "/mirror/out.bin") == sha(body))
-        let durable = count.withLock { value in defer { value = 0 }; return value }
+        let durable = count.withLock { value in
+            defer { value = 0 }
+            return value
+        }
 
         options.durable = false
         try FileManager.default.removeItem(atPath: dir + "/mirror/out.bin")
         let unsynced = try await sync(yaml, in: dir, options: options)
         #expect(unsynced.items.first?.status == .downloaded)
         options.durable = true
-        return (durable, count.withLock { value in defer { value = 0 }; return value }, options, count)
+        return (
+            durable,
+            count.withLock { value in
+                defer { value = 0 }
+                return value
+            }, options, count
+        )
     }
 
     /// Fetches 64 KiB (under every writeback and flush step) durably into `dir`.
@@ -1054,7 +1081,13 @@ import TestServer
     // run cancels about a second after starting.
     @Test func cancelKeepsResumeStateAndTheNextRunContinues() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 7)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 64 << 10; return r }())
+        server.set(
+            "/big",
+            {
+                var r = TestServer.Route(body: big, etag: "\"b1\"")
+                r.bytesPerSecond = 64 << 10
+                return r
+            }())
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB")
             let path = write(yaml, to: "manifest.yaml", in: dir)
@@ -1083,7 +1116,13 @@ import TestServer
 
     @Test func withoutFsyncResumeStateIsTrustedOnlyInTheBootThatWroteIt() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 17)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"n1\""); r.bytesPerSecond = 64 << 10; return r }())
+        server.set(
+            "/big",
+            {
+                var r = TestServer.Route(body: big, etag: "\"n1\"")
+                r.bytesPerSecond = 64 << 10
+                return r
+            }())
         try await withTestDirectory { dir in
             let path = write(
                 manifest(url: server.url("/big"), sha256: sha(big), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml",
@@ -1127,12 +1166,20 @@ import TestServer
 
     @Test func cancelAndClearRemovesState() async throws {
         let big = TestServer.bytes(count: 8 << 20, seed: 8)
-        server.set("/big", { var r = TestServer.Route(body: big, etag: "\"b1\""); r.bytesPerSecond = 64 << 10; return r }())
+        server.set(
+            "/big",
+            {
+                var r = TestServer.Route(body: big, etag: "\"b1\"")
+                r.bytesPerSecond = 64 << 10
+                return r
+            }())
         try await withTestDirectory { dir in
-            let path = write(manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml", in: dir)
+            let path = write(
+                manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB"), to: "m.yaml", in: dir)
             var planOptions = PlanOptions()
             planOptions.root = dir + "/mirror"
-            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
+            let session = SyncSession(
+                plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
             let running = Task { try await session.run() }
             #expect(await waitFor(seconds: 60) { exists(dir + "/mirror/out.bin.jgd") })
             session.cancel(clearingState: true)
@@ -1144,13 +1191,20 @@ import TestServer
     @Test func changedRemoteRestartsInsteadOfSplicing() async throws {
         let old = TestServer.bytes(count: 8 << 20, seed: 9)
         let new = TestServer.bytes(count: 8 << 20, seed: 10)
-        server.set("/big", { var r = TestServer.Route(body: old, etag: "\"old\""); r.bytesPerSecond = 64 << 10; return r }())
+        server.set(
+            "/big",
+            {
+                var r = TestServer.Route(body: old, etag: "\"old\"")
+                r.bytesPerSecond = 64 << 10
+                return r
+            }())
         try await withTestDirectory { dir in
             let yaml = manifest(url: server.url("/big"), extra: "connections: 2\nmin_segment: 256KiB")
             let path = write(yaml, to: "manifest.yaml", in: dir)
             var planOptions = PlanOptions()
             planOptions.root = dir + "/mirror"
-            let session = SyncSession(plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
+            let session = SyncSession(
+                plan: Plan(manifest: try Manifest.load(path: path), options: planOptions), options: testOptions())
             let running = Task { try await session.run() }
             #expect(await waitFor(seconds: 60) { resumeStateHoldsBytes(dir + "/mirror/out.bin.jgd") })
             session.cancel()
@@ -1232,7 +1286,8 @@ import TestServer
         serve("/d/a.bin")
         server.set("/d/SHA256SUMS", TestServer.Route(body: Array("\(String(repeating: "1", count: 64))  a.bin\n".utf8)))
         await withTestDirectory { dir in
-            let yaml = "version: 1\nchecksums: [\(server.url("/d/SHA256SUMS"))]\nitems:\n  - url: \(server.url("/d/a.bin"))\n    sha256: \(sha(body))\n"
+            let yaml =
+                "version: 1\nchecksums: [\(server.url("/d/SHA256SUMS"))]\nitems:\n  - url: \(server.url("/d/a.bin"))\n    sha256: \(sha(body))\n"
             await #expect(throws: SyncError.self) { try await sync(yaml, in: dir) }
             #expect(server.requests("/d/a.bin").isEmpty)
         }
@@ -1287,7 +1342,8 @@ import TestServer
             try FileManager.default.createDirectory(atPath: plan.root, withIntermediateDirectories: true)
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
-                items: plan.items, options: options, engine: engine, events: continuation, root: root, state: StateOpening(.none())
+                items: plan.items, options: options, engine: engine, events: continuation, root: root,
+                state: StateOpening(.none())
             ).run().all
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })
@@ -1419,7 +1475,8 @@ import TestServer
         var huge = base(b, .downloaded)
         huge.connections = Int(Int32.max) + 1
         let cases: [(ItemResult, PlannedItem)] = [
-            (downloaded, a), (noted, a), (mismatch, a), (unverified, b), (failed, b), (base(b, .skipped), b), (renamed, b), (huge, b),
+            (downloaded, a), (noted, a), (mismatch, a), (unverified, b), (failed, b), (base(b, .skipped), b), (renamed, b),
+            (huge, b),
             (verified512, c), (mismatch512, c),
         ]
         for (result, item) in cases {

@@ -185,7 +185,9 @@ final class RootDirectory: Sendable {
     func fileStatus(_ path: String) throws(TransferError) -> stat {
         let info = try withFolder(of: path) { (folder, name) throws(TransferError) in
             var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .local(errno: errno, path: path, doing: "cannot read") }
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                throw .local(errno: errno, path: path, doing: "cannot read")
+            }
             return info
         }
         if (info.st_mode & S_IFMT) == S_IFLNK {
@@ -284,7 +286,8 @@ final class RootDirectory: Sendable {
             // A missing folder to create is made by the walk below, name by name.
             if !(code == ENOENT && create) {
                 if code == ELOOP || code == EXDEV {
-                    throw Self.unsafe(path, "goes through a symbolic link below the root \(self.path); jgmirror never follows one there")
+                    throw Self.unsafe(
+                        path, "goes through a symbolic link below the root \(self.path); jgmirror never follows one there")
                 }
                 if code != ENOSYS && code != EPERM { throw .local(errno: code, path: path, doing: "cannot open the folder of") }
             }
@@ -318,7 +321,9 @@ final class RootDirectory: Sendable {
         if code == ELOOP || code == ENOTDIR {
             var info = stat()
             if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-                return Self.unsafe(path, "goes through the symbolic link '\(name)' below the root \(self.path); jgmirror never follows one there")
+                return Self.unsafe(
+                    path, "goes through the symbolic link '\(name)' below the root \(self.path); jgmirror never follows one there"
+                )
             }
         }
         return .local(errno: code, path: path, doing: action)

@@ -1,25 +1,35 @@
 import Foundation
 import GRDB
 
-/// What the state database keeps about snapshot publishing (`SnapshotTree`).
+/// A file linked into a new snapshot from the current one: its stat before and after
+/// the link (the same inode; the link moved its ctime).
+struct RelinkedFile: Sendable {
+    var dest: String
+    var before: FileStat
+    var after: FileStat
+    /// The file system's clock passed `after` while the file stayed as it is.
+    var settled = false
+}
+
+/// What the state database keeps about snapshot publishing (`SnapshotTree` in Sync).
 extension StateStore {
     /// Brings the records of files just linked into a new snapshot up to date, and
-    /// forgets the snapshots `SnapshotTree.prepare` removed. A link (and the removal
+    /// forgets the snapshots removed (`pruned`). A link (and the removal
     /// of an old snapshot's link) leaves the inode, size and mtime as they were and
     /// moves the ctime, so a record that vouched for the file before (same stat, not
     /// racy) vouches for it after, and is trusted at once where the file system's
-    /// clock has passed the new ctime (`SnapshotTree.Linked.settled`). Other records
+    /// clock has passed the new ctime (`settled`). Other records
     /// are left as they are, and their files are hashed.
     @discardableResult
-    func refresh(_ prepared: SnapshotTree.Prepared, racyWindowNs: Int64) -> String? {
-        if !prepared.pruned.isEmpty,
+    func refresh(linked: [RelinkedFile], pruned: [String], racyWindowNs: Int64) -> String? {
+        if !pruned.isEmpty,
             let failure = write({ db in
-                for id in prepared.pruned { try db.execute(sql: "DELETE FROM snapshot WHERE id = ?", arguments: [id]) }
+                for id in pruned { try db.execute(sql: "DELETE FROM snapshot WHERE id = ?", arguments: [id]) }
             })
         {
             return failure
         }
-        guard !prepared.linked.isEmpty else { return nil }
+        guard !linked.isEmpty else { return nil }
         // One statement per file, matching the record in SQL: no record is read into
         // memory (10,000 of them cost a tenth of a snapshot run read and written back).
         return write { db in
@@ -31,7 +41,7 @@ extension StateStore {
                     WHERE dest = ?3 AND size = ?4 AND mtime_ns = ?5 AND ctime_ns = ?6 AND inode = ?7 AND device = ?8
                         AND max(mtime_ns, ctime_ns) <= coalesce(verified_at, checked_at) - ?9
                     """)
-            for entry in prepared.linked {
+            for entry in linked {
                 var ctimeOnly = entry.after
                 ctimeOnly.ctimeNs = entry.before.ctimeNs
                 guard ctimeOnly == entry.before else { continue }

@@ -33,7 +33,9 @@ final class ItemRunner: Sendable {
     /// files go, and not behind placement's syncs, which the next downloads do not
     /// wait for. It submits the next item, so at most `window` finished files (each
     /// holding up to `PrefixHasher.heldLimit` bytes) wait for it.
-    let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in jobs.forEach { $0() } }
+    let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in
+        for job in jobs { job() }
+    }
     /// The root, opened once: every file below it is reached through this.
     let root: RootDirectory
     /// Hashing of present files and second passes over part files, on all cores.
@@ -175,7 +177,8 @@ final class ItemRunner: Sendable {
                 let root = root
                 hashing.submit {
                     self.options.hashedFile?(item.dest)
-                    self.decide(index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
+                    self.decide(
+                        index, item.assessByHashing(size: size, stat: stat, root: root, record: self.stateRecord(of: item)))
                 }
             case .unsafe where isManagedLink(item):
                 // A link a former `link:` item placed, where a file goes now: the
@@ -191,7 +194,8 @@ final class ItemRunner: Sendable {
 
     /// Remembers that the present file of `item` was just verified (or checked).
     func learn(
-        _ item: PlannedItem, stat: FileStat?, sha256: String?, sha512: String? = nil, validators: Validators? = nil, verifiedAt: Int64?
+        _ item: PlannedItem, stat: FileStat?, sha256: String?, sha512: String? = nil, validators: Validators? = nil,
+        verifiedAt: Int64?
     ) {
         guard let stat, opening.store != nil else { return }
         // A file that changed while it was hashed is not recorded.
@@ -228,7 +232,9 @@ final class ItemRunner: Sendable {
             result.sha256Actual = assessment.sha256
             result.sha512Actual = assessment.sha512
             if !assessment.quick {
-                learn(item, stat: assessment.stat, sha256: assessment.sha256, sha512: assessment.sha512, verifiedAt: FileRecord.now())
+                learn(
+                    item, stat: assessment.stat, sha256: assessment.sha256, sha512: assessment.sha512,
+                    verifiedAt: FileRecord.now())
             }
             record(index, result)
         case .present:
@@ -298,7 +304,8 @@ final class ItemRunner: Sendable {
         let started = Date()
         engine.submit(request) { outcome in
             self.finishing.add {
-                self.finish(index, outcome, hasher: hasher, started: started, note: note, present: present, earlierBytes: earlierBytes)
+                self.finish(
+                    index, outcome, hasher: hasher, started: started, note: note, present: present, earlierBytes: earlierBytes)
             }
         }
     }

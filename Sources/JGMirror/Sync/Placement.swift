@@ -81,7 +81,9 @@ final class Placement: Sendable {
     {
         let bad = destination + ".jgbad"
         root.unlink(state)
-        if let contents, let failure = Placer.write(contents, to: part, root: root) { return "bytes not kept (\(failure.message))" }
+        if let contents, let failure = Placer.write(contents, to: part, root: root) {
+            return "bytes not kept (\(failure.message))"
+        }
         do { try root.rename(part, to: bad) } catch {
             if contents != nil { root.unlink(part) }  // written just now: ours
             return "bytes not kept (\(error.message))"
@@ -112,9 +114,11 @@ final class Placement: Sendable {
             // (a part file and its destination share the folder).
             var folders: [String: Folder?] = [:]
             if durable {
-                for path in Set(batch.map { Paths.parent(of: $0.destination) }) { folders[path] = .some(Folder(path, root: root)) }
+                for path in Set(batch.map { Paths.parent(of: $0.destination) }) {
+                    folders[path] = .some(Folder(path, root: root))
+                }
             }
-            var failures = Array<TransferError?>(repeating: nil, count: batch.count)
+            var failures = [TransferError?](repeating: nil, count: batch.count)
             if durable { syncAll(batch, folders: folders, into: &failures) }
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {

@@ -51,15 +51,8 @@ package struct SnapshotTree {
         case pruning
     }
 
-    /// A file linked from the current snapshot: its stat before and after the link
-    /// (the same inode; the link moved its ctime).
-    struct Linked: Sendable {
-        var dest: String
-        var before: FileStat
-        var after: FileStat
-        /// The file system's clock passed `after` while the file stayed as it is.
-        var settled = false
-    }
+    /// A file linked from the current snapshot (`RelinkedFile`).
+    typealias Linked = RelinkedFile
 
     /// The id `ROOT/current` names, when it is a link into the snapshots folder.
     func currentID() -> String? {
@@ -235,7 +228,11 @@ package struct SnapshotTree {
                 }
                 let after = FileStat(info)
                 linked[index].after = after
-                if let clock, max(after.mtimeNs, after.ctimeNs) < clock { linked[index].settled = true } else { still.append(index) }
+                if let clock, max(after.mtimeNs, after.ctimeNs) < clock {
+                    linked[index].settled = true
+                } else {
+                    still.append(index)
+                }
             }
             guard clock != nil, FileRecord.now() < deadline else { break }
             pending = still

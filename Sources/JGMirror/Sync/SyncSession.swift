@@ -279,7 +279,11 @@ public final class SyncSession: Sendable {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
         guard let opened = opening.store else { return .none(warnings: warnings) }
-        if let snapshot, let failure = opened.refresh(snapshot, racyWindowNs: racyWindowNs) { warnings.append(failure) }
+        if let snapshot,
+            let failure = opened.refresh(linked: snapshot.linked, pruned: snapshot.pruned, racyWindowNs: racyWindowNs)
+        {
+            warnings.append(failure)
+        }
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
         } catch {

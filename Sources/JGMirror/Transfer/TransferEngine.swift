@@ -214,7 +214,7 @@ final class TransferEngine: @unchecked Sendable {
                 cancelClearing = clearing
                 while let item = waiting.popFirst() { item.skip(cancelled: true) }
                 while let item = ready.popFirst() { item.cancel(clearing: clearing) }
-                running.forEach { $0.cancel(clearing: clearing) }
+                for item in running { item.cancel(clearing: clearing) }
             }
             for item in commands.prepared {
                 preparing -= 1
