@@ -244,7 +244,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
             #expect((items?.first?["error"] as? [String: Any])?["code"] as? String == "deadline")
             let hosts = try loadReport(report)["hosts"] as? [[String: Any]]
             #expect(hosts?.first?["origin"] as? String == "http://127.0.0.1:\(server.port)")
-            #expect(hosts?.first?["state"] as? String == "up" && hosts?.first?["requests"] as? Int == 1)
+            // The stalled request, and a replacement when the stall showed before the
+            // deadline (a loaded machine reaches the deadline later): the host stays up.
+            #expect(hosts?.first?["state"] as? String == "up" && (hosts?.first?["requests"] as? Int ?? 0) >= 1)
             let refused = try await execute(["sync", path, "--max-duration", "soon", "--progress", "none"])
             #expect(refused.status == 2 && refused.stderr.contains("--max-duration must be a duration"), "\(refused.stderr)")
         }
