@@ -48,5 +48,23 @@ import Testing
             let item = ItemTransfer(engine: engine, request: request) { _ in }
             _ = item.crew.workers
         }
+        // So do the engine's own queues, hosts and budget.
+        await #expect(processExitsWith: .failure) {
+            let engine = try TransferEngine(configuration: TransferEngine.Configuration()) { _ in }
+            _ = engine.loop.running.count
+        }
+    }
+
+    @Test func aMemberIsChangedInPlaceThroughTheWrapper() {
+        let engine = EngineThread()
+        engine.enter()
+        struct Owned {
+            var list = [1, 2]
+            var count = 0
+        }
+        var bound = EngineBound(Owned(), on: engine)
+        bound.list.append(3)
+        bound.count += 1
+        #expect(bound.value.list == [1, 2, 3] && bound.count == 1)
     }
 }

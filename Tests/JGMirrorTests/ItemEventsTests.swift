@@ -102,9 +102,13 @@ import Testing
         }
     }
 
+    /// Runs `body` with a crew of an engine whose loop does not run: this thread
+    /// plays the engine thread, which the crew and the engine's state belong to.
     private func withCrew(_ body: (Crew, TransferEngine) throws -> Void) throws {
-        let engine = try TransferEngine(configuration: TransferEngine.Configuration()) { _ in }
-        defer { engine.shutdown() }
+        var configuration = TransferEngine.Configuration()
+        configuration.startsLoop = false
+        let engine = try TransferEngine(configuration: configuration) { _ in }
+        engine.engineThread.enter()
         let request = TransferRequest(
             id: 0, sources: ["http://127.0.0.1:1/f"], root: try RootDirectory(path: "/"), partPath: "/nonexistent/f.jgpart",
             statePath: "/nonexistent/f.jgd", expectedSize: nil, connections: 4, retries: 2, minSegment: 1024, timeout: 5,

@@ -10,7 +10,7 @@ extension Crew {
         let candidates = live.map { source in
             let origin = Origin.key(item.remote.url(of: source))
             return SourceShare.Candidate(
-                source: source, state: engine.hosts.state(of: origin, now: now), rate: engine.hosts.hosts[origin]?.rate)
+                source: source, state: engine.loop.hosts.state(of: origin, now: now), rate: engine.loop.hosts.hosts[origin]?.rate)
         }
         var connections: [Int: Int] = [:]
         for worker in workers where worker.slot != slot { connections[worker.sourceIndex, default: 0] += 1 }

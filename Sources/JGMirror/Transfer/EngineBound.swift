@@ -27,6 +27,7 @@ final class EngineThread: Sendable {
 ///
 /// `@unchecked Sendable`: the value moves between threads only inside this wrapper,
 /// whose every access is checked (`EngineThread.isCurrent`).
+@dynamicMemberLookup
 struct EngineBound<Value>: @unchecked Sendable {
     private var stored: Value
     let thread: EngineThread
@@ -45,6 +46,18 @@ struct EngineBound<Value>: @unchecked Sendable {
         _modify {
             check()
             yield &stored
+        }
+    }
+
+    /// One member of the value (`loop.running`), checked as `value` is, changed in place.
+    subscript<Member>(dynamicMember path: WritableKeyPath<Value, Member>) -> Member {
+        get {
+            check()
+            return stored[keyPath: path]
+        }
+        _modify {
+            check()
+            yield &stored[keyPath: path]
         }
     }
 

@@ -61,7 +61,7 @@ final class RequestCycle {
     /// source that may still answer.
     private func hostAllows(_ worker: Worker, url: String) -> Bool {
         let origin = Origin.key(url)
-        let permission = engine.hosts.ask(origin, now: worker.sentAt)
+        let permission = engine.loop.hosts.ask(origin, now: worker.sentAt)
         switch permission {
         case .go, .probe:
             worker.origin = origin
@@ -96,7 +96,7 @@ final class RequestCycle {
             let candidate = (worker.sourceIndex + step) % count
             guard !crew.deadSources.contains(candidate) else { continue }
             let origin = Origin.key(item.remote.url(of: candidate))
-            if states.contains(engine.hosts.state(of: origin, now: now)) {
+            if states.contains(engine.loop.hosts.state(of: origin, now: now)) {
                 worker.sourceIndex = candidate
                 worker.heldFor = nil
                 return true
@@ -185,7 +185,7 @@ final class RequestCycle {
     private func handleFailure(_ worker: Worker, _ error: TransferError) {
         item.tally.lastError = error
         if error.retryable, !item.isFileSource {
-            let state = engine.hosts.state(of: Origin.key(worker.url), now: engine.now())
+            let state = engine.loop.hosts.state(of: Origin.key(worker.url), now: engine.now())
             if state == .suspect || state == .down {
                 // The host is the trouble, not this request: the host table says when
                 // to ask again (or that the item fails), and no retry is spent.

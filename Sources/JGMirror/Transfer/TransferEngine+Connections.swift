@@ -8,25 +8,25 @@ import Synchronization
 /// connection before a request needs it, and the curl handles workers run on.
 extension TransferEngine {
     /// Whether `host` carries fewer requests than `--max-per-host` now.
-    func hasRoom(_ host: String) -> Bool { hostLoad[host, default: 0] < configuration.maxPerHost }
+    func hasRoom(_ host: String) -> Bool { loop.hostLoad[host, default: 0] < configuration.maxPerHost }
 
     /// Takes a connection slot for `host`, or says none is free (`--max-per-host`).
     /// Until `warmUntil`, a request waits for a warm-up under way to that host rather
     /// than open a connection of its own (the warm-up's answer is due about when the
     /// item's first head came); one answered hands its connection to the next request.
     func acquireHost(_ host: String, warmUntil: Double = 0) -> Bool {
-        let load = hostLoad[host, default: 0]
+        let load = loop.hostLoad[host, default: 0]
         guard load < configuration.maxPerHost else { return false }
-        if let warm = warming[host] {
+        if let warm = loop.warming[host] {
             if warm.idle > 0 {
-                warming[host]?.idle -= 1
+                loop.warming[host]?.idle -= 1
             } else if warm.underWay > 0, now() < warmUntil {
                 return false
             }
-            if warming[host]?.underWay == 0, warming[host]?.idle == 0 { warming[host] = nil }
+            if loop.warming[host]?.underWay == 0, loop.warming[host]?.idle == 0 { loop.warming[host] = nil }
         }
-        hostLoad[host] = load + 1
-        hostPeak[host] = max(hostPeak[host] ?? 0, load + 1)
+        loop.hostLoad[host] = load + 1
+        loop.hostPeak[host] = max(loop.hostPeak[host] ?? 0, load + 1)
         return true
     }
 
@@ -44,7 +44,7 @@ extension TransferEngine {
     /// HTTP/2.
     func warmUp(_ url: String, connections: Int, for request: TransferRequest) {
         guard Self.mayOpenAhead(url) else { return }
-        pendingWarmUps.append((url, connections, request))
+        loop.pendingWarmUps.append((url, connections, request))
     }
 
     /// Whether an item may open more connections to `url`'s host before any has
@@ -58,20 +58,20 @@ extension TransferEngine {
     /// so a server that ignores ranges, or a mirror director, costs the extra requests
     /// once, not on every file.
     func mayCutAhead(_ url: String) -> Bool {
-        Self.mayOpenAhead(url) && !hostsAskedFirst.contains(Origin.key(url))
+        Self.mayOpenAhead(url) && !loop.hostsAskedFirst.contains(Origin.key(url))
     }
 
     /// Notes that `url`'s host answered a request for one region with the whole file
     /// or a redirect: its later items ask once before they fan out.
-    func mustAskFirst(_ url: String) { hostsAskedFirst.insert(Origin.key(url)) }
+    func mustAskFirst(_ url: String) { loop.hostsAskedFirst.insert(Origin.key(url)) }
 
     func sendWarmUps() {
-        for (url, connections, request) in pendingWarmUps {
+        for (url, connections, request) in loop.pendingWarmUps {
             let host = Origin.key(url)
             let wanted = min(connections, configuration.maxPerHost)
-            let known = max(hostPeak[host] ?? 0, hostLoad[host] ?? 0)
+            let known = max(loop.hostPeak[host] ?? 0, loop.hostLoad[host] ?? 0)
             guard wanted > known else { continue }
-            hostPeak[host] = wanted
+            loop.hostPeak[host] = wanted
             for _ in known..<wanted {
                 // A warm-up that cannot be made costs the item a round trip, nothing more.
                 guard
@@ -80,22 +80,22 @@ extension TransferEngine {
                     }),
                     multi.add(easy)
                 else { break }
-                warmUps[easy.handle] = (easy, host)
-                warming[host, default: (0, 0)].underWay += 1
+                loop.warmUps[easy.handle] = (easy, host)
+                loop.warming[host, default: (0, 0)].underWay += 1
             }
         }
-        pendingWarmUps.removeAll()
+        loop.pendingWarmUps.removeAll()
     }
 
     func releaseHost(_ host: String) {
-        if let load = hostLoad[host] { hostLoad[host] = load > 1 ? load - 1 : nil }
+        if let load = loop.hostLoad[host] { loop.hostLoad[host] = load > 1 ? load - 1 : nil }
     }
 
     func attach(_ worker: Worker) throws(TransferError) {
         guard let easy = worker.easy, multi.add(easy) else {
             throw TransferError(code: .curl, message: "libcurl refused a transfer handle")
         }
-        workersByHandle[easy.handle] = worker
+        loop.workersByHandle[easy.handle] = worker
     }
 
     /// Removes a worker's request from the multi handle, frees its host slot and keeps
@@ -105,9 +105,9 @@ extension TransferEngine {
         guard let easy = worker.easy else { return }
         worker.easy = nil
         multi.remove(easy)
-        workersByHandle[easy.handle] = nil
+        loop.workersByHandle[easy.handle] = nil
         releaseHost(worker.host)
-        ratePaused.removeAll { $0 === worker }
+        loop.ratePaused.removeAll { $0 === worker }
         recycle(easy)
     }
 
@@ -117,8 +117,8 @@ extension TransferEngine {
     /// (1886 of 2000 such reuses failed while they set it); another request that gets
     /// it falls back to a new handle (`takeHandle`).
     func recycle(_ easy: CurlEasy) {
-        guard spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil else { return }
-        spareHandles.append(easy)
+        guard loop.spareHandles.count < Self.spareHandleLimit, (try? easy.reset()) != nil else { return }
+        loop.spareHandles.append(easy)
     }
 
     /// A handle set up for a request: a reset one kept from an earlier request, or a
@@ -126,7 +126,7 @@ extension TransferEngine {
     /// stream's receive buffer past `curl_easy_reset`, and then refuses
     /// `CURLOPT_BUFFERSIZE`); such a handle is dropped and a new one set up.
     func takeHandle(setUp: (CurlEasy) throws(TransferError) -> Void) throws(TransferError) -> CurlEasy {
-        while let easy = spareHandles.popLast() {
+        while let easy = loop.spareHandles.popLast() {
             if (try? setUp(easy)) != nil { return easy }
         }
         let easy = try CurlEasy()

@@ -12,13 +12,13 @@ extension TransferEngine {
         case .down:
             return TransferError(
                 code: .hostDown,
-                message: "\(origin) is down: no answer for \(Rules.formatDuration(hosts.settings.grace(for: origin)))")
+                message: "\(origin) is down: no answer for \(Rules.formatDuration(loop.hosts.settings.grace(for: origin)))")
         case .rateLimited(let until):
             let wait = max(0, until - now())
             let limit =
-                hosts.settings.deadline.map { until > $0 } == true
+                loop.hosts.settings.deadline.map { until > $0 } == true
                 ? "past the run's deadline"
-                : "longer than max_wait (\(Rules.formatDuration(hosts.settings.maxWait(for: origin))))"
+                : "longer than max_wait (\(Rules.formatDuration(loop.hosts.settings.maxWait(for: origin))))"
             return TransferError(
                 code: .rateLimited, message: "\(origin) asks to wait \(Int(wait.rounded(.up)))s, \(limit)")
         }
@@ -31,13 +31,13 @@ extension TransferEngine {
         worker.answered = true
         worker.probe = false
         let time = now()
-        if hosts.answered(origin, roundTrip: time - worker.sentAt) { wakeHeld(for: origin) }
+        if loop.hosts.answered(origin, roundTrip: time - worker.sentAt) { wakeHeld(for: origin) }
         let head = worker.head
         if head.status == 429 || head.status == 503 {
             let wait = ThrottleHint.wait(
                 retryAfter: head.retryAfterText, rateLimitReset: head.rateLimitReset,
                 wallClock: Date().timeIntervalSince1970)
-            hosts.throttled(origin, now: time, wait: wait)
+            loop.hosts.throttled(origin, now: time, wait: wait)
         }
     }
 
@@ -51,14 +51,14 @@ extension TransferEngine {
         worker.origin = nil
         // Under `--max-rate` the engine paces every request itself: no host shows its rate.
         let seconds = rateLimited ? nil : worker.firstByteAt.map { now() - $0 }
-        hosts.received(origin, bytes: worker.requestBytes, over: seconds)
+        loop.hosts.received(origin, bytes: worker.requestBytes, over: seconds)
         let probe = worker.probe
         worker.probe = false
         if worker.answered { return }
         if let code, Self.getsNoAnswer(code) {
-            hosts.failed(origin, now: now(), probe: probe)
+            loop.hosts.failed(origin, now: now(), probe: probe)
         } else if probe {
-            hosts.released(origin)
+            loop.hosts.released(origin)
         }
         if probe { wakeHeld(for: origin) }
     }
@@ -72,7 +72,7 @@ extension TransferEngine {
 
     /// Requests waiting for `origin` ask the table again now.
     private func wakeHeld(for origin: String) {
-        for item in running {
+        for item in loop.running {
             for worker in item.crew.workers where worker.heldFor == origin {
                 if case .backoff = worker.state { worker.state = .backoff(until: 0) }
             }
