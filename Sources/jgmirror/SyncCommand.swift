@@ -91,6 +91,8 @@ struct SyncCommand: AsyncParsableCommand {
         }
         var options = transferOptions.syncOptions(
             allowFileURLs: manifestOptions.allowFileURLs, requireChecksums: manifestOptions.requireChecksums)
+        // Before the lists: the time they take counts against the run's deadline.
+        options.maxDuration = maxDuration.flatMap(Units.parseDuration)
         let plan = try await manifestOptions.loadPlan(
             command: .sync, maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
         options.failFast = failFast
@@ -99,7 +101,6 @@ struct SyncCommand: AsyncParsableCommand {
         options.delete = delete
         options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
         options.backupDir = backupDir
-        options.maxDuration = maxDuration.flatMap(Units.parseDuration)
         options.publish = publish
         options.keep = keep
         let environment = ProcessInfo.processInfo.environment

@@ -251,4 +251,43 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
             #expect(refused.status == 2 && refused.stderr.contains("--max-duration must be a duration"), "\(refused.stderr)")
         }
     }
+
+    @Test func theDeadlineCountsFromTheListsAndStopsAListThatNeverComes() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 1000, seed: 4)
+        // The list's host answers the head and some bytes, then nothing for longer
+        // than the test may take; the file its list would name is served.
+        var list = TestServer.Route(body: Array("\(sha(body))  f.bin\n".utf8))
+        list.fault = { _ in .stall(afterBytes: 10, seconds: 60) }
+        server.set("/rel/SHA256SUMS", list)
+        server.set("/rel/f.bin", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                root: \(dir)/mirror
+                items:
+                  - url: \(server.url("/rel/f.bin"))
+                    dest: plain.bin
+                    sha256: \(sha(body))
+                sets:
+                  - sums: \(server.url("/rel/SHA256SUMS"))
+                    dest: rel/
+                """
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let report = dir + "/report.json"
+            let run = try await execute(["sync", path, "--max-duration", "1s", "--report", report, "--progress", "none"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let items = try #require(try loadReport(report)["items"] as? [[String: Any]])
+            let listRow = try #require(items.first { ($0["url"] as? String)?.hasSuffix("SHA256SUMS") == true }, "\(items)")
+            #expect(listRow["status"] as? String == "failed")
+            #expect((listRow["error"] as? [String: Any])?["code"] as? String == "deadline", "\(listRow)")
+            // The list took the run's whole second: the plain item is stopped at once,
+            // not given a second of its own.
+            let plain = try #require(items.first { $0["dest"] as? String == "plain.bin" }, "\(items)")
+            #expect(plain["status"] as? String == "interrupted")
+            #expect((plain["error"] as? [String: Any])?["code"] as? String == "deadline", "\(plain)")
+            #expect(server.gets("/rel/f.bin").isEmpty)
+        }
+    }
 }

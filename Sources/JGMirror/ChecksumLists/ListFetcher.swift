@@ -46,7 +46,12 @@ final class ListFetcher: Sendable {
         do { engine = try TransferEngine(configuration: configuration) { _ in } } catch {
             throw .local(error.message)
         }
+        // At the run's deadline the lists not yet in fail with code `deadline`.
+        let stopAtDeadline = configuration.runDeadline.map { run in
+            run.deadline.schedule(at: run.at) { engine.cancel(clearing: false) }
+        }
         defer {
+            stopAtDeadline?.cancel()
             // Every list's outcome is in: the table as its last one left it is complete.
             configuration.handOff?.put(engine.hostSnapshot().table)
             engine.shutdown()
@@ -85,7 +90,11 @@ final class ListFetcher: Sendable {
         switch outcome.status {
         case .completed: return .success(.body(path: path, validators: outcome.validators))
         case .failed(let error): return .failure(error)
-        case .cancelled, .skipped: return .failure(TransferError(code: .interrupted, message: "interrupted"))
+        case .cancelled, .skipped:
+            guard engine.configuration.runDeadline?.deadline.reached == true else {
+                return .failure(TransferError(code: .interrupted, message: "interrupted"))
+            }
+            return .failure(TransferError(code: .deadline, message: "stopped at the run's deadline (--max-duration)"))
         case .notModified:
             guard !conditions.isEmpty else {
                 return .failure(

@@ -56,10 +56,12 @@ public enum SyncError: LocalizedError, Sendable {
     /// The error the row of a list that could not be fetched carries (its set's, or a
     /// `checksums:` list's): `list`, or its host's `host_down` or `rate_limited`
     /// (SPEC §5a), so that a dead or busy host reads the same on its lists as on its
-    /// items, and exits as they do.
+    /// items, and exits as they do; `deadline` when `--max-duration` came first.
     var listError: ItemError {
         var error = ItemError(code: .list, message: errorDescription ?? "")
-        if case .checksums(_, let cause) = self, cause.code == .hostDown || cause.code == .rateLimited { error.code = cause.code }
+        if case .checksums(_, let cause) = self, [.hostDown, .rateLimited, .deadline].contains(cause.code) {
+            error.code = cause.code
+        }
         return error
     }
 }

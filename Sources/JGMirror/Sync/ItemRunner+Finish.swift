@@ -27,7 +27,7 @@ extension ItemRunner {
         case .cancelled:
             result.status = .interrupted
             result.error =
-                options.runDeadline?.reached == true
+                options.runDeadline.reached
                 ? ItemError(code: .deadline, message: "stopped at the run's deadline (--max-duration); resume state kept")
                 : ItemError(code: .interrupted, message: "stopped by a signal or cancel; resume state kept")
             result.durationS = elapsed()

@@ -80,10 +80,13 @@ public struct SyncOptions: Sendable {
     var savedLearned: (@Sendable (Int) -> Void)?
 
     /// Seconds after which the run stops as on SIGINT, its unfinished items
-    /// `interrupted` with code `deadline` (`--max-duration`).
+    /// `interrupted` with code `deadline` (`--max-duration`). The time counts from
+    /// the first list fetched (`Manifest.expandSets`) or, with none, from the start of
+    /// the session: copies of these options share it, like the host table.
     public var maxDuration: Double?
-    /// Set by the session when `maxDuration` is given: items read it to say why they stopped.
-    var runDeadline: RunDeadline?
+    /// When the run stops and whether it did: items and lists read it to say why
+    /// they stopped. Shared by copies, like `hostHandOff`.
+    let runDeadline = RunDeadline()
     /// Carries the host table from the engine that fetches a run's lists to the one
     /// that fetches its items (`HostHandOff`): copies of these options share it, so
     /// the options given to `Manifest.expandSets` and then to `SyncSession` make one
@@ -104,6 +107,12 @@ public struct SyncOptions: Sendable {
         configuration.maxPerHost = max(1, engine.maxPerHost)
         configuration.spaceLedger = SpaceGuard.Ledger()
         configuration.handOff = hostHandOff
+        if let maxDuration {
+            let at = runDeadline.fix(after: maxDuration)
+            configuration.runDeadline = (runDeadline, at)
+            // The host table weighs a `Retry-After` against the deadline, on the engine's clock.
+            configuration.hosts.deadline = Double(at) / 1e9
+        }
         return configuration
     }
 }

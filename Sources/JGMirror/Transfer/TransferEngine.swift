@@ -13,8 +13,8 @@ import Synchronization
 /// thread. Outcomes and events are delivered on that thread and must return quickly.
 ///
 /// `@unchecked Sendable`: what other threads call goes through `inbox` (a `Mutex`) and
-/// atomics; the items' connections are `EngineBound` to `engineThread`, checked on
-/// every access in debug builds.
+/// atomics; what the loop owns (`loop`) and the items' connections are `EngineBound`
+/// to `engineThread`, checked on every access in debug builds.
 final class TransferEngine: @unchecked Sendable {
     /// Run-wide limits and settings: what a caller chooses (`settings`, read here by
     /// name: `configuration.jobs`) and what the library and its tests tune.
@@ -65,6 +65,13 @@ final class TransferEngine: @unchecked Sendable {
         /// What an earlier engine of the run learned of its hosts (the lists' engine),
         /// taken over when this one starts.
         var handOff: HostHandOff?
+        /// The run's `--max-duration`, with the deadline it fixed: the lists' engine
+        /// is stopped at it as the session stops the items' (`ListFetcher`).
+        var runDeadline: (deadline: RunDeadline, at: UInt64)?
+        /// Whether the loop starts on a thread of its own. Tests that drive an item's
+        /// crew by hand set it false and call `engineThread.enter()`: their thread
+        /// plays the engine thread.
+        var startsLoop = true
     }
 
     /// Commands from other threads.
@@ -92,46 +99,14 @@ final class TransferEngine: @unchecked Sendable {
     /// The loop's thread, which `EngineBound` state checks it is on.
     let engineThread = EngineThread()
 
-    // Engine thread only:
-    private var waiting = Deque<ItemTransfer>()
-    private(set) var running: [ItemTransfer] = []
-    /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
-    var hosts: HostTable
+    /// What the loop owns: its items, connections, hosts and budget. Touched only on
+    /// the engine thread, which debug builds check on every access.
+    var loop: EngineBound<EngineLoop>
     /// The table as it stood when an item last ended, with the engine's time then:
     /// what other threads read (`hostSnapshot`) once the items are done.
     private let publishedHosts = Mutex((table: HostTable(), now: 0.0))
-    var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
-    /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`): about
-    /// one per request in flight is kept.
-    var spareHandles: [CurlEasy] = []
+    /// Finished requests' handles kept for reuse: about one per request in flight.
     static let spareHandleLimit = 64
-    var hostLoad: [String: Int] = [:]
-    /// The most connections each host has been asked to carry at once, requests and
-    /// warm-ups: libcurl keeps them open for later requests.
-    var hostPeak: [String: Int] = [:]
-    /// Hosts that answered a region's request with the whole file or a redirect in
-    /// this run: later items there do not cut regions before an answer (`mayCutAhead`).
-    var hostsAskedFirst = Set<String>()
-    /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
-    var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
-    /// Warm-up requests under way, by handle, with their host.
-    var warmUps: [UnsafeMutableRawPointer: (easy: CurlEasy, host: String)] = [:]
-    /// Per host: warm-ups under way, and those answered whose connection no request has
-    /// been sent to since.
-    var warming: [String: (underWay: Int, idle: Int)] = [:]
-    /// A warm-up was answered in this pass of the loop: requests waiting for it go now.
-    private var warmUpAnswered = false
-    var limiter: RateLimiter?
-    var ratePaused: [Worker] = []
-    private var cancelled = false
-    private var cancelClearing = false
-    private var skipping = false
-    /// Items handed to `preparation` and not yet back.
-    private var preparing = 0
-    /// Outcomes waiting for their item's disk work (`deliver(after:)`).
-    private var undelivered = 0
-    /// Items whose part file is open, waiting for a slot.
-    private var ready = Deque<ItemTransfer>()
     /// Opens part files (and takes over earlier runs' files) ahead of the items' turns,
     /// off this thread: creating a file was a sixth of this thread's time on ext4
     /// with many small items. Serial: creating many files at once in one folder
@@ -141,13 +116,14 @@ final class TransferEngine: @unchecked Sendable {
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
         self.onEvent = onEvent
-        hosts = HostTable(settings: configuration.hosts, continuing: configuration.handOff?.take())
+        var loop = EngineLoop(hosts: HostTable(settings: configuration.hosts, continuing: configuration.handOff?.take()))
+        if let rate = configuration.maxRate { loop.limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
+        self.loop = EngineBound(loop, on: engineThread)
         multi = try CurlMulti(
             maxPerHost: configuration.maxPerHost, maxConnections: max(64, configuration.maxPerHost * 4))
-        if let rate = configuration.maxRate { limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
         let thread = Thread { [self] in self.run() }
         thread.name = "jgmirror-engine"
-        thread.start()
+        if configuration.startsLoop { thread.start() }
     }
 
     // MARK: Commands (any thread)
@@ -185,7 +161,7 @@ final class TransferEngine: @unchecked Sendable {
 
     private func run() {
         engineThread.enter()
-        if limiter != nil { limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
+        if loop.limiter != nil { loop.limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
         while true {
             wakePending.store(false, ordering: .sequentiallyConsistent)
             let commands = inbox.withLock { box -> Inbox in
@@ -194,52 +170,52 @@ final class TransferEngine: @unchecked Sendable {
                 return taken
             }
             for delivery in commands.deliveries {
-                undelivered -= 1
+                loop.undelivered -= 1
                 delivery()
             }
             for (request, completion) in commands.submissions {
                 // The host table is published before each outcome leaves the engine thread,
                 // so whoever collects the last one reads a table that counts it.
                 let item = ItemTransfer(engine: self, request: request) { [self] outcome in
-                    publishedHosts.withLock { $0 = (hosts, now()) }
+                    publishedHosts.withLock { $0 = (loop.hosts, now()) }
                     completion(outcome)
                 }
-                if cancelled || skipping { item.skip(cancelled: cancelled) } else { waiting.append(item) }
+                if loop.cancelled || loop.skipping { item.skip(cancelled: loop.cancelled) } else { loop.waiting.append(item) }
             }
-            let held = waiting.count + ready.count + running.count + preparing
+            let held = loop.waiting.count + loop.ready.count + loop.running.count + loop.preparing
             if held > mostHeld.load(ordering: .relaxed) { mostHeld.store(held, ordering: .relaxed) }
             if commands.skipQueued { skipWaiting() }
             if let clearing = commands.cancel {
-                cancelled = true
-                cancelClearing = clearing
-                while let item = waiting.popFirst() { item.skip(cancelled: true) }
-                while let item = ready.popFirst() { item.cancel(clearing: clearing) }
-                for item in running { item.cancel(clearing: clearing) }
+                loop.cancelled = true
+                loop.cancelClearing = clearing
+                while let item = loop.waiting.popFirst() { item.skip(cancelled: true) }
+                while let item = loop.ready.popFirst() { item.cancel(clearing: clearing) }
+                for item in loop.running { item.cancel(clearing: clearing) }
             }
             for item in commands.prepared {
-                preparing -= 1
+                loop.preparing -= 1
                 item.adoptPrepared()
-                if cancelled {
-                    item.cancel(clearing: cancelClearing)
-                } else if skipping {
+                if loop.cancelled {
+                    item.cancel(clearing: loop.cancelClearing)
+                } else if loop.skipping {
                     item.skip()
                 } else {
-                    ready.append(item)
+                    loop.ready.append(item)
                 }
             }
-            while running.count < configuration.jobs, let item = ready.popFirst() { admit(item) }
+            while loop.running.count < configuration.jobs, let item = loop.ready.popFirst() { admit(item) }
             // Up to `jobs` items (at most 16) are prepared ahead of a free slot, so that
             // a finished item's slot goes to one whose part file is already open; the cap
             // keeps a large `--jobs` from doubling the descriptors held open. One with
             // nothing to prepare is ready at once.
-            while running.count + ready.count + preparing < configuration.jobs + min(configuration.jobs, 16),
-                let item = waiting.popFirst()
+            while loop.running.count + loop.ready.count + loop.preparing < configuration.jobs + min(configuration.jobs, 16),
+                let item = loop.waiting.popFirst()
             {
                 guard item.needsPreparation else {
-                    ready.append(item)
+                    loop.ready.append(item)
                     continue
                 }
-                preparing += 1
+                loop.preparing += 1
                 preparation.async { [self] in
                     item.prepare()
                     inbox.withLock { $0.prepared.append(item) }
@@ -248,59 +224,59 @@ final class TransferEngine: @unchecked Sendable {
             }
             sendWarmUps()
             let time = now()
-            if var limiter {
+            if var limiter = loop.limiter {
                 limiter.refill(now: time)
-                self.limiter = limiter
-                if !limiter.isEmpty, !ratePaused.isEmpty {
-                    let resumed = ratePaused
-                    ratePaused.removeAll()
+                loop.limiter = limiter
+                if !limiter.isEmpty, !loop.ratePaused.isEmpty {
+                    let resumed = loop.ratePaused
+                    loop.ratePaused.removeAll()
                     for worker in resumed where worker.easy != nil {
                         worker.ratePaused = false
                         resume(worker)
                     }
                 }
             }
-            for item in running { item.tick(now: time) }
+            for item in loop.running { item.tick(now: time) }
             multi.perform()
             while let (handle, code) = multi.nextDone() {
-                if let worker = workersByHandle[handle] {
+                if let worker = loop.workersByHandle[handle] {
                     worker.item.requestFinished(worker, code: code)
-                } else if let warmUp = warmUps.removeValue(forKey: handle) {
+                } else if let warmUp = loop.warmUps.removeValue(forKey: handle) {
                     multi.remove(warmUp.easy)
                     recycle(warmUp.easy)
-                    warming[warmUp.host]?.underWay -= 1
-                    warming[warmUp.host]?.idle += 1
-                    warmUpAnswered = true
+                    loop.warming[warmUp.host]?.underWay -= 1
+                    loop.warming[warmUp.host]?.idle += 1
+                    loop.warmUpAnswered = true
                 }
             }
-            for item in running { item.settle() }
-            running.removeAll { $0.finished }
+            for item in loop.running { item.settle() }
+            loop.running.removeAll { $0.finished }
             // A finished item's slot goes to the next one now, not after a poll; so does a
             // warmed connection to a request waiting for it.
-            if running.count < configuration.jobs, !ready.isEmpty { continue }
-            if warmUpAnswered {
-                warmUpAnswered = false
+            if loop.running.count < configuration.jobs, !loop.ready.isEmpty { continue }
+            if loop.warmUpAnswered {
+                loop.warmUpAnswered = false
                 continue
             }
-            if running.isEmpty, waiting.isEmpty, ready.isEmpty, preparing == 0 {
-                if undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
+            if loop.running.isEmpty, loop.waiting.isEmpty, loop.ready.isEmpty, loop.preparing == 0 {
+                if loop.undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
                 multi.poll(timeoutMs: 500)
                 continue
             }
             var deadline = time + 0.5
-            for item in running { deadline = min(deadline, item.nextDeadline(now: time)) }
-            if !ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
+            for item in loop.running { deadline = min(deadline, item.nextDeadline(now: time)) }
+            if !loop.ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
             multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
         }
-        for warmUp in warmUps.values { multi.remove(warmUp.easy) }
-        warmUps.removeAll()
+        for warmUp in loop.warmUps.values { multi.remove(warmUp.easy) }
+        loop.warmUps.removeAll()
     }
 
     /// Runs `delivery` (an ended item's outcome) on this thread once everything queued
     /// on `queue` (its last checkpoint, or the removal of its files) is done, so this
     /// thread never waits on the disk for it; the run ends only after.
     func deliver(after queue: DispatchQueue, _ delivery: @escaping @Sendable () -> Void) {
-        undelivered += 1
+        loop.undelivered += 1
         queue.async { [self] in
             inbox.withLock { $0.deliveries.append(delivery) }
             wake()
@@ -309,7 +285,7 @@ final class TransferEngine: @unchecked Sendable {
 
     /// A prepared item joins `running` and sends its first request.
     private func admit(_ item: ItemTransfer) {
-        running.append(item)
+        loop.running.append(item)
         item.start()
     }
 
@@ -323,9 +299,9 @@ final class TransferEngine: @unchecked Sendable {
 
     /// Reports every queued item as skipped and takes no more.
     private func skipWaiting() {
-        skipping = true
-        while let item = waiting.popFirst() { item.skip() }
-        while let item = ready.popFirst() { item.skip() }
+        loop.skipping = true
+        while let item = loop.waiting.popFirst() { item.skip() }
+        while let item = loop.ready.popFirst() { item.skip() }
     }
 
     /// The run's host table as it stood when the last item ended (any thread).
@@ -342,17 +318,17 @@ final class TransferEngine: @unchecked Sendable {
         curl_easy_pause(easy.handle, jg_pause_cont())
     }
 
-    var rateLimited: Bool { limiter != nil }
+    var rateLimited: Bool { loop.limiter != nil }
 
     /// When the bandwidth budget is spent, records the worker as paused and says so.
     func takeRatePause(_ worker: Worker) -> Bool {
-        guard let limiter, limiter.isEmpty else { return false }
+        guard let limiter = loop.limiter, limiter.isEmpty else { return false }
         worker.ratePaused = true
-        ratePaused.append(worker)
+        loop.ratePaused.append(worker)
         return true
     }
 
-    func consumeRate(_ bytes: Int) { limiter?.take(bytes) }
+    func consumeRate(_ bytes: Int) { loop.limiter?.take(bytes) }
 
     /// Exponential backoff with jitter; a server's `Retry-After` wins (capped).
     func backoff(attempt: Int, hint: Double?) -> Double {
