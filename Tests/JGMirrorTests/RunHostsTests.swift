@@ -116,6 +116,24 @@ import Testing
         wait.maxWait = 10
         wait.connectTimeout = 0.5
         #expect(manifest.originHosts == ["https://mirror.example.net:443": grace, "http://10.0.0.5:8080": wait])
+        // No item is on the second origin: a slip in it would go unseen without a warning.
+        #expect(
+            manifest.warnings.map(\.localizedDescription) == [
+                "m.yaml:8:3: no item, mirror or list of this manifest is on http://10.0.0.5:8080; its options apply to nothing"
+            ])
+        let onASetAndItsMirror = try Manifest.parse(
+            """
+            version: 1
+            hosts:
+              https://m.example:
+                max_wait: 1s
+              http://sums.example:
+                max_wait: 1s
+            sets:
+              - sums: http://sums.example/SHA256SUMS
+                mirrors_base: [https://m.example/rel/]
+            """, name: "m.yaml")
+        #expect(onASetAndItsMirror.warnings.isEmpty)
         var configuration = TransferEngine.Configuration()
         configuration.apply(manifest.hosts, origins: manifest.originHosts)
         #expect(configuration.connectTimeout(for: "https://mirror.example.net/a") == 3)

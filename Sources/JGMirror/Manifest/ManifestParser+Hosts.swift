@@ -21,7 +21,10 @@ extension ManifestParser {
         var given: [String: SourceLocation] = [:]
         while true {
             let (event, location) = try next()
-            if event == .mappingEnd { return origins }
+            if event == .mappingEnd {
+                hostsGiven = given
+                return origins
+            }
             guard case .scalar(let text, _) = event else {
                 throw error(location, "keys in hosts must be origins such as https://mirror.example.net, found \(event.noun)")
             }
@@ -63,5 +66,30 @@ extension ManifestParser {
             throw error(location, "\(shape), without path, query or fragment: '\(Rules.printable(text))'")
         }
         return Origin.key(text)
+    }
+
+    /// A warning for each origin of `hosts:` that no item, mirror, set or list names: a
+    /// slip in one (`:8443` for `:443`, `http` for `https`) would otherwise leave that
+    /// host on the defaults without a word.
+    func unusedHostsWarnings(_ manifest: Manifest) -> [ManifestError] {
+        guard !hostsGiven.isEmpty else { return [] }
+        var unused = hostsGiven
+        func uses(_ url: String) { unused[Origin.key(url)] = nil }
+        for item in manifest.items {
+            uses(item.url)
+            item.mirrors.forEach(uses)
+        }
+        for set in manifest.sets {
+            uses(set.sums)
+            set.mirrorsBase.forEach(uses)
+            set.signature.map { uses($0.url) }
+        }
+        for list in manifest.checksums {
+            uses(list.url)
+            list.signature.map { uses($0.url) }
+        }
+        return unused.sorted { $0.value.line < $1.value.line }.map { origin, location in
+            error(location, "no item, mirror or list of this manifest is on \(origin); its options apply to nothing")
+        }
     }
 }

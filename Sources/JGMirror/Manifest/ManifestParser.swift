@@ -15,6 +15,8 @@ struct ManifestParser {
     var destinationFailures: [Int: ManifestError] = [:]
     /// libcurl's URL parser, one handle for every URL of the manifest.
     let curlURL = CurlURL()
+    /// The origins of `hosts:` and where each is given.
+    var hostsGiven: [String: SourceLocation] = [:]
 
     static let topKeys = ["version", "root", "defaults", "hosts", "checksums", "sets", "items"]
     static let settingKeys = [
@@ -83,6 +85,7 @@ struct ManifestParser {
         let (after, afterLocation) = try next()
         if after != .streamEnd { throw error(afterLocation, "a manifest holds one YAML document; remove the second") }
         try validateItems(&manifest)
+        manifest.warnings += unusedHostsWarnings(manifest)
         manifest.portableNames = options.portableNames
         return manifest
     }
