@@ -173,6 +173,11 @@ extension PublishingTests {
             #expect(SnapshotTree(root: dir + "/mirror").currentID() == before)
             #expect(publishedVersion(in: dir, among: [1, 2]) == 1)
             #expect(failed.warnings.contains { $0.contains("snapshot not published") }, "\(failed.warnings)")
+            // The report says what readers still see, and that this run did not publish.
+            #expect(failed.snapshot == SnapshotOutcome(current: before, published: false))
+            let written = try JSONSerialization.jsonObject(with: Data(failed.json.rendered().utf8)) as? [String: Any]
+            let snapshot = written?["snapshot"] as? [String: Any]
+            #expect(snapshot?["current"] as? String == before && snapshot?["published"] as? Bool == false, "\(written ?? [:])")
             // Fixed upstream: the run resumes the snapshot it built, fetching f1 no more.
             server.set("/late.bin", TestServer.Route(body: [9, 9]))
             let fetched = server.requests().filter { $0.path == "/v2/f1.bin" }.count
@@ -181,6 +186,8 @@ extension PublishingTests {
             #expect(server.requests().filter { $0.path == "/v2/f1.bin" }.count == fetched)
             #expect(publishedVersion(in: dir, among: [2]) == 2)
             #expect(SnapshotTree(root: dir + "/mirror").currentID() != before)
+            let published = SnapshotTree(root: dir + "/mirror").currentID()
+            #expect(fixed.snapshot == SnapshotOutcome(current: published, published: true))
         }
     }
 

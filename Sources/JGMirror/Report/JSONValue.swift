@@ -133,6 +133,10 @@ extension RunReport {
         if let error { members.append(("error", error.json)) }
         if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .string($0) }))) }
         if !hosts.isEmpty { members.append(("hosts", .array(hosts.map(\.json)))) }
+        if let snapshot {
+            members.append(
+                ("snapshot", .object([("current", .string(snapshot.current)), ("published", .bool(snapshot.published))])))
+        }
         return members
     }
 }

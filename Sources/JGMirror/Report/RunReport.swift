@@ -37,6 +37,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
     public var isIncomplete: Bool { !missingShards.isEmpty }
     /// Every origin the run's requests went to (SPEC §8 `hosts`), by origin.
     public var hosts: [HostSummary] = []
+    /// Under snapshot publishing, what `current` names after the run and whether this
+    /// run published it (SPEC §8 `snapshot`).
+    public var snapshot: SnapshotOutcome?
 
     public init(
         command: RunCommand, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -142,7 +145,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         case jgmirror, command, manifest, run, started, finished
         case durationS = "duration_s"
         case exitCode = "exit_code"
-        case error, warnings, items, attempts, hosts
+        case error, warnings, items, attempts, hosts, snapshot
         case missingShards = "missing_shards"
     }
 
@@ -173,6 +176,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         }
         missingShards = missing
         hosts = try container.decodeIfPresent([HostSummary].self, forKey: .hosts) ?? []
+        snapshot = try container.decodeIfPresent(SnapshotOutcome.self, forKey: .snapshot)
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }

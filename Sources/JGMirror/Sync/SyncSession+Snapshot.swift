@@ -40,27 +40,32 @@ extension SyncSession {
     }
 
     /// Publishes the snapshot a clean run built; throws when it cannot be published.
-    /// Returns a line for the report's warnings: why an unclean run left `current`
-    /// where it was, or a failed database write.
+    /// Returns what the report says of it, and a line for the report's warnings: why
+    /// an unclean run left `current` where it was, or a failed database write.
     static func finishSnapshot(
         root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date
-    ) async throws(SyncError) -> String? {
+    ) async throws(SyncError) -> (SnapshotOutcome, warning: String?) {
         let tree = SnapshotTree(root: root)
         if let unclean {
-            let current = tree.currentID().map { "\(SnapshotTree.currentName) still names \($0)" } ?? "nothing is published yet"
+            let id = tree.currentID()
+            let current = id.map { "\(SnapshotTree.currentName) still names \($0)" } ?? "nothing is published yet"
             let reason = unclean.replacingOccurrences(of: "; nothing was deleted", with: "")
                 .replacingOccurrences(of: ", so nothing was deleted", with: "")
-            return "snapshot not published (\(reason)): \(current); the next run resumes \(tree.building)"
+            return (
+                SnapshotOutcome(current: id, published: false),
+                "snapshot not published (\(reason)): \(current); the next run resumes \(tree.building)"
+            )
         }
         let step = options.snapshotStep ?? { _ in }
-        let published = await Blocking.run { () -> Result<String?, SyncError> in
+        let published = await Blocking.run { () -> Result<(String, String?), SyncError> in
             let id: String
             do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
                 return .failure(error)
             }
-            return .success(store?.savePublished(id, files: files))
+            return .success((id, store?.savePublished(id, files: files)))
         }
-        return try published.get()
+        let (id, warning) = try published.get()
+        return (SnapshotOutcome(current: id, published: true), warning)
     }
 }
 

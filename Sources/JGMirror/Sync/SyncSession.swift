@@ -37,9 +37,7 @@ public final class SyncSession: Sendable {
 
     init(plan: Plan, options: SyncOptions, command: RunCommand, usesState: Bool) {
         self.plan = plan
-        var options = options
-        deadline = options.maxDuration.map { _ in RunDeadline() }
-        options.runDeadline = deadline
+        deadline = options.maxDuration == nil ? nil : options.runDeadline
         self.options = options
         self.command = command
         self.usesState = usesState
@@ -129,24 +127,16 @@ public final class SyncSession: Sendable {
         do {
             var configuration = options.engineConfiguration
             configuration.apply(plan.manifest.hosts, origins: plan.manifest.originHosts)
-            if let seconds = options.maxDuration {
-                // The host table weighs a `Retry-After` against the deadline, on the engine's clock.
-                configuration.hosts.deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds
-            }
             engine = try TransferEngine(configuration: configuration, onEvent: forward)
         } catch {
             throw .local(error.message)
         }
         defer { engine.shutdown() }
         // At the deadline the run stops as on SIGINT: resume state kept, report written.
-        let stopAtDeadline = DispatchWorkItem { [self] in
-            deadline?.markReached()
-            cancel()
+        let stopAtDeadline = engine.configuration.runDeadline.map { run in
+            run.deadline.schedule(at: run.at) { [self] in cancel() }
         }
-        if let seconds = options.maxDuration {
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: stopAtDeadline)
-        }
-        defer { stopAtDeadline.cancel() }
+        defer { stopAtDeadline?.cancel() }
         if let clearing = control.withLock({ control -> Bool? in
             control.engine = engine
             return control.cancel
@@ -197,10 +187,12 @@ public final class SyncSession: Sendable {
             for result in deletions { continuation.yield(.itemFinished(result)) }
             results.extra += deletions
         }
+        var snapshotOutcome: SnapshotOutcome?
         if publishing == .snapshot {
             let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
-            let line = try await Self.finishSnapshot(
+            let (outcome, line) = try await Self.finishSnapshot(
                 root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started)
+            snapshotOutcome = outcome
             if let line { warnings.append(line) }
         }
         if let store { await Blocking.run { store.close() } }
@@ -208,6 +200,7 @@ public final class SyncSession: Sendable {
         report.run = identity
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         report.hosts = Self.hostSummaries(engine.hostSnapshot())
+        report.snapshot = snapshotOutcome
         return report
     }
 
