@@ -343,13 +343,19 @@ import Testing
             guard item.durationS < 1.2 else { return }
             let ranges = server.requests("/large").compactMap { $0.headers["range"] }
             // Each connection asks once for its region. A loaded machine may let one region
-            // run so far ahead of the other that a steal of the other's tail pays; that
-            // is the only other request, and it ends where one of the regions ends.
+            // run so far ahead of the other that a steal of the other's tail pays (and,
+            // once more, of what is left of it); every such request is a tail: it ends
+            // where a region ended or where an earlier request began.
             #expect(Array(ranges.prefix(2)) == ["bytes=0-", "bytes=\(6 << 20)-\((12 << 20) - 1)"])
-            #expect(ranges.count <= 3, "\(ranges)")
-            let regionEnds = ["-\((6 << 20) - 1)", "-\((12 << 20) - 1)"]
-            #expect(ranges.dropFirst(2).allSatisfy { steal in regionEnds.contains { steal.hasSuffix($0) } }, "\(ranges)")
-            #expect(server.connectionCount <= 3)
+            #expect(ranges.count <= 4, "\(ranges)")
+            var boundaries: Set<Int> = [6 << 20, 12 << 20]
+            for range in ranges.dropFirst(2) {
+                let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
+                try #require(bounds.count == 2, "\(ranges)")
+                #expect(boundaries.contains(bounds[1] + 1), "\(ranges)")
+                boundaries.insert(bounds[0])
+            }
+            #expect(server.connectionCount <= 4)
         }
     }
 
@@ -667,9 +673,11 @@ import Testing
             // run that waited out the stall asks for nothing there (no clock is read,
             // so a loaded machine makes this slower, not red; the trigger's timing is
             // `CrewPolicyTests`' to check, in virtual time).
+            // The stalled request may have delivered less than its 256 KiB when a busy
+            // machine took it over (seen: taken over from its first byte).
             let starts = rangeStarts("/stall")
             try #require(starts.count > 3)
-            #expect(starts.dropFirst(3).contains(starts[2] + (256 << 10)), "\(starts)")
+            #expect(starts.dropFirst(3).contains { (starts[2]...starts[2] + (256 << 10)).contains($0) }, "\(starts)")
         }
     }
 
