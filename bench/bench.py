@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -1133,6 +1133,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip the 4 GiB file")
     parser.add_argument("--publish", action="store_true", help="copy results.json/.svg next to this script")
     parser.add_argument("--serve", action="store_true", help="start nginx with the data, print its URLs, wait")
+    parser.add_argument("--baseline", help="an earlier jgmirror binary: its jgmirror rows run in the same rounds, "
+                        "interleaved with this one's, named 'baseline …' (before/after in one run)")
     options = parser.parse_args()
 
     nginx = Nginx()
@@ -1140,6 +1142,13 @@ def main() -> None:
     try:
         wanted = set(filter(None, options.only.split(",")))
         all_scenarios = scenarios(options.jgmirror, nginx, options.quick, wanted)
+        if options.baseline:
+            # The same scenarios built around the earlier binary: only its jgmirror tools
+            # join, so the peers run once and every tool shares each round's load.
+            for scenario, base in zip(all_scenarios, scenarios(options.baseline, nginx, options.quick, wanted)):
+                assert scenario.key == base.key
+                scenario.tools += [replace(tool, name="baseline " + tool.name) for tool in base.tools
+                                   if tool.name.startswith("jgmirror")]
         if options.serve:
             for server in nginx.ports:
                 print(f"{server:>10}: {nginx.url(server)}")
