@@ -50,12 +50,16 @@ struct EngineBound<Value>: @unchecked Sendable {
     }
 
     /// One member of the value (`loop.running`), checked as `value` is, changed in place.
+    /// Always inlined: at the call site the key path is a literal, which the optimizer
+    /// turns into a direct access (out of line, each access projects it at run time).
+    /// A change through an optional chain (`loop.limiter?.take(n)`) is not inlined:
+    /// write those through `value` (`loop.value.limiter?.take(n)`).
     subscript<Member>(dynamicMember path: WritableKeyPath<Value, Member>) -> Member {
-        get {
+        @inline(__always) get {
             check()
             return stored[keyPath: path]
         }
-        _modify {
+        @inline(__always) _modify {
             check()
             yield &stored[keyPath: path]
         }

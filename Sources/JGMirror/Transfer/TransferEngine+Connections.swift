@@ -19,7 +19,7 @@ extension TransferEngine {
         guard load < configuration.maxPerHost else { return false }
         if let warm = loop.warming[host] {
             if warm.idle > 0 {
-                loop.warming[host]?.idle -= 1
+                loop.value.warming[host]?.idle -= 1
             } else if warm.underWay > 0, now() < warmUntil {
                 return false
             }

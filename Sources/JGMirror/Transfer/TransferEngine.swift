@@ -244,8 +244,8 @@ final class TransferEngine: @unchecked Sendable {
                 } else if let warmUp = loop.warmUps.removeValue(forKey: handle) {
                     multi.remove(warmUp.easy)
                     recycle(warmUp.easy)
-                    loop.warming[warmUp.host]?.underWay -= 1
-                    loop.warming[warmUp.host]?.idle += 1
+                    loop.value.warming[warmUp.host]?.underWay -= 1
+                    loop.value.warming[warmUp.host]?.idle += 1
                     loop.warmUpAnswered = true
                 }
             }
@@ -328,7 +328,7 @@ final class TransferEngine: @unchecked Sendable {
         return true
     }
 
-    func consumeRate(_ bytes: Int) { loop.limiter?.take(bytes) }
+    func consumeRate(_ bytes: Int) { loop.value.limiter?.take(bytes) }
 
     /// Exponential backoff with jitter; a server's `Retry-After` wins (capped).
     func backoff(attempt: Int, hint: Double?) -> Double {
