@@ -53,23 +53,24 @@ public enum FileHasher {
         var current = 0
         var count = try read(fd, into: buffers[current], at: offset, before: end, path: path).get()
         while count > 0 {
-            nonisolated(unsafe) let filled = UnsafeRawBufferPointer(rebasing: buffers[current][0..<count])
+            let pair = BufferPair(
+                filled: UnsafeRawBufferPointer(rebasing: buffers[current][0..<count]), spare: buffers[1 - current])
             offset += Int64(count)
             if let end, offset >= end {
-                hasher.update(filled)  // the last chunk: nothing left to read beside it
+                hasher.update(pair.filled)  // the last chunk: nothing left to read beside it
                 break
             }
-            nonisolated(unsafe) let spare = buffers[1 - current]
-            nonisolated(unsafe) var next: Result<Int, VerifyError> = .success(0)
+            let next = Locked<Result<Int, VerifyError>>(.success(0))
             let nextOffset = offset
             DispatchQueue.concurrentPerform(iterations: 2) { task in
                 if task == 0 {
-                    hasher.update(filled)
+                    hasher.update(pair.filled)
                 } else {
-                    next = read(fd, into: spare, at: nextOffset, before: end, path: path)
+                    let result = read(fd, into: pair.spare, at: nextOffset, before: end, path: path)
+                    next.withLock { $0 = result }
                 }
             }
-            count = try next.get()
+            count = try next.value.get()
             current = 1 - current
         }
         return offset
@@ -96,4 +97,14 @@ public enum FileHasher {
             Result { () throws(VerifyError) -> String in try sha256(path: paths[index]) }
         }
     }
+}
+
+/// The two buffers of `FileHasher.hashRange` in one step: one task of a
+/// `concurrentPerform` hashes `filled` while the other reads into `spare`.
+///
+/// `@unchecked Sendable`: each buffer is touched by one of the two tasks only, and
+/// `concurrentPerform` returns once both are done, before either is used again.
+private struct BufferPair: @unchecked Sendable {
+    let filled: UnsafeRawBufferPointer
+    let spare: UnsafeMutableRawBufferPointer
 }
