@@ -2,77 +2,73 @@ import ArgumentParser
 import Foundation
 import LinkSimulator
 
-/// Runs the link simulator (see `LinkSimulation`).
-///
-///     jgmirror-linksim grid [--policy NAME]
-///         every scenario of issue 12's grid under every policy; prints the tables of
-///         bench/RESULTS.md (markdown) with NAME's ratios per cell (finish-together)
-///     jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
-///         one scenario under every policy
+/// Runs the link simulator (see `LinkSimulation`): `grid` prints the tables of
+/// bench/RESULTS.md, `run` one scenario under every policy.
 @main
 struct LinkSim: ParsableCommand {
-    /// Everything after the program name, read below as before.
-    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+    static let configuration = CommandConfiguration(
+        commandName: "jgmirror-linksim",
+        abstract: "The engine's scheduling policy on simulated links, in virtual time.",
+        subcommands: [Grid.self, Run.self])
+}
 
-    func run() throws {
-        var arguments = self.arguments
-        guard let command = arguments.first else { throw Self.usage() }
-        arguments.removeFirst()
-        switch command {
-        case "grid":
-            var chosen = SchedulingPolicy.finishTogether
-            if arguments.count == 2, arguments[0] == "--policy" {
-                guard let policy = SchedulingPolicy(rawValue: arguments[1]) else { throw Self.usage() }
-                chosen = policy
-            } else if !arguments.isEmpty {
-                throw Self.usage()
+extension SchedulingPolicy: ExpressibleByArgument {}
+
+/// Every scenario of the grid under every policy.
+struct Grid: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Every scenario of the grid under every policy, as bench/RESULTS.md's markdown tables.")
+
+    @Option(help: "The policy whose ratios each cell shows.")
+    var policy: SchedulingPolicy = .finishTogether
+
+    func run() {
+        let grid = SimulationGrid()
+        print(grid.markdown(grid.run(chosen: policy), chosen: policy))
+    }
+}
+
+/// One scenario under every policy.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One scenario under every policy.")
+
+    @Argument(help: ArgumentHelp("The file's size in MiB.", valueName: "size-mib")) var sizeMiB: Int64
+    @Argument(help: "Connections.") var connections: Int
+    @Argument(help: "Each connection's cap in bytes per second.") var rateBytesPerS: Double
+    @Argument(help: "The round trip in seconds.") var rttS: Double
+    @Option(help: "This connection runs at a tenth of the rate.") var slow: Int?
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp("Connection N stops AT seconds in, for TIMEOUT seconds.", valueName: "N AT TIMEOUT"))
+    var stall: [Double] = []
+
+    func validate() throws {
+        guard sizeMiB > 0, connections > 0, rateBytesPerS > 0, rttS >= 0 else {
+            throw ValidationError("size, connections and rate must be positive, the round trip not negative")
+        }
+        if let slow, !(0..<connections).contains(slow) { throw ValidationError("--slow must name a connection") }
+        if !stall.isEmpty {
+            guard stall.count == 3, let index = Int(exactly: stall[0]), (0..<connections).contains(index) else {
+                throw ValidationError("--stall takes a connection, a time and a timeout: --stall N AT TIMEOUT")
             }
-            let grid = SimulationGrid()
-            print(grid.markdown(grid.run(chosen: chosen), chosen: chosen))
-        case "run":
-            guard arguments.count >= 4, let mib = Int64(arguments[0]), let connections = Int(arguments[1]),
-                let rate = Double(arguments[2]), let roundTrip = Double(arguments[3]), mib > 0, connections > 0,
-                rate > 0, roundTrip >= 0
-            else { throw Self.usage() }
-            var scenario = LinkScenario(
-                size: mib << 20, connections: connections, bytesPerSecond: rate,
-                roundTrip: roundTrip)
-            var rest = arguments.dropFirst(4)
-            while let option = rest.popFirst() {
-                switch option {
-                case "--slow":
-                    guard let index = rest.popFirst().flatMap(Int.init), index < connections else { throw Self.usage() }
-                    scenario.slowConnection = index
-                case "--stall":
-                    guard let index = rest.popFirst().flatMap(Int.init), index < connections,
-                        let at = rest.popFirst().flatMap(Double.init), let timeout = rest.popFirst().flatMap(Double.init)
-                    else { throw Self.usage() }
-                    scenario.stall = LinkScenario.Stall(connection: index, at: at, timeout: timeout)
-                default: throw Self.usage()
-                }
-            }
-            print("\(scenario): physical limit \(String(format: "%.3f", scenario.physicalLimit)) s")
-            for policy in SchedulingPolicy.allCases {
-                let result = LinkSimulation.run(scenario, policy: policy)
-                print(
-                    String(
-                        format: "  %-22@ %8.3f s  %5.2f ×  last byte %8.3f s  hash tail %6.3f s  %5d requests  %3d connections",
-                        policy.rawValue as NSString, result.seconds, result.ratio, result.lastByte, result.hashTail,
-                        result.requests, result.connectionsOpened))
-            }
-        default: throw Self.usage()
         }
     }
 
-    /// Says how to call the tool; thrown, it ends the process with status 2.
-    static func usage() -> ExitCode {
-        FileHandle.standardError.write(
-            Data(
-                """
-                usage: jgmirror-linksim grid [--policy NAME]
-                       jgmirror-linksim run SIZE_MIB CONNECTIONS RATE_BYTES_PER_S RTT_S [--slow N] [--stall N AT TIMEOUT]
-
-                """.utf8))
-        return ExitCode(2)
+    func run() {
+        var scenario = LinkScenario(
+            size: sizeMiB << 20, connections: connections, bytesPerSecond: rateBytesPerS, roundTrip: rttS)
+        scenario.slowConnection = slow
+        if stall.count == 3 {
+            scenario.stall = LinkScenario.Stall(connection: Int(stall[0]), at: stall[1], timeout: stall[2])
+        }
+        print("\(scenario): physical limit \(String(format: "%.3f", scenario.physicalLimit)) s")
+        for policy in SchedulingPolicy.allCases {
+            let result = LinkSimulation.run(scenario, policy: policy)
+            print(
+                String(
+                    format: "  %-22@ %8.3f s  %5.2f ×  last byte %8.3f s  hash tail %6.3f s  %5d requests  %3d connections",
+                    policy.rawValue as NSString, result.seconds, result.ratio, result.lastByte, result.hashTail,
+                    result.requests, result.connectionsOpened))
+        }
     }
 }
