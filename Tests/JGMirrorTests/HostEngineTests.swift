@@ -252,6 +252,25 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         }
     }
 
+    @Test func optionsUsedForASecondRunGiveItADeadlineOfItsOwn() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 1000, seed: 5)
+        var stuck = TestServer.Route(body: body)
+        stuck.fault = { _ in .stall(afterBytes: 10, seconds: 60) }
+        server.set("/stuck", stuck)
+        server.set("/fine", TestServer.Route(body: body))
+        var options = testOptions()
+        options.maxDuration = 1
+        try await withTestDirectory { dir in
+            let first = try await sync(manifest(url: server.url("/stuck"), sha256: sha(body)), in: dir, options: options)
+            #expect(first.items.first?.error?.code == .deadline)
+            // The same options, a run later: its second starts now, not at the first run's.
+            let second = try await sync(manifest(url: server.url("/fine"), sha256: sha(body)), in: dir, options: options)
+            #expect(second.items.first?.status == .downloaded, "\(second.items)")
+        }
+    }
+
     @Test func theDeadlineCountsFromTheListsAndStopsAListThatNeverComes() async throws {
         let server = try TestServer()
         defer { server.stop() }

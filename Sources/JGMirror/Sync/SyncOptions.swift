@@ -82,7 +82,8 @@ public struct SyncOptions: Sendable {
     /// Seconds after which the run stops as on SIGINT, its unfinished items
     /// `interrupted` with code `deadline` (`--max-duration`). The time counts from
     /// the first list fetched (`Manifest.expandSets`) or, with none, from the start of
-    /// the session: copies of these options share it, like the host table.
+    /// the session: copies of these options share it, like the host table, until the
+    /// session's run ends.
     public var maxDuration: Double?
     /// When the run stops and whether it did: items and lists read it to say why
     /// they stopped. Shared by copies, like `hostHandOff`.

@@ -72,7 +72,10 @@ public final class SyncSession: Sendable {
     /// checksums list contradicts the manifest. Item and list failures are in the
     /// report; a run with any of them deletes nothing (`delete_skipped`).
     public func run() async throws(SyncError) -> RunReport {
-        defer { continuation.finish() }
+        defer {
+            continuation.finish()
+            deadline?.endRun()
+        }
         let started = Date()
         let identity = await Blocking.run { [plan] in Self.identity(of: plan) }
         var plan = self.plan

@@ -22,15 +22,20 @@ final class RunDeadline: Sendable {
     func markReached() { state.withLock { $0.reached = true } }
 
     /// The deadline in uptime nanoseconds: `seconds` after the first call (the run's
-    /// first list or, with none, its first item), the same on every later call.
+    /// first list or, with none, its first item), the same on every later call until
+    /// the run ends.
     func fix(after seconds: Double, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> UInt64 {
         state.withLock { state in
             if let at = state.at { return at }
             let at = now &+ UInt64(max(0, seconds) * 1e9)
-            state.at = at
+            state = State(at: at)
             return at
         }
     }
+
+    /// The run is over: the next run of the same options fixes a deadline of its own
+    /// (`reached` still says how this one ended until then).
+    func endRun() { state.withLock { $0.at = nil } }
 
     /// Marks the deadline reached and calls `stop` when it comes, or before returning
     /// when it has passed; cancel the returned work item to call it off.
