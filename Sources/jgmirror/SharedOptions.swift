@@ -99,7 +99,7 @@ struct ManifestOptionGroup: ParsableArguments {
                 }
             }
             for warning in manifest.warnings {
-                Terminal.warning((warning.errorDescription ?? warning.message) + " (--portable-names makes this an error)")
+                Terminal.warning(warning.errorDescription ?? warning.message)
             }
             var options = PlanOptions()
             options.maxSize = maxSize

@@ -184,7 +184,7 @@ import Testing
         // Folders that differ in case merge into one there, which harms no file.
         #expect(
             manifest.warnings.map { $0.errorDescription ?? "" } == [
-                "m.yaml:5:29: destination 'd/a.bin' and 'd/A.bin' (line 3) are the same file on a case-insensitive file system (macOS, Windows)"
+                "m.yaml:5:29: destination 'd/a.bin' and 'd/A.bin' (line 3) are the same file on a case-insensitive file system (macOS, Windows) (--portable-names makes this an error)"
             ])
         var options = ManifestOptions()
         options.portableNames = true

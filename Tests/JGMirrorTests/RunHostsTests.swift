@@ -119,7 +119,7 @@ import Testing
         // No item is on the second origin: a slip in it would go unseen without a warning.
         #expect(
             manifest.warnings.map(\.localizedDescription) == [
-                "m.yaml:8:3: no item, mirror or list of this manifest is on http://10.0.0.5:8080; its options apply to nothing"
+                "m.yaml:8:3: no item, mirror or list of this manifest is on http://10.0.0.5:8080; its options apply only where a redirect leads there"
             ])
         let onASetAndItsMirror = try Manifest.parse(
             """

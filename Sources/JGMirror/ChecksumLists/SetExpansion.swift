@@ -136,7 +136,7 @@ struct SetExpansion {
                 if portableNames, !trusted { continue }
                 let problem = failure(entry.line, clash + " on a case-insensitive file system (macOS, Windows)")
                 if portableNames { throw problem }
-                warnings.append(problem)
+                warnings.append(problem.allowedUnless("--portable-names"))
             }
             taken[dest] = .listed(source: source, line: entry.line)
             addFolders(of: dest)

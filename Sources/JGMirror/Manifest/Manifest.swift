@@ -49,8 +49,9 @@ public struct Manifest: Sendable {
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []
-    /// What is allowed but likely wrong (destinations that differ only in case), for
-    /// the CLI to print; `--portable-names` makes these errors.
+    /// What is allowed but likely wrong, for the CLI to print: destinations that
+    /// differ only in case (errors under `--portable-names`, as each says), origins of
+    /// `hosts:` that nothing names.
     public var warnings: [ManifestError] = []
     /// Destinations that differ only in case are errors (`--portable-names`), also
     /// among the names a set's list adds.

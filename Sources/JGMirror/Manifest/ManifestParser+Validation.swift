@@ -38,7 +38,7 @@ extension ManifestParser {
             {
                 let problem = error(item.destLocation, clash + " on a case-insensitive file system (macOS, Windows)")
                 if options.portableNames { throw problem }
-                manifest.warnings.append(problem)
+                manifest.warnings.append(problem.allowedUnless("--portable-names"))
             }
             if options.requireChecksums, item.packedSHA256 == nil, item.sha512 == nil, item.link == nil,
                 manifest.checksums.isEmpty

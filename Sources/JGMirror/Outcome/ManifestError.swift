@@ -25,3 +25,12 @@ public struct ManifestError: LocalizedError, Sendable, Equatable {
         return Rules.printable("\(file): \(message)")
     }
 }
+
+extension ManifestError {
+    /// This problem as a warning, saying which option makes it an error.
+    func allowedUnless(_ option: String) -> ManifestError {
+        var warning = self
+        warning.message += " (\(option) makes this an error)"
+        return warning
+    }
+}

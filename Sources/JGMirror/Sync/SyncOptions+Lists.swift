@@ -22,6 +22,8 @@ extension Manifest {
     public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil)
         async throws(SyncError)
     {
+        // With no list, the run's deadline is not started here (`engineConfiguration` fixes it).
+        guard !sets.isEmpty else { return }
         try await expandSets(configuration: options.engineConfiguration, headers: headers, cache: cache)
     }
 }
@@ -33,6 +35,7 @@ extension Plan {
     /// weigh the files on disk against, as `sync` does. Items a list with a failed
     /// signature names fail with `signature`.
     public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) {
+        guard !manifest.checksums.isEmpty else { return }
         try await applyChecksumLists(configuration: options.engineConfiguration)
     }
 }

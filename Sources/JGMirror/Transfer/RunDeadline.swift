@@ -27,7 +27,8 @@ final class RunDeadline: Sendable {
     func fix(after seconds: Double, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> UInt64 {
         state.withLock { state in
             if let at = state.at { return at }
-            let at = now &+ UInt64(max(0, seconds) * 1e9)
+            // At most a century: the nanoseconds fit in 64 bits whatever a caller gives.
+            let at = now &+ UInt64(min(max(0, seconds), 3.2e9) * 1e9)
             state = State(at: at)
             return at
         }
