@@ -89,7 +89,9 @@ extension ManifestParser {
             list.signature.map { uses($0.url) }
         }
         return unused.sorted { $0.value.line < $1.value.line }.map { origin, location in
-            error(location, "no item, mirror or list of this manifest is on \(origin); its options apply only where a redirect leads there")
+            error(
+                location,
+                "no item, mirror or list of this manifest is on \(origin); its options apply only where a redirect leads there")
         }
     }
 }
