@@ -75,7 +75,10 @@ extension ManifestParser {
         guard !hostsGiven.isEmpty else { return [] }
         var unused = hostsGiven
         func uses(_ url: String) { unused[Origin.key(url)] = nil }
-        for item in manifest.items {
+        // Through the compact chunks, not `items` (an array of every item), and only
+        // until every origin is seen: usually within the first items.
+        for item in manifest.itemChunks {
+            guard !unused.isEmpty else { return [] }
             uses(item.url)
             item.mirrors.forEach(uses)
         }
