@@ -219,6 +219,9 @@ extension PublishingTests {
             let kills: [(String, String)] =
                 SnapshotTree.Step.allCases.map { ("JGMIRROR_TEST_CRASH_IN_SNAPSHOT", $0.rawValue) }
                 + [("JGMIRROR_TEST_CRASH_BEFORE_RECORDING", "1")]
+                // The first `cloning` kill links a fresh `next` (one snapshot yet); this
+                // one comes while the expired snapshot is being reused.
+                + [("JGMIRROR_TEST_CRASH_IN_SNAPSHOT", SnapshotTree.Step.cloning.rawValue)]
             for (index, (variable, value)) in kills.enumerated() {
                 let version = index + 2
                 let path = write(serve(version: version), to: "m.yaml", in: dir)

@@ -96,7 +96,8 @@ package struct SnapshotTree {
     /// snapshot built but never swapped in), else linked from the current snapshot
     /// (or, on a tree's first snapshot run, from the files at the root), after the
     /// published snapshots past the newest `keep - 1` are removed (with `next`, that
-    /// makes `keep`).
+    /// makes `keep`). When one snapshot is past them, it is not removed but becomes
+    /// `next`, brought to the current snapshot's state (`reuse`).
     ///
     /// Removing an old snapshot unlinks its names of files the current one shares,
     /// which moves their ctime as linking does: the current files are looked at
@@ -118,8 +119,27 @@ package struct SnapshotTree {
             if rename(folder + "/" + unpublished, building) == 0 { return Prepared() }
         }
         let source = current.map { folder + "/" + $0 } ?? root
-        let old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
+        var old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
         var prepared = Prepared()
+        // The one snapshot this run would prune becomes `next` instead (`reuse`). When
+        // several go (keep was lowered), removing the others moves the ctime of files
+        // the current snapshot shares, which the fresh link below follows.
+        if old.count == 1, rename(folder + "/" + old[0], cloning) == 0 {
+            step(.pruning)
+            prepared.pruned = Array(old)
+            old = []
+            if let linked = try? Self.reuse(cloning, toMatch: source, step: step) {
+                prepared.linked = linked
+                Self.settle(&prepared.linked, in: cloning)
+                guard rename(cloning, building) == 0 else {
+                    throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
+                }
+                return prepared
+            }
+            // A tree it cannot bring to the current state (a name that is not UTF-8, a
+            // folder it may not write): removed, as it would have been, and linked afresh.
+            try? FileManager.default.removeItem(atPath: cloning)
+        }
         let before = Self.stats(under: source, skippingRootNames: current == nil)
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
         // The old snapshots go on a thread of their own while `next` is linked; the
@@ -128,7 +148,7 @@ package struct SnapshotTree {
         let pruning = DispatchGroup()
         if !old.isEmpty {
             pruning.enter()
-            Thread { [folder] in
+            Thread { [folder, old] in
                 for id in old where (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil {
                     pruned.withLock { $0.append(id) }
                     step(.pruning)
@@ -140,7 +160,7 @@ package struct SnapshotTree {
             try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)
         }
         pruning.wait()
-        prepared.pruned = pruned.value
+        prepared.pruned += pruned.value
         prepared.linked = try linking.get()
         Self.settle(&prepared.linked, in: cloning)
         guard rename(cloning, building) == 0 else {
@@ -160,6 +180,9 @@ package struct SnapshotTree {
         return found
     }
 
+    /// Part files, resume state and quarantined bytes: never part of a new snapshot.
+    static let leftBehind = [".jgpart", ".jgd", ".jgd.tmp", ".jgbad"]
+
     /// What a tree's first snapshot does not take from the root.
     private static let rootNames = [StateFolder.name, currentName, newLinkName]
 
@@ -172,7 +195,6 @@ package struct SnapshotTree {
         var linked: [Linked] = []
         var failure: String?
         var files = 0
-        let skipped = [".jgpart", ".jgd", ".jgd.tmp", ".jgbad"]
         TreeWalker.walk(root: source) { relative, kind in
             guard failure == nil else { return .skip }
             if skippingRootNames, rootNames.contains(relative) { return .skip }
@@ -189,7 +211,7 @@ package struct SnapshotTree {
                     failure = "cannot create \(to): \(String(cString: strerror(errno)))"
                 }
             case .file:
-                guard !skipped.contains(where: relative.hasSuffix), let before = known[relative] else { return .skip }
+                guard !leftBehind.contains(where: relative.hasSuffix), let before = known[relative] else { return .skip }
                 guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 else {
                     failure = "cannot link \(from) to \(to): \(String(cString: strerror(errno)))"
                     return .skip

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import JGMirror
+
+/// The snapshot a run would prune becomes its `next`, brought to the current
+/// snapshot's state name by name (`SnapshotTree.reuse`).
+@Suite struct SnapshotReuseTests {
+    /// Every entry under `folder`: a file by its inode, a symlink by its target, a folder
+    /// by its name alone.
+    func listing(_ folder: String) -> [String: String] {
+        var found: [String: String] = [:]
+        TreeWalker.walk(root: folder) { relative, kind in
+            var info = stat()
+            lstat(folder + "/" + relative, &info)
+            switch kind {
+            case .file: found[relative] = "file \(info.st_ino)"
+            case .folder: found[relative] = "folder"
+            case .symlink:
+                found[relative] =
+                    "link " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + relative)) ?? "")
+            case .other: found[relative] = "other"
+            }
+            return kind == .folder ? .enter : .skip
+        }
+        return found
+    }
+
+    func file(_ path: String, _ text: String) {
+        try? FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
+    }
+
+    func ctime(_ path: String) -> Int64 {
+        var info = stat()
+        lstat(path, &info)
+        return FileStat(info).ctimeNs
+    }
+
+    @Test func theExpiredSnapshotBecomesNextWithTheCurrentSnapshotsEntries() throws {
+        try withTestDirectorySync { dir in
+            let tree = SnapshotTree(root: dir)
+            let expired = "000001-20261101T000000Z"
+            let previous = "000002-20261102T000000Z"
+            let published = "000003-20261103T000000Z"
+            let (old, mid, current) = (tree.folder + "/" + expired, tree.folder + "/" + previous, tree.folder + "/" + published)
+            // The current snapshot, and the previous one: both kept as they are.
+            for name in ["same.bin", "replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin", "left.jgpart"] {
+                file(current + "/" + name, "current " + name)
+            }
+            try FileManager.default.createDirectory(atPath: current + "/was-file", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: current + "/link", withDestinationPath: "same.bin")
+            try FileManager.default.createSymbolicLink(atPath: current + "/kept-link", withDestinationPath: "sub")
+            file(mid + "/same.bin", "previous")
+            // The expired one: one file shared with the current snapshot, the rest stale.
+            file(old + "/placeholder", "")
+            #expect(link(current + "/same.bin", old + "/same.bin") == 0)
+            for name in ["replaced.bin", "gone.bin", "gone-folder/x/y.bin", "was-file", "was-folder/z.bin", "deep/a/c.bin"] {
+                file(old + "/" + name, "expired " + name)
+            }
+            try FileManager.default.createSymbolicLink(atPath: old + "/link", withDestinationPath: "replaced.bin")
+            try FileManager.default.createSymbolicLink(atPath: old + "/kept-link", withDestinationPath: "sub")
+            try FileManager.default.createSymbolicLink(
+                atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + published)
+            let currentBefore = listing(current)
+            let sharedCtime = ctime(current + "/same.bin")
+            let steps = Locked<[SnapshotTree.Step]>([])
+
+            let prepared = try tree.prepare(keep: 3) { step in steps.withLock { $0.append(step) } }
+
+            var expected = currentBefore
+            expected["left.jgpart"] = nil
+            #expect(listing(tree.building) == expected)
+            #expect(listing(current) == currentBefore)
+            #expect(prepared.pruned == [expired])
+            #expect(tree.ids() == [previous, published])
+            // Only the files that differed were linked; the shared one kept its ctime.
+            #expect(Set(prepared.linked.map(\.dest)) == ["replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin"])
+            #expect(ctime(current + "/same.bin") == sharedCtime)
+            #expect(steps.value == [.pruning, .cloning])
+        }
+    }
+
+    @Test func severalExpiredSnapshotsAreRemovedAndNextIsLinkedAfresh() throws {
+        try withTestDirectorySync { dir in
+            let tree = SnapshotTree(root: dir)
+            let ids = (1...4).map { String(format: "%06d-20261101T000000Z", $0) }
+            for id in ids { file(tree.folder + "/" + id + "/f.bin", id) }
+            try FileManager.default.createSymbolicLink(
+                atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[3])
+            let prepared = try tree.prepare(keep: 2) { _ in }
+            #expect(Set(prepared.pruned) == Set(ids.prefix(3)))
+            #expect(tree.ids() == [ids[3]])
+            #expect(listing(tree.building) == listing(tree.folder + "/" + ids[3]))
+            #expect(prepared.linked.map(\.dest) == ["f.bin"])
+        }
+    }
+}
