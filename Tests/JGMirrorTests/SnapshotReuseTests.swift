@@ -38,7 +38,10 @@ import Testing
         return FileStat(info).ctimeNs
     }
 
-    @Test func theExpiredSnapshotBecomesNextWithTheCurrentSnapshotsEntries() throws {
+    /// Also with every file looked at, as on a file system whose folder entries may not
+    /// carry the inode number (`lookingAtEachFile`; the test's folder carries them).
+    @Test(arguments: [false, true])
+    func theExpiredSnapshotBecomesNextWithTheCurrentSnapshotsEntries(lookingAtEachFile: Bool) throws {
         try withTestDirectorySync { dir in
             let tree = SnapshotTree(root: dir)
             let expired = "000001-20261101T000000Z"
@@ -67,10 +70,17 @@ import Testing
             let sharedCtime = ctime(current + "/same.bin")
             let steps = Locked<[SnapshotTree.Step]>([])
 
-            let prepared = try tree.prepare(keep: 3) { step in steps.withLock { $0.append(step) } }
-
             var expected = currentBefore
             expected["left.jgpart"] = nil
+            if lookingAtEachFile {
+                let linked = try SnapshotTree.reuse(old, toMatch: current, entriesCarryInodes: false) { _ in }
+                #expect(listing(old) == expected)
+                #expect(Set(linked.map(\.dest)) == ["replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin"])
+                return
+            }
+
+            let prepared = try tree.prepare(keep: 3) { step in steps.withLock { $0.append(step) } }
+
             #expect(listing(tree.building) == expected)
             #expect(listing(current) == currentBefore)
             #expect(prepared.pruned == [expired])

@@ -7,6 +7,9 @@
 /* syncfs(2): writes back and flushes everything dirty on the filesystem holding fd. */
 int jg_syncfs(int fd);
 
+/* fstatfs(2)'s f_type: the magic number of the file system holding fd, or -1. */
+long jg_filesystem_type(int fd);
+
 /* sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: starts writeback
  * of its dirty pages without waiting for it, so a later fdatasync has little left. */
 int jg_start_writeback(int fd);

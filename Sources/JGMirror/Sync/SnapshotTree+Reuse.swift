@@ -21,22 +21,36 @@ extension SnapshotTree {
     /// folder present, nothing else. Part files, resume state and quarantined bytes of
     /// `source` are left out, as a fresh link leaves them. Returns the files linked
     /// (their ctime moved); `step(.cloning)` is called at the first change.
-    static func reuse(_ target: String, toMatch source: String, step: @escaping (Step) -> Void) throws(SyncError) -> [Linked] {
+    /// `entriesCarryInodes` overrides what the file system is known to do (tests).
+    static func reuse(
+        _ target: String, toMatch source: String, entriesCarryInodes: Bool? = nil, step: @escaping (Step) -> Void
+    ) throws(SyncError) -> [Linked] {
         let sourceFolder = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard sourceFolder >= 0 else { throw .local("cannot open \(source): \(String(cString: strerror(errno)))") }
         defer { close(sourceFolder) }
         let targetFolder = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard targetFolder >= 0 else { throw .local("cannot open \(target): \(String(cString: strerror(errno)))") }
         defer { close(targetFolder) }
-        var matcher = Matcher(source: source, target: target, step: step)
+        var matcher = Matcher(
+            source: source, target: target, step: step,
+            entriesCarryInodes: entriesCarryInodes ?? Self.entriesCarryInodes(targetFolder))
         try matcher.match(source: sourceFolder, target: targetFolder, prefix: "")
         return matcher.linked
     }
 
-    /// One entry of a folder, as `fstatat` sees it (symlinks not followed).
+    /// Whether the folder entries of the file system `fd` is on carry the inode number
+    /// `stat` reports (`d_ino`): ext4, XFS, Btrfs, tmpfs, ZFS and F2FS do, so two names
+    /// are compared without a `stat` each. Elsewhere (a FUSE file system may put
+    /// anything there) every file is looked at.
+    private static func entriesCarryInodes(_ fd: Int32) -> Bool {
+        [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x2FC1_2FC1, 0xF2F5_2010].contains(jg_filesystem_type(fd))
+    }
+
+    /// One entry of a folder: its kind (`S_IFREG`, `S_IFDIR`, `S_IFLNK`, or another) and
+    /// its inode.
     private struct Entry {
-        var info: stat
-        var kind: mode_t { info.st_mode & S_IFMT }
+        var kind: mode_t
+        var inode: UInt64
     }
 
     /// Walks a source folder and its reused twin together.
@@ -44,27 +58,23 @@ extension SnapshotTree {
         let source: String
         let target: String
         let step: (Step) -> Void
+        let entriesCarryInodes: Bool
         var linked: [Linked] = []
         var changes = 0
 
         mutating func match(source: Int32, target folder: Int32, prefix: String) throws(SyncError) {
-            let wanted = try Self.entries(of: source, at: prefix, in: self.source).filter { name, entry in
-                [S_IFREG, S_IFDIR, S_IFLNK].contains(entry.kind)
-                    && !(entry.kind == S_IFREG && SnapshotTree.leftBehind.contains(where: name.hasSuffix))
-            }
-            var kept = Set<String>()
-            for (name, entry) in try Self.entries(of: folder, at: prefix, in: target) {
-                if let wanted = wanted[name], Self.same(wanted, entry, name, in: source, folder) {
-                    kept.insert(name)
-                } else {
-                    try remove(name, entry, in: folder, prefix: prefix)
-                }
-            }
-            for (name, entry) in wanted {
-                let isKept = kept.contains(name)
+            var present: [String: Entry] = [:]
+            try forEachEntry(of: folder, at: prefix, in: target) { name, entry in present[name] = entry }
+            try forEachEntry(of: source, at: prefix, in: self.source) { (name, entry) throws(SyncError) in
+                guard [S_IFREG, S_IFDIR, S_IFLNK].contains(entry.kind),
+                    entry.kind != S_IFREG || !SnapshotTree.leftBehind.contains(where: name.hasSuffix)
+                else { return }
+                let old = present.removeValue(forKey: name)
+                let kept = old.map { Self.same(entry, $0, name, in: source, folder) } ?? false
+                if let old, !kept { try remove(name, old, in: folder, prefix: prefix) }
                 switch entry.kind {
                 case S_IFDIR:
-                    if !isKept {
+                    if !kept {
                         guard mkdirat(folder, name, 0o755) == 0 else { throw failure(errno, "create", prefix + name) }
                         changed()
                     }
@@ -75,19 +85,22 @@ extension SnapshotTree {
                     guard into >= 0 else { throw failure(errno, "open", prefix + name) }
                     defer { close(into) }
                     try match(source: from, target: into, prefix: prefix + name + "/")
-                case S_IFLNK where !isKept:
+                case S_IFLNK where !kept:
                     guard let link = Self.readLink(source, name), symlinkat(link, folder, name) == 0 else {
                         throw failure(errno, "create", prefix + name)
                     }
                     changed()
-                case S_IFREG where !isKept:
-                    guard linkat(source, name, folder, name, 0) == 0 else { throw failure(errno, "link", prefix + name) }
-                    linked.append(Linked(dest: prefix + name, before: FileStat(entry.info), after: FileStat(entry.info)))
+                case S_IFREG where !kept:
+                    var info = stat()
+                    guard fstatat(source, name, &info, AT_SYMLINK_NOFOLLOW) == 0, linkat(source, name, folder, name, 0) == 0
+                    else { throw failure(errno, "link", prefix + name) }
+                    linked.append(Linked(dest: prefix + name, before: FileStat(info), after: FileStat(info)))
                     changed()
                 default:
                     break
                 }
             }
+            for (name, entry) in present { try remove(name, entry, in: folder, prefix: prefix) }
         }
 
         /// Whether `entry` of the reused folder already is `wanted`, the source's entry
@@ -96,7 +109,7 @@ extension SnapshotTree {
         private static func same(_ wanted: Entry, _ entry: Entry, _ name: String, in source: Int32, _ folder: Int32) -> Bool {
             guard wanted.kind == entry.kind else { return false }
             switch wanted.kind {
-            case S_IFREG: return wanted.info.st_ino == entry.info.st_ino && wanted.info.st_dev == entry.info.st_dev
+            case S_IFREG: return wanted.inode == entry.inode
             case S_IFDIR: return true
             case S_IFLNK: return readLink(source, name).map { $0 == readLink(folder, name) } ?? false
             default: return false
@@ -125,8 +138,11 @@ extension SnapshotTree {
             .local("cannot \(verb) \(folder ?? target)/\(relative): \(String(cString: strerror(code)))")
         }
 
-        /// The entries of the folder open as `fd` (which stays open), by name.
-        static func entries(of fd: Int32, at prefix: String, in tree: String) throws(SyncError) -> [String: Entry] {
+        /// Calls `body` with each entry of the folder open as `fd` (which stays open),
+        /// looking at an entry only when its folder entry does not say what it is.
+        private func forEachEntry(
+            of fd: Int32, at prefix: String, in tree: String, _ body: (String, Entry) throws(SyncError) -> Void
+        ) throws(SyncError) {
             let copy = dup(fd)
             guard copy >= 0, let dir = fdopendir(copy) else {
                 if copy >= 0 { close(copy) }
@@ -134,22 +150,35 @@ extension SnapshotTree {
             }
             defer { closedir(dir) }
             rewinddir(dir)
-            var found: [String: Entry] = [:]
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            while let found = readdir(dir) {
+                let name = withUnsafeBytes(of: found.pointee.d_name) { raw in
                     String(validatingCString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
                 }
                 // A name that is not UTF-8 is never linked (`TreeWalker`), nor can a
                 // `String` name it back to the kernel: reusing gives up on such a tree.
                 guard let name else { throw .local("cannot reuse \(tree)/\(prefix): a name there is not UTF-8") }
                 if name == "." || name == ".." { continue }
-                var info = stat()
-                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    throw .local("cannot look at \(tree)/\(prefix)\(name): \(String(cString: strerror(errno)))")
+                var entry = Entry(kind: Self.kind(of: found.pointee.d_type), inode: UInt64(found.pointee.d_ino))
+                if entry.kind == 0 || (entry.kind == S_IFREG && !entriesCarryInodes) {
+                    var info = stat()
+                    guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                        throw .local("cannot look at \(tree)/\(prefix)\(name): \(String(cString: strerror(errno)))")
+                    }
+                    entry = Entry(kind: info.st_mode & S_IFMT, inode: UInt64(info.st_ino))
                 }
-                found[name] = Entry(info: info)
+                try body(name, entry)
             }
-            return found
+        }
+
+        /// The kind a folder entry's `d_type` names; 0 when it does not say.
+        private static func kind(of type: UInt8) -> mode_t {
+            switch Int32(type) {
+            case Int32(DT_REG): S_IFREG
+            case Int32(DT_DIR): S_IFDIR
+            case Int32(DT_LNK): S_IFLNK
+            case Int32(DT_UNKNOWN): 0
+            default: S_IFIFO  // or a socket or a device: never part of a snapshot
+            }
         }
 
         static func readLink(_ folder: Int32, _ name: String) -> String? {
