@@ -52,7 +52,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); older ones are removed when a run starts."
+            "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
     )
     var keep: Int?
 
