@@ -1,9 +1,15 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 // Linux only: the engine uses Linux system calls (openat2, fdatasync, sync_file_range,
 // statfs) and the Debian packages below. SwiftPM has no platform entry for Linux, so
 // none is declared.
+//
+// Our own targets fail to build on any warning, in every build (tests, release, the
+// man-page plugin's), so they all share one set of flags. SwiftPM ignores this for a
+// package that depends on this one.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
 let package = Package(
     name: "jgmirror",
     products: [
@@ -46,39 +52,46 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "jgmirror",
             dependencies: [
                 "JGMirror", "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // An HTTP/1.1 origin with Range, ETag and switchable faults; the tests run it
         // in-process and the demo and benchmarks run it as `jgmirror-origin`.
         .target(
             name: "TestServer",
-            path: "Tests/TestServer"
+            path: "Tests/TestServer",
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "jgmirror-origin",
-            dependencies: ["TestServer", "JGMirror", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["TestServer", "JGMirror", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
         ),
         // Drives the engine's range scheduler with simulated connections in virtual
         // time (bench/RESULTS.md's grid: `jgmirror-linksim grid`).
         .target(
             name: "LinkSimulator",
-            dependencies: ["JGMirror"]
+            dependencies: ["JGMirror"],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "jgmirror-linksim",
-            dependencies: ["LinkSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["LinkSimulator", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "MirrorTwoFiles",
             dependencies: ["JGMirror"],
-            path: "Examples/MirrorTwoFiles"
+            path: "Examples/MirrorTwoFiles",
+            swiftSettings: strict
         ),
         .testTarget(
             name: "JGMirrorTests",
@@ -88,7 +101,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: strict
         ),
     ]
 )
