@@ -27,9 +27,9 @@ import Testing
             let nextStarted = Locked<Bool?>(nil)
             options.engine.dataSync = { fd in
                 if nextStarted.value == nil {
-                    let deadline = Date().addingTimeInterval(20)
-                    while server.gets("/next").isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-                    let seen = !server.gets("/next").isEmpty
+                    let seen = server.waitForRequests(timeout: 20) { requests in
+                        requests.contains { $0.path == "/next" && $0.method != "HEAD" }
+                    }
                     nextStarted.withLock { $0 = seen }
                 }
                 return fdatasync(fd)

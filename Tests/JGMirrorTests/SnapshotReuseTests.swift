@@ -92,6 +92,28 @@ import Testing
         }
     }
 
+    /// A name that is not UTF-8 in the expired snapshot (put there by hand: jgmirror
+    /// never links one) stops the reuse; the run goes on with a fresh `next`.
+    @Test func anExpiredSnapshotThatCannotBeReusedGivesWayToAFreshLink() throws {
+        try withTestDirectorySync { dir in
+            let tree = SnapshotTree(root: dir)
+            let ids = ["000001-20261101T000000Z", "000002-20261102T000000Z"]
+            for id in ids { file(tree.folder + "/" + id + "/f.bin", id) }
+            let odd: [CChar] = Array((tree.folder + "/" + ids[0] + "/odd-").utf8CString.dropLast()) + [-1, 0]
+            let fd = open(odd, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+            #expect(fd >= 0)
+            close(fd)
+            try FileManager.default.createSymbolicLink(
+                atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[1])
+            let prepared = try tree.prepare(keep: 2) { _ in }
+            #expect(listing(tree.building) == listing(tree.folder + "/" + ids[1]))
+            #expect(prepared.linked.map(\.dest) == ["f.bin"])
+            #expect(!exists(tree.folder + "/" + SnapshotTree.cloningName))
+            // Removed, or back under its name when it could not be.
+            #expect(prepared.pruned == [ids[0]] ? tree.ids() == [ids[1]] : tree.ids() == ids)
+        }
+    }
+
     @Test func severalExpiredSnapshotsAreRemovedAndNextIsLinkedAfresh() throws {
         try withTestDirectorySync { dir in
             let tree = SnapshotTree(root: dir)

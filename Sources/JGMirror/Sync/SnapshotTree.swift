@@ -126,9 +126,8 @@ package struct SnapshotTree {
         // the current snapshot shares, which the fresh link below follows.
         if old.count == 1, rename(folder + "/" + old[0], cloning) == 0 {
             step(.pruning)
-            prepared.pruned = Array(old)
-            old = []
             if let linked = try? Self.reuse(cloning, toMatch: source, step: step) {
+                prepared.pruned = Array(old)
                 prepared.linked = linked
                 Self.settle(&prepared.linked, in: cloning)
                 guard rename(cloning, building) == 0 else {
@@ -137,8 +136,15 @@ package struct SnapshotTree {
                 return prepared
             }
             // A tree it cannot bring to the current state (a name that is not UTF-8, a
-            // folder it may not write): removed, as it would have been, and linked afresh.
-            try? FileManager.default.removeItem(atPath: cloning)
+            // folder it may not write): removed, as it would have been, and `next` is
+            // linked afresh. What cannot be removed goes back under its name, as a
+            // snapshot that could not be pruned always stayed.
+            if (try? FileManager.default.removeItem(atPath: cloning)) != nil {
+                prepared.pruned = Array(old)
+            } else {
+                rename(cloning, folder + "/" + old[0])
+            }
+            old = []
         }
         let before = Self.stats(under: source, skippingRootNames: current == nil)
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
