@@ -234,6 +234,10 @@ extension PublishingTests {
                 #expect(try await execute(["verify", path, "--progress", "none"]).status == 0)
             }
             #expect(snapshotIDs(dir).count == 2)
+            // The database forgets the snapshots a killed run retired without saying so.
+            let store = try #require(StateStore.openExisting(root: dir + "/mirror"))
+            #expect(try store.snapshots() == snapshotIDs(dir))
+            store.close()
             // `plan` reads the published snapshot: every item is there, unchanged.
             let plan = try await execute(["plan", write(serve(version: kills.count + 1), to: "m.yaml", in: dir)])
             #expect(plan.status == 0, "\(plan.stderr)")

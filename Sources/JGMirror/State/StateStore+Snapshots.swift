@@ -54,13 +54,18 @@ extension StateStore {
         }
     }
 
-    /// Records a published snapshot.
+    /// Records a published snapshot, and forgets those no longer on disk (`present`):
+    /// a run killed while it retired one never got to say so.
     @discardableResult
-    func savePublished(_ id: String, files: Int) -> String? {
+    func savePublished(_ id: String, files: Int, present: [String]) -> String? {
         write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO snapshot (id, published_at, files) VALUES (?, ?, ?)",
                 arguments: [id, FileRecord.now(), files])
+            let kept = Set(present + [id])
+            for gone in try String.fetchAll(db, sql: "SELECT id FROM snapshot") where !kept.contains(gone) {
+                try db.execute(sql: "DELETE FROM snapshot WHERE id = ?", arguments: [gone])
+            }
         }
     }
 

@@ -62,7 +62,7 @@ extension SyncSession {
             do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
                 return .failure(error)
             }
-            return .success((id, store?.savePublished(id, files: files)))
+            return .success((id, store?.savePublished(id, files: files, present: tree.ids())))
         }
         let (id, warning) = try published.get()
         return (SnapshotOutcome(current: id, published: true), warning)
