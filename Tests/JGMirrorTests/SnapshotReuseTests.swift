@@ -62,6 +62,13 @@ import Testing
             for name in ["replaced.bin", "gone.bin", "gone-folder/x/y.bin", "was-file", "was-folder/z.bin", "deep/a/c.bin"] {
                 file(old + "/" + name, "expired " + name)
             }
+            // "café" composed in the current snapshot, decomposed in the expired one: one
+            // name to `String`'s `==`, two to the file system.
+            let (composed, decomposed) = ("caf\u{E9}.bin", "cafe\u{301}.bin")
+            for path in [current + "/" + composed, old + "/" + decomposed] {
+                #expect(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)) == 0)
+            }
+            #expect(symlink(composed, current + "/accent-link") == 0 && symlink(decomposed, old + "/accent-link") == 0)
             try FileManager.default.createSymbolicLink(atPath: old + "/link", withDestinationPath: "replaced.bin")
             try FileManager.default.createSymbolicLink(atPath: old + "/kept-link", withDestinationPath: "sub")
             try FileManager.default.createSymbolicLink(
@@ -72,21 +79,31 @@ import Testing
 
             var expected = currentBefore
             expected["left.jgpart"] = nil
+            let differing: Set<String> = ["replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin", composed]
+            /// The names of `folder` that spell "café" and the bytes its accent link names.
+            func accents(_ folder: String) -> [[UInt8]] {
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("caf") }
+                var buffer = [UInt8](repeating: 0, count: 64)
+                let count = readlink(folder + "/accent-link", &buffer, buffer.count)
+                return names.map { Array($0.utf8) } + [Array(buffer.prefix(max(0, count)))]
+            }
             if lookingAtEachFile {
                 let linked = try SnapshotTree.reuse(old, toMatch: current, entriesCarryInodes: false) { _ in }
                 #expect(listing(old) == expected)
-                #expect(Set(linked.map(\.dest)) == ["replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin"])
+                #expect(Set(linked.map(\.dest)) == differing)
+                #expect(accents(old) == [Array(composed.utf8), Array(composed.utf8)])
                 return
             }
 
             let prepared = try tree.prepare(keep: 3) { step in steps.withLock { $0.append(step) } }
 
             #expect(listing(tree.building) == expected)
+            #expect(accents(tree.building) == [Array(composed.utf8), Array(composed.utf8)])
             #expect(listing(current) == currentBefore)
             #expect(prepared.pruned == [expired])
             #expect(tree.ids() == [previous, published])
             // Only the files that differed were linked; the shared one kept its ctime.
-            #expect(Set(prepared.linked.map(\.dest)) == ["replaced.bin", "sub/new.bin", "was-folder", "deep/a/b.bin"])
+            #expect(Set(prepared.linked.map(\.dest)) == differing)
             #expect(ctime(current + "/same.bin") == sharedCtime)
             #expect(steps.value == [.pruning, .cloning])
         }
@@ -108,6 +125,7 @@ import Testing
             let prepared = try tree.prepare(keep: 2) { _ in }
             #expect(listing(tree.building) == listing(tree.folder + "/" + ids[1]))
             #expect(prepared.linked.map(\.dest) == ["f.bin"])
+            #expect(prepared.warning?.contains("not reused for the new one") == true, "\(prepared.warning ?? "")")
             #expect(!exists(tree.folder + "/" + SnapshotTree.cloningName))
             // Removed, or back under its name when it could not be.
             #expect(prepared.pruned == [ids[0]] ? tree.ids() == [ids[1]] : tree.ids() == ids)

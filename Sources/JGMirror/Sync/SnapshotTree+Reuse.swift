@@ -31,9 +31,13 @@ extension SnapshotTree {
         let targetFolder = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard targetFolder >= 0 else { throw .local("cannot open \(target): \(String(cString: strerror(errno)))") }
         defer { close(targetFolder) }
+        let device = Matcher.device(of: targetFolder)
+        guard device != nil, Matcher.device(of: sourceFolder) == device else {
+            throw .local("cannot reuse \(target): \(source) is on another file system")
+        }
         var matcher = Matcher(
             source: source, target: target, step: step,
-            entriesCarryInodes: entriesCarryInodes ?? Self.entriesCarryInodes(targetFolder))
+            entriesCarryInodes: entriesCarryInodes ?? Self.entriesCarryInodes(targetFolder), device: device)
         try matcher.match(source: sourceFolder, target: targetFolder, prefix: "")
         return matcher.linked
     }
@@ -44,6 +48,18 @@ extension SnapshotTree {
     /// anything there) every file is looked at.
     private static func entriesCarryInodes(_ fd: Int32) -> Bool {
         [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x2FC1_2FC1, 0xF2F5_2010].contains(jg_filesystem_type(fd))
+    }
+
+    /// A name as the kernel has it, compared byte by byte: `String`'s `==` holds for
+    /// two spellings of "é" (composed and not) that a file system keeps apart.
+    private struct Name: Hashable {
+        let text: String
+
+        static func == (a: Name, b: Name) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
     }
 
     /// One entry of a folder: its kind (`S_IFREG`, `S_IFDIR`, `S_IFLNK`, or another) and
@@ -59,17 +75,19 @@ extension SnapshotTree {
         let target: String
         let step: (Step) -> Void
         let entriesCarryInodes: Bool
+        /// The file system of both trees' top folders.
+        let device: UInt64?
         var linked: [Linked] = []
         var changes = 0
 
         mutating func match(source: Int32, target folder: Int32, prefix: String) throws(SyncError) {
-            var present: [String: Entry] = [:]
-            try forEachEntry(of: folder, at: prefix, in: target) { name, entry in present[name] = entry }
+            var present: [Name: Entry] = [:]
+            try forEachEntry(of: folder, at: prefix, in: target) { name, entry in present[Name(text: name)] = entry }
             try forEachEntry(of: source, at: prefix, in: self.source) { (name, entry) throws(SyncError) in
                 guard [S_IFREG, S_IFDIR, S_IFLNK].contains(entry.kind),
                     entry.kind != S_IFREG || !SnapshotTree.leftBehind.contains(where: name.hasSuffix)
                 else { return }
-                let old = present.removeValue(forKey: name)
+                let old = present.removeValue(forKey: Name(text: name))
                 let kept = old.map { Self.same(entry, $0, name, in: source, folder) } ?? false
                 if let old, !kept { try remove(name, old, in: folder, prefix: prefix) }
                 switch entry.kind {
@@ -84,6 +102,10 @@ extension SnapshotTree {
                     let into = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     guard into >= 0 else { throw failure(errno, "open", prefix + name) }
                     defer { close(into) }
+                    // Inode numbers name a file within one file system only.
+                    guard Self.device(of: from) == device, Self.device(of: into) == device else {
+                        throw .local("cannot reuse \(target): \(prefix + name) is on another file system")
+                    }
                     try match(source: from, target: into, prefix: prefix + name + "/")
                 case S_IFLNK where !kept:
                     guard let link = Self.readLink(source, name), symlinkat(link, folder, name) == 0 else {
@@ -100,7 +122,7 @@ extension SnapshotTree {
                     break
                 }
             }
-            for (name, entry) in present { try remove(name, entry, in: folder, prefix: prefix) }
+            for (name, entry) in present { try remove(name.text, entry, in: folder, prefix: prefix) }
         }
 
         /// Whether `entry` of the reused folder already is `wanted`, the source's entry
@@ -111,7 +133,9 @@ extension SnapshotTree {
             switch wanted.kind {
             case S_IFREG: return wanted.inode == entry.inode
             case S_IFDIR: return true
-            case S_IFLNK: return readLink(source, name).map { $0 == readLink(folder, name) } ?? false
+            case S_IFLNK:
+                guard let wanted = readLink(source, name), let present = readLink(folder, name) else { return false }
+                return wanted.utf8.elementsEqual(present.utf8)
             default: return false
             }
         }
@@ -179,6 +203,11 @@ extension SnapshotTree {
             case Int32(DT_UNKNOWN): 0
             default: S_IFIFO  // or a socket or a device: never part of a snapshot
             }
+        }
+
+        static func device(of fd: Int32) -> UInt64? {
+            var info = stat()
+            return fstat(fd, &info) == 0 ? UInt64(info.st_dev) : nil
         }
 
         static func readLink(_ folder: Int32, _ name: String) -> String? {

@@ -90,6 +90,8 @@ package struct SnapshotTree {
     struct Prepared: Sendable {
         var linked: [Linked] = []
         var pruned: [String] = []
+        /// Why the expired snapshot could not be reused, for the report's warnings.
+        var warning: String?
     }
 
     /// Makes `next` ready for the run: resumed when an earlier run left it (or left a
@@ -109,7 +111,7 @@ package struct SnapshotTree {
             throw .local("cannot create \(folder): \(error.localizedDescription)")
         }
         let cloning = folder + "/" + Self.cloningName
-        try? FileManager.default.removeItem(atPath: cloning)
+        Self.clear(cloning)
         if access(building, F_OK) == 0 { return Prepared() }
         let current = currentID()
         // Killed between naming the new snapshot and swapping the link: that snapshot
@@ -126,23 +128,26 @@ package struct SnapshotTree {
         // the current snapshot shares, which the fresh link below follows.
         if old.count == 1, rename(folder + "/" + old[0], cloning) == 0 {
             step(.pruning)
-            if let linked = try? Self.reuse(cloning, toMatch: source, step: step) {
+            do throws(SyncError) {
+                prepared.linked = try Self.reuse(cloning, toMatch: source, step: step)
                 prepared.pruned = Array(old)
-                prepared.linked = linked
                 Self.settle(&prepared.linked, in: cloning)
                 guard rename(cloning, building) == 0 else {
                     throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
                 }
                 return prepared
-            }
-            // A tree it cannot bring to the current state (a name that is not UTF-8, a
-            // folder it may not write): removed, as it would have been, and `next` is
-            // linked afresh. What cannot be removed goes back under its name, as a
-            // snapshot that could not be pruned always stayed.
-            if (try? FileManager.default.removeItem(atPath: cloning)) != nil {
-                prepared.pruned = Array(old)
-            } else {
-                rename(cloning, folder + "/" + old[0])
+            } catch {
+                // A tree it cannot bring to the current state (a name that is not
+                // UTF-8, a folder it may not write): removed, as it would have been,
+                // and `next` is linked afresh. What cannot be removed goes back under
+                // its name, as a snapshot that could not be pruned always stayed.
+                prepared.warning = "snapshot \(old[0]) not reused for the new one (\(error.localizedDescription)); linked afresh"
+                if (try? FileManager.default.removeItem(atPath: cloning)) != nil {
+                    prepared.pruned = Array(old)
+                } else {
+                    rename(cloning, folder + "/" + old[0])
+                }
+                prepared.linked = []
             }
             old = []
         }
@@ -173,6 +178,14 @@ package struct SnapshotTree {
             throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
         }
         return prepared
+    }
+
+    /// Removes what a killed run left at `path`; what cannot be removed (a folder made
+    /// unwritable since) is moved aside under a name no snapshot has, so that it
+    /// never stops a later run.
+    private static func clear(_ path: String) {
+        guard access(path, F_OK) == 0, (try? FileManager.default.removeItem(atPath: path)) == nil else { return }
+        rename(path, path + "-" + String(UInt64(FileRecord.now())))
     }
 
     /// The stat of every regular file under `source`, by its path below it.

@@ -274,6 +274,7 @@ public final class SyncSession: Sendable {
     {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
+        if let warning = snapshot?.warning { warnings.append(warning) }
         guard let opened = opening.store else { return .none(warnings: warnings) }
         if let snapshot,
             let failure = opened.refresh(linked: snapshot.linked, pruned: snapshot.pruned, racyWindowNs: racyWindowNs)
