@@ -137,10 +137,7 @@ public struct OutputTarget: Sendable, Equatable {
     private static func danglingTarget(_ link: String) -> String? {
         var current = link
         for _ in 0..<40 {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(current, &buffer, Int(PATH_MAX))
-            guard count > 0 else { return nil }
-            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard let target = Symlink.target(current), !target.isEmpty else { return nil }
             let folder = Paths.parent(of: current)
             let next = target.hasPrefix("/") ? target : (folder.isEmpty ? "." : folder) + "/" + target
             var status = stat()

@@ -18,13 +18,11 @@ extension RootDirectory {
 
     func readLink(_ path: String) throws(TransferError) -> String? {
         try withFolder(of: path) { (folder, name) throws(TransferError) -> String? in
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlinkat(folder, name, &buffer, buffer.count - 1)
-            guard count >= 0 else {
+            guard let target = Symlink.target(in: folder, name) else {
                 if errno == EINVAL || errno == ENOENT { return nil }
                 throw .local(errno: errno, path: path, doing: "cannot read the link")
             }
-            return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return target
         }
     }
 

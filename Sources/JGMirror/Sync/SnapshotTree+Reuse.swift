@@ -85,7 +85,7 @@ extension SnapshotTree {
             try forEachEntry(of: folder, at: prefix, in: target) { name, entry in present[Name(text: name)] = entry }
             try forEachEntry(of: source, at: prefix, in: self.source) { (name, entry) throws(SyncError) in
                 guard [S_IFREG, S_IFDIR, S_IFLNK].contains(entry.kind),
-                    entry.kind != S_IFREG || !SnapshotTree.leftBehind.contains(where: name.hasSuffix)
+                    entry.kind != S_IFREG || !DestinationPath.reservedSuffixes.contains(where: name.hasSuffix)
                 else { return }
                 let old = present.removeValue(forKey: Name(text: name))
                 let kept = old.map { Self.same(entry, $0, name, in: source, folder) } ?? false
@@ -108,7 +108,7 @@ extension SnapshotTree {
                     }
                     try match(source: from, target: into, prefix: prefix + name + "/")
                 case S_IFLNK where !kept:
-                    guard let link = Self.readLink(source, name), symlinkat(link, folder, name) == 0 else {
+                    guard let link = Symlink.target(in: source, name), symlinkat(link, folder, name) == 0 else {
                         throw failure(errno, "create", prefix + name)
                     }
                     changed()
@@ -134,7 +134,9 @@ extension SnapshotTree {
             case S_IFREG: return wanted.inode == entry.inode
             case S_IFDIR: return true
             case S_IFLNK:
-                guard let wanted = readLink(source, name), let present = readLink(folder, name) else { return false }
+                guard let wanted = Symlink.target(in: source, name), let present = Symlink.target(in: folder, name) else {
+                    return false
+                }
                 return wanted.utf8.elementsEqual(present.utf8)
             default: return false
             }
@@ -208,13 +210,6 @@ extension SnapshotTree {
         static func device(of fd: Int32) -> UInt64? {
             var info = stat()
             return fstat(fd, &info) == 0 ? UInt64(info.st_dev) : nil
-        }
-
-        static func readLink(_ folder: Int32, _ name: String) -> String? {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlinkat(folder, name, &buffer, buffer.count - 1)
-            guard count >= 0 else { return nil }
-            return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 }

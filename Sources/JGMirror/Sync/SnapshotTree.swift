@@ -56,10 +56,7 @@ package struct SnapshotTree {
 
     /// The id `ROOT/current` names, when it is a link into the snapshots folder.
     func currentID() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(currentLink, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let target = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let target = Symlink.target(currentLink) else { return nil }
         let prefix = StateFolder.name + "/" + Self.folderName + "/"
         guard target.hasPrefix(prefix) else { return nil }
         let id = String(target.dropFirst(prefix.count))
@@ -131,11 +128,7 @@ package struct SnapshotTree {
             do throws(SyncError) {
                 prepared.linked = try Self.reuse(cloning, toMatch: source, step: step)
                 prepared.pruned = Array(old)
-                Self.settle(&prepared.linked, in: cloning)
-                guard rename(cloning, building) == 0 else {
-                    throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
-                }
-                return prepared
+                return try finished(prepared, in: cloning)
             } catch {
                 // A tree it cannot bring to the current state (a name that is not
                 // UTF-8, a folder it may not write): removed, as it would have been,
@@ -173,6 +166,13 @@ package struct SnapshotTree {
         pruning.wait()
         prepared.pruned += pruned.value
         prepared.linked = try linking.get()
+        return try finished(prepared, in: cloning)
+    }
+
+    /// `prepared` once its linked files are looked at again (`settle`) and the folder
+    /// they were linked into, `cloning`, is named `next`.
+    private func finished(_ prepared: Prepared, in cloning: String) throws(SyncError) -> Prepared {
+        var prepared = prepared
         Self.settle(&prepared.linked, in: cloning)
         guard rename(cloning, building) == 0 else {
             throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
@@ -199,9 +199,6 @@ package struct SnapshotTree {
         return found
     }
 
-    /// Part files, resume state and quarantined bytes: never part of a new snapshot.
-    static let leftBehind = [".jgpart", ".jgd", ".jgd.tmp", ".jgbad"]
-
     /// What a tree's first snapshot does not take from the root.
     private static let rootNames = [StateFolder.name, currentName, newLinkName]
 
@@ -224,13 +221,13 @@ package struct SnapshotTree {
                 if mkdir(to, 0o755) != 0 { failure = "cannot create \(to): \(String(cString: strerror(errno)))" }
                 return .enter
             case .symlink:
-                var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-                let count = readlink(from, &buffer, buffer.count - 1)
-                if count >= 0, symlink(String(cString: Array(buffer.prefix(count)) + [0]), to) != 0 {
+                if let link = Symlink.target(from), symlink(link, to) != 0 {
                     failure = "cannot create \(to): \(String(cString: strerror(errno)))"
                 }
             case .file:
-                guard !leftBehind.contains(where: relative.hasSuffix), let before = known[relative] else { return .skip }
+                guard !DestinationPath.reservedSuffixes.contains(where: relative.hasSuffix), let before = known[relative] else {
+                    return .skip
+                }
                 guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 else {
                     failure = "cannot link \(from) to \(to): \(String(cString: strerror(errno)))"
                     return .skip
