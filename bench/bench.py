@@ -933,7 +933,6 @@ def state_scenarios(jg: str, plain: str, small: list[DataFile], f1g: DataFile, w
                   for root in (ordered_root, snapshot_root)}
     snap_second = {root: write_manifest(manifests / f"{root.name}-2.yaml", root, snap_changed)
                    for root in (ordered_root, snapshot_root)}
-    snap_folder = snapshot_root / ".jgmirror" / "snapshots"
     # The default --keep (3): from the third round on, every run also retires the
     # oldest snapshot, as a cron job's runs do (since issue 33's reuse, it becomes the
     # run's `next`; an earlier build removes its 10,000 links and links 10,000 anew).
