@@ -937,7 +937,7 @@ def state_scenarios(jg: str, plain: str, small: list[DataFile], f1g: DataFile, w
     # oldest snapshot, as a cron job's runs do (since issue 33's reuse, it becomes the
     # run's `next`; an earlier build removes its 10,000 links and links 10,000 anew).
     snapshot_flags = ["--publish", "snapshot"]
-    growth: list[tuple[int, int]] = []  # (file bytes, folder bytes) each timed snapshot run added
+    growth: list[tuple[int, int]] = []  # each timed snapshot: (its new file bytes, its folders' bytes)
     before: dict[str, dict[tuple[int, int], tuple[bool, int]]] = {}
 
     def blocks(folder: Path) -> dict[tuple[int, int], tuple[bool, int]]:
