@@ -341,15 +341,23 @@ import Testing
             // 1.5 s, in a full parallel run). The shape below is the engine's only when
             // the run was not starved.
             guard item.durationS < 1.2 else { return }
-            let ranges = server.requests("/large").compactMap { $0.headers["range"] }
-            // Each connection asks once for its region. A loaded machine may let one region
-            // run so far ahead of the other that a steal of the other's tail pays (and,
-            // once more, of what is left of it); every such request is a tail: it ends
-            // where a region ended or where an earlier request began.
-            #expect(Array(ranges.prefix(2)) == ["bytes=0-", "bytes=\(6 << 20)-\((12 << 20) - 1)"])
+            let requests = server.requests("/large").filter { $0.headers["range"] != nil }
+            let ranges = requests.compactMap { $0.headers["range"] }
+            // Each connection asks once for its region. When the second asked before the
+            // first could hold a byte (within the 50 ms before each response), the two
+            // halve the file. A second connection the machine held back longer (seen in
+            // a fresh clone's CI run) joins later and takes a tail of the first's region.
+            #expect(ranges.first == "bytes=0-", "\(ranges)")
+            if requests.count > 1, requests[1].at - requests[0].at < 0.05 {
+                #expect(ranges[1] == "bytes=\(6 << 20)-\((12 << 20) - 1)", "\(ranges)")
+            }
+            // A loaded machine may also let one region run so far ahead of the other that
+            // a steal of the other's tail pays (and, once more, of what is left of it);
+            // every request after the first is a tail: it ends where the file ends or
+            // where an earlier request began.
             #expect(ranges.count <= 4, "\(ranges)")
-            var boundaries: Set<Int> = [6 << 20, 12 << 20]
-            for range in ranges.dropFirst(2) {
+            var boundaries: Set<Int> = [12 << 20]
+            for range in ranges.dropFirst(1) {
                 let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
                 try #require(bounds.count == 2, "\(ranges)")
                 #expect(boundaries.contains(bounds[1] + 1), "\(ranges)")
