@@ -111,7 +111,7 @@ import Testing
     func placementWritesAHeldBodyThenRenamesIt(durable: Bool) async throws {
         try await withTestDirectory { dir in
             let root = try RootDirectory(path: dir)
-            let placement = Placement(durable: durable, root: root)
+            let placement = Placement(durable: durable, root: root, pool: WorkPool(computingThreads: 1))
             let contents = TestServer.bytes(count: 5000, seed: 9)
             let failure = await withCheckedContinuation { done in
                 placement.commit(
@@ -131,7 +131,7 @@ import Testing
     @Test func withoutSyncsAHeldBodyIsLinkedInWithoutAPartFile() async throws {
         try await withTestDirectory { dir in
             let root = try RootDirectory(path: dir)
-            let placement = Placement(durable: false, root: root)
+            let placement = Placement(durable: false, root: root, pool: WorkPool(computingThreads: 1))
             func place(_ name: String, _ contents: [UInt8]) async -> TransferError? {
                 await withCheckedContinuation { done in
                     placement.commit(
@@ -148,7 +148,7 @@ import Testing
             #expect(FileManager.default.contents(atPath: dir + "/old.bin") == Data([4, 5]))
             #expect(!exists(dir + "/old.bin.jgpart"))
             // With syncs the part file is written, synced and renamed: here it cannot be.
-            let durable = Placement(durable: true, root: root)
+            let durable = Placement(durable: true, root: root, pool: WorkPool(computingThreads: 1))
             let refused = await withCheckedContinuation { done in
                 durable.commit(
                     Placement.Commit(part: dir + "/new.bin.jgpart", destination: dir + "/other.bin", contents: [6]) {
@@ -223,14 +223,15 @@ import Testing
     @Test func aDatabaseStillOpeningIsClosedOnceOpen() async throws {
         await withTestDirectory { dir in
             let release = DispatchSemaphore(value: 0)
-            let opening = StateOpening {
+            let pool = WorkPool(computingThreads: 1)
+            let opening = StateOpening(on: pool) {
                 release.wait()
                 let store = StateStore.open(folder: dir).store
                 return StateOpening.Opened(store: store, records: RecordTable(), warnings: [])
             }
             opening.close()
             release.signal()
-            let store = await Blocking.run { opening.store }
+            let store = await pool.run { opening.store }
             #expect(store != nil)
             #expect(throws: (any Error).self) { try store?.records() }
         }
@@ -244,7 +245,7 @@ import Testing
             let root = try RootDirectory(path: dir)
             let theirs = try PartFile(path: dir + "/a.bin.jgpart", fresh: true, root: root)
             try [UInt8]("theirs".utf8).withUnsafeBytes { try theirs.write($0, at: 0) }
-            let placement = Placement(durable: true, root: root)
+            let placement = Placement(durable: true, root: root, pool: WorkPool(computingThreads: 1))
             let failure = await withCheckedContinuation { done in
                 placement.commit(
                     Placement.Commit(part: dir + "/a.bin.jgpart", destination: dir + "/a.bin", contents: [1, 2, 3]) {

@@ -95,7 +95,9 @@ import Testing
                 return
             }
 
-            let prepared = try tree.prepare(keep: 3) { step in steps.withLock { $0.append(step) } }
+            let prepared = try tree.prepare(keep: 3, pool: WorkPool(computingThreads: 1)) { step in
+                steps.withLock { $0.append(step) }
+            }
 
             #expect(listing(tree.building) == expected)
             #expect(accents(tree.building) == [Array(composed.utf8), Array(composed.utf8)])
@@ -122,7 +124,7 @@ import Testing
             close(fd)
             try FileManager.default.createSymbolicLink(
                 atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[1])
-            let prepared = try tree.prepare(keep: 2) { _ in }
+            let prepared = try tree.prepare(keep: 2, pool: WorkPool(computingThreads: 1)) { _ in }
             #expect(listing(tree.building) == listing(tree.folder + "/" + ids[1]))
             #expect(prepared.linked.map(\.dest) == ["f.bin"])
             #expect(prepared.warning?.contains("not reused for the new one") == true, "\(prepared.warning ?? "")")
@@ -139,7 +141,7 @@ import Testing
             for id in ids { file(tree.folder + "/" + id + "/f.bin", id) }
             try FileManager.default.createSymbolicLink(
                 atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[3])
-            let prepared = try tree.prepare(keep: 2) { _ in }
+            let prepared = try tree.prepare(keep: 2, pool: WorkPool(computingThreads: 1)) { _ in }
             #expect(Set(prepared.pruned) == Set(ids.prefix(3)))
             #expect(tree.ids() == [ids[3]])
             #expect(listing(tree.building) == listing(tree.folder + "/" + ids[3]))

@@ -1140,32 +1140,3 @@ final class HashLog: Sendable {
         utimensat(AT_FDCWD, path, &times, 0)
     }
 }
-
-/// Runs block on their own threads, not on the cooperative pool every task shares.
-@Suite struct BlockingTests {
-    @Test func blockingWorkLeavesTheCooperativePoolFree() async {
-        // More blocked bodies than the pool has threads: a task started after them
-        // still runs, and releases them.
-        let released = DispatchSemaphore(value: 0)
-        let bodies = ProcessInfo.processInfo.activeProcessorCount + 2
-        let started = Locked(0)
-        let timedOut = Locked(0)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<bodies {
-                group.addTask {
-                    await Blocking.run {
-                        started.withLock { $0 += 1 }
-                        if released.wait(timeout: .now() + 20) == .timedOut { timedOut.withLock { $0 += 1 } }
-                    }
-                }
-            }
-            group.addTask {
-                // Runs only if the blocked bodies left the pool a thread: it waits until
-                // every one of them is blocked, then releases them.
-                while started.value < bodies { await Task.yield() }
-                for _ in 0..<bodies { released.signal() }
-            }
-        }
-        #expect(timedOut.value == 0 && started.value == bodies)
-    }
-}

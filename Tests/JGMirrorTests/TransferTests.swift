@@ -162,40 +162,6 @@ import Testing
     }
 }
 
-@Suite struct BatchedQueueTests {
-    /// Every value is handled once, in the order each producer added it, however
-    /// many threads hand values over at once.
-    @Test func handlesEveryValueOnceInOrder() async {
-        let handled = Locked<[Int]>([])
-        let batches = Locked(0)
-        let done = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let producers = 4
-        let each = 2000
-        let queue = BatchedQueue<Int>(label: "test.batches") { values in
-            batches.withLock { $0 += 1 }
-            let count = handled.withLock { list -> Int in
-                list += values
-                return list.count
-            }
-            if count == producers * each { done.withLock { $0?.resume() } }
-        }
-        await withCheckedContinuation { continuation in
-            done.withLock { $0 = continuation }
-            DispatchQueue.concurrentPerform(iterations: producers) { producer in
-                for value in 0..<each { queue.add(producer * each + value) }
-            }
-        }
-        let values = handled.value
-        #expect(values.count == producers * each)
-        #expect(Set(values).count == producers * each)
-        for producer in 0..<producers {
-            let mine = values.filter { $0 / each == producer }
-            #expect(mine == mine.sorted())
-        }
-        #expect(batches.value < producers * each, "values added while a batch ran wait for the next one")
-    }
-}
-
 @Suite struct PartFileTests {
     @Test func aFreshPartFileReplacesALinkInsteadOfWritingThroughIt() async throws {
         try await withTestDirectory { directory in
@@ -1359,7 +1325,7 @@ import Testing
             let root = try RootDirectory(path: plan.root)
             let results = await ItemRunner(
                 items: plan.items, options: options, engine: engine, events: continuation, root: root,
-                state: StateOpening(.none())
+                pool: WorkPool(computingThreads: 2), state: StateOpening(.none())
             ).run().all
             #expect(results.count == count)
             #expect(results.allSatisfy { $0.status == .downloaded })

@@ -26,39 +26,6 @@ final class Locked<Value: Sendable>: Sendable {
     var value: Value { mutex.withLock { $0 } }
 }
 
-/// Values handed over from any thread and handled in batches, in order, on one
-/// serial queue. A hand-over wakes the queue only when it is idle, so a busy producer
-/// (the engine thread, finishing small files) pays a lock per value, not a thread
-/// wake-up.
-final class BatchedQueue<Element: Sendable>: Sendable {
-    private let queue: DispatchQueue
-    private let pending = Locked<[Element]>([])
-    private let handle: @Sendable ([Element]) -> Void
-
-    init(label: String, handle: @escaping @Sendable ([Element]) -> Void) {
-        queue = DispatchQueue(label: label)
-        self.handle = handle
-    }
-
-    func add(_ element: Element) {
-        let first = pending.withLock { list -> Bool in
-            list.append(element)
-            return list.count == 1
-        }
-        if first { queue.async { self.drain() } }
-    }
-
-    private func drain() {
-        let batch = pending.withLock { list -> [Element] in
-            defer { list.removeAll() }
-            return list
-        }
-        guard !batch.isEmpty else { return }
-        handle(batch)
-        if pending.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
-    }
-}
-
 /// `transform` over `0..<count` on up to `threads` threads, results in index order.
 func concurrentMap<Value: Sendable>(count: Int, threads: Int, _ transform: @Sendable (Int) -> Value) -> [Value] {
     guard count > 0 else { return [] }

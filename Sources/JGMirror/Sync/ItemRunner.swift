@@ -33,13 +33,13 @@ final class ItemRunner: Sendable {
     /// files go, and not behind placement's syncs, which the next downloads do not
     /// wait for. It submits the next item, so at most `window` finished files (each
     /// holding up to `PrefixHasher.heldLimit` bytes) wait for it.
-    let finishing = BatchedQueue<@Sendable () -> Void>(label: "jgmirror.finishing") { jobs in
-        for job in jobs { job() }
-    }
+    let finishing: WorkPool.Lane<@Sendable () -> Void>
     /// The root, opened once: every file below it is reached through this.
     let root: RootDirectory
+    /// The run's threads off the engine's: the walk, hashing, finishing, placement.
+    let pool: WorkPool
     /// Hashing of present files and second passes over part files, on all cores.
-    let hashing: BoundedWork
+    let hashing: WorkPool.Window
     let state: Locked<State>
     /// Folders already created this run, so each is made once, not once per item.
     let madeFolders = Locked(Set<String>())
@@ -81,31 +81,36 @@ final class ItemRunner: Sendable {
 
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
-        root: RootDirectory, state opening: StateOpening, listings: FolderListings = FolderListings(),
+        root: RootDirectory, pool: WorkPool, state opening: StateOpening, listings: FolderListings = FolderListings(),
         backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
     ) {
         self.items = items
         publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
         self.listings = Locked(listings)
         self.root = root
+        self.pool = pool
+        finishing = WorkPool.Lane(on: pool) { jobs in
+            for job in jobs { job() }
+        }
         self.options = options
         self.engine = engine
         self.events = events
         self.opening = opening
         let warnings = self.warnings
         learned = RecordBatcher(
-            store: { opening.store }, size: options.learnedBatch, warn: { line in warnings.withLock { $0.append(line) } },
+            on: pool, store: { opening.store }, size: options.learnedBatch,
+            warn: { line in warnings.withLock { $0.append(line) } },
             saved: options.savedLearned)
         let racyNs = options.quickCheck.racyWindowNs
         let settling = options.settlesPlacedRecords ? RecordSettling(root: root, records: learned, windowNs: racyNs) : nil
         self.settling = settling
         placement = Placement(
-            durable: options.durable, root: root, records: learned, dataSync: options.engine.dataSync,
+            durable: options.durable, root: root, pool: pool, records: learned, dataSync: options.engine.dataSync,
             beforeRecording: options.beforeRecording, backup: backup, settling: settling)
         // A few files per thread waiting keeps every thread busy while the walk stats
         // the next items.
-        let threads = max(1, options.hashThreads)
-        hashing = BoundedWork(threads: threads, limit: options.hashWindow ?? 4 * threads, onFull: options.hashWindowFull)
+        hashing = WorkPool.Window(
+            on: pool, limit: options.hashWindow ?? 4 * pool.computingThreads, onFull: options.hashWindowFull)
         links = items.indices.filter { items[$0].isLink }
         state = Locked(State(rows: Array(repeating: nil, count: items.count), remaining: items.count - links.count))
         window = max(32, 2 * options.jobs)
@@ -118,14 +123,13 @@ final class ItemRunner: Sendable {
         if links.count < items.count {
             rows = await withCheckedContinuation { continuation in
                 state.withLock { $0.done = { continuation.resume(returning: $0) } }
-                // The walk stats every destination and waits for the hashing window: on a
-                // thread of its own (see `Blocking`).
-                Thread { self.walk() }.start()
+                // The walk stats every destination and waits for the hashing window.
+                pool.submit(.blocking) { self.walk() }
             }
         } else {
             rows = Array(repeating: nil, count: items.count)
         }
-        await Blocking.run {
+        await pool.run {
             self.settling?.finish()
             self.learned.flush()
         }
@@ -134,7 +138,7 @@ final class ItemRunner: Sendable {
             // After every file, before the links: a list never names a file not yet in place.
             let settled = rows
             let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
-            let outcome = await Blocking.run { publisher.publish(items: self.items, rows: settled, stopped: stopped) }
+            let outcome = await pool.run { publisher.publish(items: self.items, rows: settled, stopped: stopped) }
             for result in outcome.results { events.yield(.itemFinished(result)) }
             published = outcome.results
             warnings.withLock { $0 += outcome.warnings }
@@ -142,7 +146,7 @@ final class ItemRunner: Sendable {
         if !links.isEmpty {
             // After every file: a reader never follows a new link to a file not there yet.
             let settled = rows
-            for (index, row) in await Blocking.run({ self.placeLinks(after: settled) }) { rows[index] = row }
+            for (index, row) in await pool.run({ self.placeLinks(after: settled) }) { rows[index] = row }
         }
         var report = ReportItems(rows: rows, of: items)
         report.extra = published

@@ -32,12 +32,12 @@ final class Placement: Sendable {
     }
 
     /// Commits that arrive while a batch is placed wait, and go together.
-    private let batches: BatchedQueue<Commit>
+    private let batches: WorkPool.Lane<Commit>
     private let placer: Placer
     private let durable: Bool
 
     init(
-        durable: Bool, root: RootDirectory, records: RecordBatcher? = nil,
+        durable: Bool, root: RootDirectory, pool: WorkPool, records: RecordBatcher? = nil,
         dataSync: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }, beforeRecording: (@Sendable () -> Bool)? = nil,
         backup: BackupFolder? = nil, settling: RecordSettling? = nil
     ) {
@@ -46,7 +46,7 @@ final class Placement: Sendable {
             settling: settling)
         self.placer = placer
         self.durable = durable
-        batches = BatchedQueue(label: "jgmirror.placement") { placer.place($0) }
+        batches = WorkPool.Lane(on: pool) { placer.place($0) }
     }
 
     /// Writes `contents` (a body held in memory) to `part`, syncs, renames `part` onto

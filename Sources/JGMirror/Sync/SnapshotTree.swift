@@ -101,7 +101,8 @@ package struct SnapshotTree {
     /// Removing an old snapshot unlinks its names of files the current one shares,
     /// which moves their ctime as linking does: the current files are looked at
     /// before either, so that their records can follow both (`StateStore.refresh`).
-    func prepare(keep: Int, step: @escaping @Sendable (Step) -> Void) throws(SyncError) -> Prepared {
+    /// Call it from a blocking job of `pool`: it waits for another (the removal).
+    func prepare(keep: Int, pool: WorkPool, step: @escaping @Sendable (Step) -> Void) throws(SyncError) -> Prepared {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
@@ -146,19 +147,19 @@ package struct SnapshotTree {
         }
         let before = Self.stats(under: source, skippingRootNames: current == nil)
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
-        // The old snapshots go on a thread of their own while `next` is linked; the
-        // files are looked at again once both are over (`settle`).
+        // The old snapshots are removed by a job of their own while `next` is linked;
+        // the files are looked at again once both are over (`settle`).
         let pruned = Locked<[String]>([])
         let pruning = DispatchGroup()
         if !old.isEmpty {
             pruning.enter()
-            Thread { [folder, old] in
+            pool.submit(.blocking) { [folder, old] in
                 for id in old where (try? FileManager.default.removeItem(atPath: folder + "/" + id)) != nil {
                     pruned.withLock { $0.append(id) }
                     step(.pruning)
                 }
                 pruning.leave()
-            }.start()
+            }
         }
         let linking = Result { () throws(SyncError) in
             try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)

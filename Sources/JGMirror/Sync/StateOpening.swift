@@ -1,13 +1,15 @@
 import Foundation
 
-/// The tree's state database and its records, opened on a thread of its own while a
-/// sync starts: what needs them waits for them (a present file's look, what a run
-/// records), what does not goes ahead. A first run, whose files are all missing,
+/// The tree's state database and its records, opened by a job of the run's
+/// `WorkPool` while a sync starts: what needs them waits for them (a present file's
+/// look, what a run records), what does not goes ahead. A first run, whose files are all missing,
 /// sends its first requests while the database is created (about 3 ms of the 25
 /// before the first request, 2000 small files: bench/RESULTS.md, "Seventh round").
 ///
-/// Its accessors block until the database is open: call them off Swift's shared
-/// threads (`Blocking`).
+/// Its accessors block until the database is open: call them from the run's
+/// `WorkPool`, never from Swift's shared threads. The opening is a blocking job of that
+/// pool that waits for no other job, so a computing job (a hashed file recorded) may
+/// wait for it.
 final class StateOpening: Sendable {
     /// The database (none without a usable one), its records, and why it is not used
     /// when it is not.
@@ -34,10 +36,10 @@ final class StateOpening: Sendable {
         progress.withLock { $0.opened = opened }
     }
 
-    /// Runs `open` on a thread of its own.
-    init(opening open: @escaping @Sendable () -> Opened) {
+    /// Runs `open` as a blocking job of `pool`.
+    init(on pool: WorkPool, opening open: @escaping @Sendable () -> Opened) {
         done.enter()
-        Thread { [progress, done] in
+        pool.submit(.blocking) { [progress, done] in
             let result = open()
             let close = progress.withLock { progress -> Bool in
                 progress.opened = result
@@ -45,7 +47,7 @@ final class StateOpening: Sendable {
             }
             if close { result.store?.close() }
             done.leave()
-        }.start()
+        }
     }
 
     /// The database, once open; waits for it.

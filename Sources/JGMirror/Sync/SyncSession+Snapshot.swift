@@ -27,12 +27,16 @@ extension SyncSession {
     }
 
     /// Builds (or resumes) the snapshot under construction and moves the plan into it.
-    static func prepareSnapshot(_ plan: inout Plan, options: SyncOptions) async throws(SyncError) -> SnapshotTree.Prepared {
+    static func prepareSnapshot(
+        _ plan: inout Plan, options: SyncOptions, pool: WorkPool
+    ) async throws(SyncError) -> SnapshotTree.Prepared {
         let tree = SnapshotTree(root: plan.root)
         let step = options.snapshotStep ?? { _ in }
         let keep = keptSnapshots(plan, options: options)
-        let prepared = await Blocking.run { () -> Result<SnapshotTree.Prepared, SyncError> in
-            do throws(SyncError) { return .success(try tree.prepare(keep: keep, step: step)) } catch { return .failure(error) }
+        let prepared = await pool.run { () -> Result<SnapshotTree.Prepared, SyncError> in
+            do throws(SyncError) { return .success(try tree.prepare(keep: keep, pool: pool, step: step)) } catch {
+                return .failure(error)
+            }
         }
         let result = try prepared.get()
         plan.move(to: tree.building)
@@ -43,7 +47,7 @@ extension SyncSession {
     /// Returns what the report says of it, and a line for the report's warnings: why
     /// an unclean run left `current` where it was, or a failed database write.
     static func finishSnapshot(
-        root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date
+        root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date, pool: WorkPool
     ) async throws(SyncError) -> (SnapshotOutcome, warning: String?) {
         let tree = SnapshotTree(root: root)
         if let unclean {
@@ -57,7 +61,7 @@ extension SyncSession {
             )
         }
         let step = options.snapshotStep ?? { _ in }
-        let published = await Blocking.run { () -> Result<(String, String?), SyncError> in
+        let published = await pool.run { () -> Result<(String, String?), SyncError> in
             let id: String
             do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
                 return .failure(error)

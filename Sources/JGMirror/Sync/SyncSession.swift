@@ -77,7 +77,10 @@ public final class SyncSession: Sendable {
             deadline?.endRun()
         }
         let started = Date()
-        let identity = await Blocking.run { [plan] in Self.identity(of: plan) }
+        // Every step that touches the disk runs here, never on Swift's shared threads.
+        let pool = WorkPool(computingThreads: options.hashThreads)
+        defer { pool.close() }
+        let identity = await pool.run { [plan] in Self.identity(of: plan) }
         var plan = self.plan
         if options.delete, plan.isFiltered {
             throw .usage(.deleteUnderFilter)
@@ -93,13 +96,13 @@ public final class SyncSession: Sendable {
         // state database, the lists' cache and `current` stay at the root.
         let stateRoot = plan.root
         let publishing = usesState ? try Self.publishMode(plan, options: options) : .ordered
-        let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options) : nil
-        // The state database opens on a thread of its own while the tree is looked at,
+        let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options, pool: pool) : nil
+        // The state database opens on a thread of the pool while the tree is looked at,
         // the engine starts and the first items go (`StateOpening`).
         let state: StateOpening
         if let path = folder?.path {
             let (timeout, before, window) = (options.stateBusyTimeout, options.beforeStateOpens, options.quickCheck.racyWindowNs)
-            state = StateOpening {
+            state = StateOpening(on: pool) {
                 before?()
                 return Self.openState(folder: path, busyTimeout: timeout, snapshot: snapshot, racyWindowNs: window)
             }
@@ -153,7 +156,7 @@ public final class SyncSession: Sendable {
         var prune: Prune?
         if options.delete {
             if plan.items.isEmpty, plan.manifest.listFailures.isEmpty { throw .usage(.deleteEverything) }
-            prune = try await planDeletions(plan, keeping: backup)
+            prune = try await planDeletions(plan, keeping: backup, pool: pool)
         }
 
         if !plan.manifest.checksums.isEmpty {
@@ -161,13 +164,13 @@ public final class SyncSession: Sendable {
         }
         if options.requireChecksums { try plan.requireChecksums() }
         let run = ItemRunner(
-            items: plan.items, options: options, engine: engine, events: continuation, root: root, state: state,
-            listings: listings, backup: backup, publishing: plan.manifest.publishedLists)
+            items: plan.items, options: options, engine: engine, events: continuation, root: root, pool: pool,
+            state: state, listings: listings, backup: backup, publishing: plan.manifest.publishedLists)
         var results = await run.run()
         let listFailures = plan.manifest.listFailures.map(\.result)
         for result in listFailures { continuation.yield(.itemFinished(result)) }
         results.extra += listFailures
-        let (store, openWarnings) = await Blocking.run { (state.store, state.warnings) }
+        let (store, openWarnings) = await pool.run { (state.store, state.warnings) }
         var warnings = openWarnings
         if let prune {
             let deletions: [ItemResult]
@@ -175,7 +178,7 @@ public final class SyncSession: Sendable {
                 deletions = prune.skipped(because: reason)
             } else {
                 let failure: String?
-                (deletions, failure) = await Blocking.run {
+                (deletions, failure) = await pool.run {
                     [
                         root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders,
                         deleted = options.afterDeletion
@@ -194,11 +197,12 @@ public final class SyncSession: Sendable {
         if publishing == .snapshot {
             let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
             let (outcome, line) = try await Self.finishSnapshot(
-                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started)
+                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started,
+                pool: pool)
             snapshotOutcome = outcome
             if let line { warnings.append(line) }
         }
-        if let store { await Blocking.run { store.close() } }
+        if let store { await pool.run { store.close() } }
         var report = RunReport(command: command, manifest: plan.manifest.path, started: started, finished: Date(), items: results)
         report.run = identity
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
@@ -219,14 +223,14 @@ public final class SyncSession: Sendable {
 
     /// What `--delete` would remove, refused (exit 4, before anything is fetched) past
     /// `--max-delete`. A backup folder inside the root is no stray.
-    private func planDeletions(_ plan: Plan, keeping backup: BackupFolder?) async throws(SyncError) -> Prune {
+    private func planDeletions(_ plan: Plan, keeping backup: BackupFolder?, pool: WorkPool) async throws(SyncError) -> Prune {
         var kept = plan.manifest.distrustedFolders
         let backupFolder = backup.map { Paths.parent(of: $0.path) + "/" }
         if let backupFolder, backupFolder.hasPrefix(plan.root + "/") {
             kept.append(String(backupFolder.dropFirst(plan.root.count + 1)))
         }
         let published = plan.manifest.publishedLists.flatMap(\.dests)
-        let found = await Blocking.run { [root = plan.root, items = plan.items, kept] in
+        let found = await pool.run { [root = plan.root, items = plan.items, kept] in
             Prune.plan(root: root, items: items, keeping: kept, producing: published)
         }
         if let refusal = options.deleteLimits.refusal(
