@@ -63,12 +63,15 @@ import Testing
     /// A blocking job that waits for the window it submits through (the walk and the
     /// hashing) finishes however small the pool and the window are.
     @Test(arguments: [(1, 1), (2, 8), (3, 5)])
-    func aBlockingJobFeedingAWindowFinishes(threads: Int, limit: Int) async {
+    func aBlockingJobFeedingAWindowFinishes(threads: Int, limit: Int) {
         let pool = WorkPool(computingThreads: threads)
         let window = WorkPool.Window(on: pool, limit: limit)
         let overlap = Overlap()
         let ran = Locked(0)
-        await pool.run {
+        // A deadlock fails the test after 30 s instead of hanging the suite: the feeder
+        // gives up on a window that stays full.
+        let feeder = DispatchSemaphore(value: 0)
+        pool.submit(.blocking) {
             let done = DispatchGroup()
             for _ in 0..<300 {
                 done.enter()
@@ -78,7 +81,9 @@ import Testing
                 }
             }
             done.wait()
+            feeder.signal()
         }
+        #expect(feeder.wait(timeout: .now() + 30) == .success)
         #expect(ran.value == 300)
         #expect(overlap.most <= min(threads, limit))
         #expect(window.mostInFlight <= limit)
