@@ -95,9 +95,13 @@ extension WorkPool {
     /// not keep the pool alive and letting it go closes it.
     private final class Threads: Sendable {
         struct State {
+            /// Computing jobs waiting for one of the `computing` running to finish.
             var queued = Deque<Job>()
+            /// Computing jobs running or handed to a thread.
             var computing = 0
+            /// Threads waiting to be handed a job, the latest last.
             var parked: [Parked] = []
+            /// Threads alive now, the most at once, and ever started.
             var count = 0
             var most = 0
             var started = 0
