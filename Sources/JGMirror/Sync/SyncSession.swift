@@ -77,7 +77,8 @@ public final class SyncSession: Sendable {
             deadline?.endRun()
         }
         let started = Date()
-        // Every step that touches the disk runs here, never on Swift's shared threads.
+        // Steps that can block for long (the tree, the database, syncs) run on the
+        // run's own threads, never on Swift's shared ones.
         let pool = WorkPool(computingThreads: options.hashThreads)
         defer { pool.close() }
         let identity = await pool.run { [plan] in Self.identity(of: plan) }
