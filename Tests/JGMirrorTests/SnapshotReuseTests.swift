@@ -83,9 +83,8 @@ import Testing
             /// The names of `folder` that spell "café" and the bytes its accent link names.
             func accents(_ folder: String) -> [[UInt8]] {
                 let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("caf") }
-                var buffer = [UInt8](repeating: 0, count: 64)
-                let count = readlink(folder + "/accent-link", &buffer, buffer.count)
-                return names.map { Array($0.utf8) } + [Array(buffer.prefix(max(0, count)))]
+                let link = Symlink.target(folder + "/accent-link") ?? ""
+                return names.map { Array($0.utf8) } + [Array(link.utf8)]
             }
             if lookingAtEachFile {
                 let linked = try SnapshotTree.reuse(old, toMatch: current, entriesCarryInodes: false) { _ in }

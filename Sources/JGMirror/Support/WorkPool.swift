@@ -85,7 +85,8 @@ final class WorkPool: Sendable {
 }
 
 extension WorkPool {
-    /// A parked thread: it waits on `wake` for the job it is handed, or for none (end).
+    /// Where a thread parks: it waits on `wake` for the job it is handed, or for none
+    /// (end). Each thread has one for its life and is parked at most once at a time.
     private final class Parked: Sendable {
         let wake = DispatchSemaphore(value: 0)
         let handed = Mutex<(Job, Kind)?>(nil)
@@ -166,29 +167,32 @@ extension WorkPool {
         /// A thread's life: runs what it is handed and the computing jobs queued after
         /// it, then parks, until the pool is closed.
         private func work(_ job: @escaping Job, _ kind: Kind) {
+            let parking = Parked()
             var next: (Job, Kind)? = (job, kind)
             while let (job, kind) = next {
                 job()
                 next = nil
-                let parked = state.withLock { state -> Parked? in
+                let parks = state.withLock { state -> Bool in
                     if kind == .computing {
                         if let queued = state.queued.popFirst() {
                             next = (queued, .computing)
-                            return nil
+                            return false
                         }
                         state.computing -= 1
                     }
                     guard !state.closed else {
                         state.threadEnded()
-                        return nil
+                        return false
                     }
-                    let parked = Parked()
-                    state.parked.append(parked)
-                    return parked
+                    state.parked.append(parking)
+                    return true
                 }
-                if let parked {
-                    parked.wake.wait()
-                    next = parked.handed.withLock { $0 }
+                if parks {
+                    parking.wake.wait()
+                    next = parking.handed.withLock { handed in
+                        defer { handed = nil }
+                        return handed
+                    }
                     // Woken by `close`, with nothing handed to it.
                     if next == nil { state.withLock { $0.threadEnded() } }
                 }
