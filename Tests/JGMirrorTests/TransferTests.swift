@@ -389,13 +389,23 @@ import Testing
                     extra: "connections: 4\nmin_segment: 1MiB\nsize: \(large.count)"),
                 in: dir, options: options)
             #expect(report.items.first?.status == .downloaded)
-            let ranges = server.gets("/recut").compactMap { $0.headers["range"] }
+            let requests = server.gets("/recut")
+            let ranges = requests.compactMap { $0.headers["range"] }
             let regions = (0..<4).map { "bytes=\($0 * (4 << 20))-\(($0 + 1) * (4 << 20) - 1)" }
+            // Each region is the first request of a connection of its own. A busy
+            // machine may hold one connection back until the first answer has recut the
+            // regions: its region then goes out after pieces of the others.
+            var first: [Int: String] = [:]
+            for request in requests where first[request.connection] == nil {
+                first[request.connection] = request.headers["range"]
+            }
             // Steals near the end take the last part of a region; a recut region's back
             // goes out from well inside it.
-            let starts = ranges.dropFirst(4).compactMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+            let starts = ranges.filter { !regions.contains($0) }.compactMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
             let fromInside = starts.filter { (4 << 20) - $0 % (4 << 20) >= 2 << 20 }
-            #expect(Set(ranges.prefix(4)) == Set(regions) && fromInside.count >= 2, "\(ranges)")
+            #expect(
+                Set(regions).isSubset(of: Set(first.values)) && ranges.count(where: regions.contains) == 4
+                    && fromInside.count >= 2, "\(ranges)")
         }
     }
 
