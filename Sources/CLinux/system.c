@@ -58,3 +58,13 @@ int jg_use_one_malloc_arena(void) {
     if (getenv("MALLOC_ARENA_MAX") || (tunables && strstr(tunables, "arena_max"))) return 0;
     return mallopt(M_ARENA_MAX, 1);
 }
+
+int jg_exchange(const char *a, const char *b) {
+#if defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1u << 1 /* RENAME_EXCHANGE */);
+#else
+    (void)a; (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

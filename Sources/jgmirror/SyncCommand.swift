@@ -46,13 +46,13 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set has 'publish: snapshot', else ordered."
+            "How changes become visible to readers of the tree: ordered (new files, then lists, then links, then deletions) or snapshot (build the new tree beside the published one and swap ROOT/current to it). Default: snapshot when a set at the root has 'publish: snapshot', else ordered; a set below the root with 'publish: snapshot' swaps its own folder, a link to its own snapshots, in either."
     )
     var publish: PublishMode?
 
     @Option(
         help:
-            "Snapshots to keep under --publish snapshot, the one a run builds included (\(Rules.keep.rangeText); default: the sets' 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
+            "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
     )
     var keep: Int?
 

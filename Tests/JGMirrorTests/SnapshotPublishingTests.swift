@@ -10,14 +10,20 @@ extension PublishingTests {
     /// as a snapshot, every list the reader sees names files with the listed bytes.
     /// Published in order, the replaced `b.img` lands before its list, and the reader
     /// meets the old list beside the new file: the check itself works.
-    @Test(arguments: [PublishMode.snapshot, .ordered])
-    func aReaderOfASnapshotSeesTheOldReleaseOrTheNew(mode: PublishMode) async throws {
+    ///
+    /// `set` is the set's own snapshots (`publish: snapshot` on the set): `rel` is the link.
+    @Test(arguments: ["snapshot", "set", "ordered"])
+    func aReaderOfASnapshotSeesTheOldReleaseOrTheNew(mode: String) async throws {
         serveSums(sums(["a.iso", "b.img"]))
         try await withTestDirectory { dir in
             var options = testOptions()
-            options.publish = mode
-            #expect(try await syncSets(publishedSet(), in: dir, options: options).exitCode == .success)
-            let served = dir + "/mirror" + (mode == .snapshot ? "/current/rel" : "/rel")
+            options.publish = mode == "snapshot" ? .snapshot : nil
+            let published =
+                mode == "set"
+                ? publishedSet().replacingOccurrences(of: "publish: true", with: "publish: snapshot") : publishedSet()
+            #expect(try await syncSets(published, in: dir, options: options).exitCode == .success)
+            #expect((Symlink.target(dir + "/mirror/rel") != nil) == (mode == "set"))
+            let served = dir + "/mirror" + (mode == "snapshot" ? "/current/rel" : "/rel")
             #expect(contents(served + "/SHA256SUMS") == Array(sums(["a.iso", "b.img"]).utf8))
 
             let replaced = TestServer.bytes(count: 31_111, seed: 77)
@@ -26,10 +32,10 @@ extension PublishingTests {
             serveSums(list.joined(separator: "\n") + "\n")
 
             let (report, violations) = try await syncWhileReading(
-                publishedSet(), in: dir, options: options, reader: TreeReader(folder: served), others: ["rel/a.iso", "rel/b.img"])
+                published, in: dir, options: options, reader: TreeReader(folder: served), others: ["rel/a.iso", "rel/b.img"])
             #expect(report.exitCode == .success, "\(report.warnings)")
             #expect(contents(served + "/b.img") == replaced)
-            if mode == .snapshot {
+            if mode != "ordered" {
                 #expect(violations.isEmpty, "\(violations.prefix(3))")
                 #expect(contents(served + "/SHA256SUMS") == Array((list.joined(separator: "\n") + "\n").utf8))
             } else {
@@ -247,8 +253,13 @@ extension PublishingTests {
 
     @Test func publishSnapshotAndKeepParse() throws {
         let set = "version: 1\nsets:\n  - sums: https://h/rel/SUMS\n    dest: rel/\n"
-        let manifest = try Manifest.parse(set + "    publish: snapshot\n    keep: 5\n")
-        #expect(manifest.publishesSnapshot && manifest.snapshotKeep == 5 && manifest.sets.first?.publish == true)
+        // A set below the root publishes its own folder; one at the root, the whole run.
+        let own = try Manifest.parse(set + "    publish: snapshot\n    keep: 5\n")
+        #expect(!own.publishesSnapshot && own.sets.first?.publish == true)
+        #expect(own.snapshotSets == [SnapshotSet(folder: "rel/", keep: 5, location: SourceLocation(line: 3, column: 5))])
+        let whole = try Manifest.parse(
+            set.replacingOccurrences(of: "    dest: rel/\n", with: "") + "    publish: snapshot\n    keep: 5\n")
+        #expect(whole.publishesSnapshot && whole.snapshotKeep == 5 && whole.snapshotSets.isEmpty)
         #expect {
             try Manifest.parse(set + "    keep: 2\n")
         } throws: { error in

@@ -30,6 +30,10 @@ int jg_link_open_file(int fd, int dirfd, const char *name);
  * dirfd. -1 with errno ENOSYS where the headers or the kernel lack openat2. */
 int jg_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode);
 
+/* renameat2(2) with RENAME_EXCHANGE: swaps the two names atomically (a folder and a
+ * symlink, say). Fails with EINVAL where the file system cannot, ENOSYS on an old kernel. */
+int jg_exchange(const char *a, const char *b);
+
 /* malloc_trim(3) with no padding: gives the pages of freed memory back to the
  * system, wherever they are in the heap. Returns 1 when some were. */
 int jg_release_free_memory(void);

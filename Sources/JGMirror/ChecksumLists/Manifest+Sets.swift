@@ -20,20 +20,24 @@ extension Manifest {
     /// `expandSets` through `fetcher`.
     private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
         var expansion = SetExpansion(file: path, items: itemChunks, portableNames: portableNames)
+        expansion.snapshotFolders = snapshotSets.map(\.folder)
         defer { warnings += expansion.warnings }
         for set in sets {
             setFolders.append(set.dest)
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
+            let own = snapshotSets.firstIndex { $0.location == set.location }
             switch try await expand(set, with: fetcher, headers: setHeaders, into: &expansion) {
             case .items(let expanded, nil, let published):
                 itemChunks.append(contentsOf: expanded)
                 if let published { publishedLists.append(published) }
+                if let own { snapshotSets[own].files = expanded.count }
             case .items(let expanded, let failure?, _):
                 // The list names its items, but they fail with the signature, and the
                 // list decides nothing about what --delete removes under its folder.
                 for item in expanded { failures[item.dest ?? ""] = failure }
                 distrustedFolders.append(set.dest)
                 itemChunks.append(contentsOf: expanded)
+                if let own { snapshotSets[own].files = expanded.count }
             case .failed(let error):
                 listFailures.append(ListFailure(folder: set.dest, url: set.sums, error: error))
                 distrustedFolders.append(set.dest)

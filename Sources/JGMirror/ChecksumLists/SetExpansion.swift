@@ -17,6 +17,8 @@ struct SetExpansion {
     private var foldedFolders: [String: String] = [:]
     /// Listed names that differ only in case from another destination, without `--portable-names`.
     private(set) var warnings: [ManifestError] = []
+    /// The folders of sets published as snapshots of their own: only the set's files go there.
+    var snapshotFolders: [String] = []
 
     /// Starts from the manifest's own items, whose destinations are already normal
     /// (and whose case collisions the parser reported).
@@ -127,6 +129,12 @@ struct SetExpansion {
             case .failure(let problem): throw failure(entry.line, problem.message)
             }
             let dest = set.dest + name
+            if let folder = snapshotFolders.first(where: { $0 != set.dest && dest.hasPrefix($0) }) {
+                if !trusted { continue }
+                throw failure(
+                    entry.line,
+                    "'\(entry.name)' would lie in '\(folder)', which another set publishes as snapshots of its own")
+            }
             if let conflict = conflict(dest) {
                 if !trusted { continue }
                 throw failure(entry.line, conflict)

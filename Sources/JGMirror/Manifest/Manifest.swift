@@ -38,11 +38,15 @@ public struct Manifest: Sendable {
     /// The verified lists of the sets with `publish: true` whose list verified, kept by
     /// `expandSets` for a sync to place after their files (SPEC §10b).
     public var publishedLists: [PublishedList] = []
-    /// A set asks for snapshot publishing (`publish: snapshot`), kept once the sets
-    /// are expanded: the whole run is then built as a snapshot (`SyncOptions.publish`).
+    /// A set at the root asks for snapshot publishing (`publish: snapshot` with no
+    /// `dest`): its folder is the whole tree, so the whole run is built as a snapshot
+    /// (`SyncOptions.publish`).
     public var publishesSnapshot = false
     /// The largest `keep:` of those sets.
     public var snapshotKeep: Int?
+    /// The sets below the root with `publish: snapshot`: each one's folder is
+    /// published as snapshots of its own (`SnapshotSet`).
+    public var snapshotSets: [SnapshotSet] = []
     /// The destination folders of the manifest's sets (`""`: the root), kept once the
     /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
     public var setFolders: [String] = []
@@ -147,8 +151,9 @@ public struct ManifestSet: Sendable {
     /// Place the verified list (and signature) in `dest` once every file of the set is
     /// in place (`publish: true`, SPEC §10b).
     public var publish = false
-    /// `publish: snapshot`: the run is published as a snapshot (SPEC §10b), the list
-    /// placed as with `publish: true`, inside it.
+    /// `publish: snapshot`: the set's folder is published as a snapshot (SPEC §10b),
+    /// the list placed as with `publish: true`, inside it; a set at the root makes
+    /// the whole run a snapshot run.
     public var snapshot = false
     /// Snapshots to keep (`keep:`, with `publish: snapshot`).
     public var keep: Int?
@@ -337,4 +342,26 @@ public struct ListFailure: Sendable, Equatable {
         let url = Redactor.redactURLAndQuery(self.url)
         return ItemResult(dest: folder ?? url, url: url, status: .failed, error: error)
     }
+}
+
+/// A set below the root with `publish: snapshot`: its folder (`ROOT/<folder>`) is a
+/// symlink to the set's published snapshot, swapped once every file of the set and its
+/// list are in place and verified, independently of the rest of the run
+/// (`SnapshotTree`, SPEC §10b). Nothing but the set's own files may lie in that folder.
+public struct SnapshotSet: Sendable, Equatable {
+    /// The set's folder, ending in `/`.
+    public var folder: String
+    /// Snapshots kept (`keep:`); nil for the default or `--keep`.
+    public var keep: Int?
+    /// Where the set is in the manifest.
+    public var location: SourceLocation
+    /// How many items the set's list gave, once expanded; nil while the sets are not
+    /// expanded, or when its list failed (then nothing of the set is published).
+    public var files: Int?
+
+    /// The folder without its trailing `/`: the path of the link, relative to the root.
+    public var scope: String { String(folder.dropLast()) }
+
+    /// Whether `dest` lies inside the set's folder.
+    public func holds(_ dest: String) -> Bool { dest.hasPrefix(folder) }
 }

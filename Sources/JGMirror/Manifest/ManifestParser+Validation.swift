@@ -45,6 +45,27 @@ extension ManifestParser {
             {
                 throw error(item.location, "item '\(dest)' has no 'sha256' and --require-checksums is set")
             }
+            if let owner = manifest.snapshotSets.first(where: { $0.holds(dest) }) {
+                throw error(
+                    item.destLocation,
+                    "destination '\(dest)' lies inside '\(owner.folder)', which the set at line \(owner.location.line) publishes as snapshots of its own; only that set's files go there"
+                )
+            }
+        }
+        try validateSnapshotSets(manifest)
+    }
+
+    /// A set's own snapshots (`publish: snapshot` below the root) replace its folder by
+    /// a link: no other set's folder may lie inside it, nor may it lie inside another
+    /// such set's.
+    private func validateSnapshotSets(_ manifest: Manifest) throws(ManifestError) {
+        for owner in manifest.snapshotSets {
+            for set in manifest.sets where set.location != owner.location && set.dest.hasPrefix(owner.folder) {
+                throw error(
+                    set.location,
+                    "the set's folder '\(set.dest)' lies inside '\(owner.folder)', which the set at line \(owner.location.line) publishes as snapshots of its own; only that set's files go there"
+                )
+            }
         }
     }
 

@@ -69,8 +69,13 @@ struct ManifestParser {
                 manifest.checksums = try parseChecksumSources()
             case "sets":
                 manifest.sets = try parseSets()
-                manifest.publishesSnapshot = manifest.sets.contains(where: \.snapshot)
-                manifest.snapshotKeep = manifest.sets.compactMap(\.keep).max()
+                let snapshots = manifest.sets.filter(\.snapshot)
+                let whole = snapshots.filter(\.dest.isEmpty)
+                manifest.publishesSnapshot = !whole.isEmpty
+                manifest.snapshotKeep = whole.compactMap(\.keep).max()
+                manifest.snapshotSets = snapshots.filter { !$0.dest.isEmpty }.map {
+                    SnapshotSet(folder: $0.dest, keep: $0.keep, location: $0.location)
+                }
             case "items":
                 try parseItems(into: &manifest.itemChunks)
             default:

@@ -18,6 +18,9 @@ public struct PublishedList: Sendable, Equatable {
     public var signatureBytes: Data?
     /// The destinations of the set's files: each must be in place before the list is.
     public var members: Set<String>
+    /// Where the list is placed instead of the tree's root, by the same destination: the
+    /// snapshot a set published as snapshots of its own is building (`SnapshotTree`).
+    public var placedUnder: String?
 
     /// Where the list goes, relative to the root.
     public var dest: String { folder + name }

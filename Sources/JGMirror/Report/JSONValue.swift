@@ -137,6 +137,14 @@ extension RunReport {
             members.append(
                 ("snapshot", .object([("current", .string(snapshot.current)), ("published", .bool(snapshot.published))])))
         }
+        if !setSnapshots.isEmpty {
+            let sets = setSnapshots.map { set -> JSONValue in
+                .object([
+                    ("folder", .string(set.folder)), ("current", .string(set.current)), ("published", .bool(set.published)),
+                ])
+            }
+            members.append(("set_snapshots", .array(sets)))
+        }
         return members
     }
 }

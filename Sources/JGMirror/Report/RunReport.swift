@@ -40,6 +40,9 @@ public struct RunReport: Sendable, Decodable, Equatable {
     /// Under snapshot publishing, what `current` names after the run and whether this
     /// run published it (SPEC §8 `snapshot`).
     public var snapshot: SnapshotOutcome?
+    /// For each set published as snapshots of its own, what its folder's link names
+    /// after the run and whether this run published it (SPEC §8 `set_snapshots`).
+    public var setSnapshots: [SnapshotOutcome] = []
 
     public init(
         command: RunCommand, manifest: String?, started: Date, finished: Date, items: [ItemResult], exitCode: ExitCode? = nil,
@@ -147,6 +150,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         case exitCode = "exit_code"
         case error, warnings, items, attempts, hosts, snapshot
         case missingShards = "missing_shards"
+        case setSnapshots = "set_snapshots"
     }
 
     public init(from decoder: Decoder) throws {
@@ -177,6 +181,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
         missingShards = missing
         hosts = try container.decodeIfPresent([HostSummary].self, forKey: .hosts) ?? []
         snapshot = try container.decodeIfPresent(SnapshotOutcome.self, forKey: .snapshot)
+        setSnapshots = try container.decodeIfPresent([SnapshotOutcome].self, forKey: .setSnapshots) ?? []
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }

@@ -20,11 +20,14 @@ extension StateStore {
     /// racy) vouches for it after, and is trusted at once where the file system's
     /// clock has passed the new ctime (`settled`). Other records
     /// are left as they are, and their files are hashed.
+    /// `scope` is the snapshots' (`SnapshotTree.scope`): "" for the whole tree's.
     @discardableResult
-    func refresh(linked: [RelinkedFile], pruned: [String], racyWindowNs: Int64) -> String? {
+    func refresh(linked: [RelinkedFile], pruned: [String], scope: String = "", racyWindowNs: Int64) -> String? {
         if !pruned.isEmpty,
             let failure = write({ db in
-                for id in pruned { try db.execute(sql: "DELETE FROM snapshot WHERE id = ?", arguments: [id]) }
+                for id in pruned {
+                    try db.execute(sql: "DELETE FROM snapshot WHERE folder = ? AND id = ?", arguments: [Self.folder(scope), id])
+                }
             })
         {
             return failure
@@ -57,20 +60,28 @@ extension StateStore {
     /// Records a published snapshot, and forgets those no longer on disk (`present`):
     /// a run killed while it retired one never got to say so.
     @discardableResult
-    func savePublished(_ id: String, files: Int, present: [String]) -> String? {
-        write { db in
+    func savePublished(_ id: String, files: Int, present: [String], scope: String = "") -> String? {
+        let folder = Self.folder(scope)
+        return write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO snapshot (id, published_at, files) VALUES (?, ?, ?)",
-                arguments: [id, FileRecord.now(), files])
+                sql: "INSERT OR REPLACE INTO snapshot (folder, id, published_at, files) VALUES (?, ?, ?, ?)",
+                arguments: [folder, id, FileRecord.now(), files])
             let kept = Set(present + [id])
-            for gone in try String.fetchAll(db, sql: "SELECT id FROM snapshot") where !kept.contains(gone) {
-                try db.execute(sql: "DELETE FROM snapshot WHERE id = ?", arguments: [gone])
+            for gone in try String.fetchAll(db, sql: "SELECT id FROM snapshot WHERE folder = ?", arguments: [folder])
+            where !kept.contains(gone) {
+                try db.execute(sql: "DELETE FROM snapshot WHERE folder = ? AND id = ?", arguments: [folder, gone])
             }
         }
     }
 
-    /// The published snapshots on record, oldest first.
-    public func snapshots() throws -> [String] {
-        try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM snapshot ORDER BY id") }
+    /// The published snapshots on record, oldest first: the whole tree's, or with
+    /// `folder` (ending in `/`) those of the set published as snapshots of its own there.
+    public func snapshots(folder: String = "") throws -> [String] {
+        try pool.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM snapshot WHERE folder = ? ORDER BY id", arguments: [folder])
+        }
     }
+
+    /// How the database names the snapshots of `scope`: its folder, ending in `/`.
+    private static func folder(_ scope: String) -> String { scope.isEmpty ? "" : scope + "/" }
 }

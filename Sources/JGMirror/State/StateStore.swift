@@ -180,6 +180,23 @@ public final class StateStore: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v5") { db in
+            // Sets published as snapshots of their own: each snapshot is known by its
+            // folder ('' for the whole tree's, ending in '/' for a set's) and its id.
+            try db.execute(
+                sql: """
+                    CREATE TABLE snapshot_v5 (
+                        folder TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        published_at INTEGER NOT NULL,
+                        files INTEGER NOT NULL,
+                        PRIMARY KEY (folder, id)
+                    ) WITHOUT ROWID;
+                    INSERT INTO snapshot_v5 SELECT '', id, published_at, files FROM snapshot;
+                    DROP TABLE snapshot;
+                    ALTER TABLE snapshot_v5 RENAME TO snapshot;
+                    """)
+        }
         return migrator
     }
 

@@ -68,7 +68,7 @@ struct ListPublisher: Sendable {
                     )
                     continue
                 }
-                let result = place(bytes, at: dest, url: url)
+                let result = place(bytes, at: dest, under: list.placedUnder ?? root.path, url: url)
                 failed = result.status == .failed
                 outcome.results.append(result)
             }
@@ -76,9 +76,10 @@ struct ListPublisher: Sendable {
         return outcome
     }
 
-    /// Writes `bytes` at `dest` unless the file there holds them already.
-    private func place(_ bytes: Data, at dest: String, url: String) -> ItemResult {
-        let path = root.path + "/" + dest
+    /// Writes `bytes` at `dest` below `base` (the root, or a set's snapshot being
+    /// built) unless the file there holds them already.
+    private func place(_ bytes: Data, at dest: String, under base: String, url: String) -> ItemResult {
+        let path = base + "/" + dest
         let digest = SHA256.hex(of: [UInt8](bytes))
         var result = ItemResult(
             dest: dest, url: url, status: .downloaded, bytes: Int64(bytes.count), sha256Actual: digest)

@@ -20,6 +20,17 @@ import Foundation
 /// resumes it (its part files and the files it placed are kept). No file in a
 /// snapshot is ever written in place: a sync replaces a file by renaming a new one
 /// over its name, so a hard link shared with a published snapshot is never changed.
+///
+/// A set below the root with `publish: snapshot` has snapshots of its own, holding its
+/// folder alone at the same path, and its folder is the link (the tree's other files
+/// are published in order):
+///
+///     ubuntu/24.04 -> ../.jgmirror/set-snapshots/ubuntu%2F24.04/000007-20261127T052000Z/ubuntu/24.04
+///     .jgmirror/set-snapshots/ubuntu%2F24.04/000007-20261127T052000Z/ubuntu/24.04/   its snapshots
+///     .jgmirror/set-snapshots/ubuntu%2F24.04/next/ubuntu/24.04/                      the one being built
+///
+/// Each of its files keeps its destination below the snapshot, so its record in the
+/// state database is the one it had in the tree.
 package struct SnapshotTree {
     /// The link readers serve, at the root.
     static let currentName = "current"
@@ -31,11 +42,62 @@ package struct SnapshotTree {
     /// The link's temporary name while it is swapped in.
     static let newLinkName = ".current.jgtmp"
 
+    /// `ROOT/.jgmirror/<setFolderName>/<key>`: a set's own snapshots.
+    static let setFolderName = "set-snapshots"
+
     /// The manifest's root.
     let root: String
-    var folder: String { root + "/" + StateFolder.name + "/" + Self.folderName }
+    /// What the snapshots publish, relative to the root: "" for the whole tree (read
+    /// through `ROOT/current`), else a set's folder without its `/`, which is the link.
+    let scope: String
+
+    init(root: String, scope: String = "") {
+        self.root = root
+        self.scope = scope
+    }
+
+    /// The snapshots of the set whose folder is `set.folder`.
+    init(root: String, set: SnapshotSet) { self.init(root: root, scope: set.scope) }
+
+    var folder: String {
+        let state = root + "/" + StateFolder.name + "/"
+        return scope.isEmpty ? state + Self.folderName : state + Self.setFolderName + "/" + Self.key(scope)
+    }
     var building: String { folder + "/" + Self.buildingName }
-    var currentLink: String { root + "/" + Self.currentName }
+    var currentLink: String { root + "/" + (scope.isEmpty ? Self.currentName : scope) }
+    /// The link's temporary name while it is swapped in, beside it.
+    var newLink: String {
+        scope.isEmpty
+            ? root + "/" + Self.newLinkName : Paths.parent(of: currentLink) + "/." + Paths.lastComponent(of: scope) + ".jglink"
+    }
+
+    /// The text of the link to snapshot `id`: relative, so the tree can be moved or
+    /// served from another mount point.
+    func linkText(to id: String) -> String { linkPrefix + id + (scope.isEmpty ? "" : "/" + scope) }
+
+    /// What the link's text holds before a snapshot's id.
+    private var linkPrefix: String {
+        if scope.isEmpty { return StateFolder.name + "/" + Self.folderName + "/" }
+        let depth = scope.utf8.count(where: { $0 == UInt8(ascii: "/") })
+        return String(repeating: "../", count: depth) + StateFolder.name + "/" + Self.setFolderName + "/" + Self.key(scope) + "/"
+    }
+
+    /// A set folder's name under `set-snapshots`: its path with `%` and `/`
+    /// percent-encoded (`ubuntu/24.04` is `ubuntu%2F24.04`), or, past what one name may
+    /// hold, its start and a hash of the whole.
+    static func key(_ scope: String) -> String {
+        var key = ""
+        for character in scope {
+            switch character {
+            case "%": key += "%25"
+            case "/": key += "%2F"
+            default: key.append(character)
+            }
+        }
+        guard key.utf8.count > 200 else { return key }
+        let start = String(decoding: key.utf8.prefix(120), as: UTF8.self).filter { $0 != "\u{FFFD}" }
+        return start + "-" + String(StableHash.fnv1a64(scope), radix: 16)
+    }
 
     /// Where a step of publishing has got to; the CLI's crash test kills itself at each.
     package enum Step: String, Sendable, CaseIterable {
@@ -57,18 +119,20 @@ package struct SnapshotTree {
     /// The id `ROOT/current` names, when it is a link into the snapshots folder.
     func currentID() -> String? {
         guard let target = Symlink.target(currentLink) else { return nil }
-        let prefix = StateFolder.name + "/" + Self.folderName + "/"
-        guard target.hasPrefix(prefix) else { return nil }
-        let id = String(target.dropFirst(prefix.count))
+        let suffix = scope.isEmpty ? "" : "/" + scope
+        guard target.hasPrefix(linkPrefix), target.hasSuffix(suffix),
+            target.utf8.count >= linkPrefix.utf8.count + suffix.utf8.count
+        else { return nil }
+        let id = String(target.dropFirst(linkPrefix.count).dropLast(suffix.count))
         return Self.number(of: id) != nil && !id.contains("/") ? id : nil
     }
 
     /// The published tree of `root` (what `current` names), when it has one: what
     /// `verify` and `plan` look at.
-    static func publishedTree(root: String) -> String? {
-        let tree = SnapshotTree(root: root)
-        return tree.currentID().map { tree.folder + "/" + $0 }
-    }
+    static func publishedTree(root: String) -> String? { SnapshotTree(root: root).published }
+
+    /// The published snapshot's folder, when there is one: the root its files are under.
+    var published: String? { currentID().map { folder + "/" + $0 } }
 
     /// The sequence number an id starts with; nil for a name that is not an id.
     static func number(of id: String) -> Int? {
@@ -85,6 +149,8 @@ package struct SnapshotTree {
     /// What `prepare` did: the files it linked, whose records the run brings up to
     /// date, and the old snapshots it removed.
     struct Prepared: Sendable {
+        /// The tree's `scope`: whose snapshot records `pruned` names.
+        var scope = ""
         var linked: [Linked] = []
         var pruned: [String] = []
         /// Why the expired snapshot could not be reused, for the report's warnings.
@@ -110,24 +176,30 @@ package struct SnapshotTree {
         }
         let cloning = folder + "/" + Self.cloningName
         Self.clear(cloning)
-        if access(building, F_OK) == 0 { return Prepared() }
+        // What a run killed while it swapped a set's folder left beside it: its
+        // temporary link, or the folder the link replaced (its files are in a snapshot).
+        if !scope.isEmpty { Self.clear(newLink) }
+        if access(building, F_OK) == 0 { return Prepared(scope: scope) }
         let current = currentID()
         // Killed between naming the new snapshot and swapping the link: that snapshot
         // was built by a clean run but never published, so it is resumed.
         let currentNumber = current.flatMap(Self.number) ?? 0
         if let unpublished = ids().last(where: { (Self.number(of: $0) ?? 0) > currentNumber }) {
-            if rename(folder + "/" + unpublished, building) == 0 { return Prepared() }
+            if rename(folder + "/" + unpublished, building) == 0 { return Prepared(scope: scope) }
         }
-        let source = current.map { folder + "/" + $0 } ?? root
+        // A tree's first snapshot takes the files at the root; a set's, those in its
+        // folder (at the same path inside the snapshot), when it is a folder.
+        let first = firstSource()
+        let source = current.map { folder + "/" + $0 } ?? first.path
         var old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
-        var prepared = Prepared()
+        var prepared = Prepared(scope: scope)
         // The one snapshot this run would prune becomes `next` instead (`reuse`). When
         // several go (keep was lowered), removing the others moves the ctime of files
         // the current snapshot shares, which the fresh link below follows.
-        if old.count == 1, rename(folder + "/" + old[0], cloning) == 0 {
+        if old.count == 1, let current, rename(folder + "/" + old[0], cloning) == 0 {
             step(.pruning)
             do throws(SyncError) {
-                prepared.linked = try Self.reuse(cloning, toMatch: source, step: step)
+                prepared.linked = try Self.reuse(cloning, toMatch: folder + "/" + current, step: step)
                 prepared.pruned = Array(old)
                 return try finished(prepared, in: cloning)
             } catch {
@@ -145,8 +217,11 @@ package struct SnapshotTree {
             }
             old = []
         }
-        let before = Self.stats(under: source, skippingRootNames: current == nil)
+        let skippingRootNames = current == nil && scope.isEmpty
+        let before = source.map { Self.stats(under: $0, skippingRootNames: skippingRootNames) } ?? [:]
         guard mkdir(cloning, 0o755) == 0 else { throw .local("cannot create \(cloning): \(String(cString: strerror(errno)))") }
+        let into = current == nil ? cloning + first.inside : cloning
+        if into != cloning { try Self.makeFolders(into) }
         // The old snapshots are removed by a job of their own while `next` is linked;
         // the files are looked at again once both are over (`settle`).
         let pruned = Locked<[String]>([])
@@ -162,7 +237,10 @@ package struct SnapshotTree {
             }
         }
         let linking = Result { () throws(SyncError) in
-            try Self.link(from: source, into: cloning, skippingRootNames: current == nil, before: before, step: step)
+            guard let source else { return [Linked]() }
+            let linked = try Self.link(from: source, into: into, skippingRootNames: skippingRootNames, before: before, step: step)
+            let prefix = current == nil ? String(first.inside.dropFirst()) + (first.inside.isEmpty ? "" : "/") : ""
+            return prefix.isEmpty ? linked : linked.map { Linked(dest: prefix + $0.dest, before: $0.before, after: $0.after) }
         }
         pruning.wait()
         prepared.pruned += pruned.value
@@ -170,10 +248,28 @@ package struct SnapshotTree {
         return try finished(prepared, in: cloning)
     }
 
+    /// Where a first snapshot takes its files from: the root for the whole tree; for a
+    /// set, its folder when that is a folder (nil when there is none yet), linked into
+    /// the same path inside the snapshot (`inside`: `/` and the set's folder).
+    private func firstSource() -> (path: String?, inside: String) {
+        guard !scope.isEmpty else { return (root, "") }
+        var info = stat()
+        let isFolder = lstat(currentLink, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        return (isFolder ? currentLink : nil, "/" + scope)
+    }
+
+    private static func makeFolders(_ path: String) throws(SyncError) {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            throw .local("cannot create \(path): \(error.localizedDescription)")
+        }
+    }
+
     /// `prepared` once its linked files are looked at again (`settle`) and the folder
     /// they were linked into, `cloning`, is named `next`.
     private func finished(_ prepared: Prepared, in cloning: String) throws(SyncError) -> Prepared {
         var prepared = prepared
+        // A set's folder is there even when its list names no file: the link needs it.
+        if !scope.isEmpty { try Self.makeFolders(cloning + "/" + scope) }
         Self.settle(&prepared.linked, in: cloning)
         guard rename(cloning, building) == 0 else {
             throw .local("cannot rename \(cloning) to \(building): \(String(cString: strerror(errno)))")
@@ -185,7 +281,8 @@ package struct SnapshotTree {
     /// unwritable since) is moved aside under a name no snapshot has, so that it
     /// never stops a later run.
     private static func clear(_ path: String) {
-        guard access(path, F_OK) == 0, (try? FileManager.default.removeItem(atPath: path)) == nil else { return }
+        var info = stat()
+        guard lstat(path, &info) == 0, (try? FileManager.default.removeItem(atPath: path)) == nil else { return }
         rename(path, path + "-" + String(UInt64(FileRecord.now())))
     }
 
@@ -299,18 +396,50 @@ package struct SnapshotTree {
         }
         Self.syncFolder(folder)
         step(.renamed)
-        let temporary = root + "/" + Self.newLinkName
+        let temporary = newLink
+        let parent = Paths.parent(of: currentLink)
+        if !scope.isEmpty { try Self.makeFolders(parent) }
         unlink(temporary)
-        guard symlink(StateFolder.name + "/" + Self.folderName + "/" + id, temporary) == 0,
-            rename(temporary, currentLink) == 0
-        else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw .local("cannot point \(currentLink) at the new snapshot \(id): \(reason)")
+        guard symlink(linkText(to: id), temporary) == 0 else {
+            throw .local("cannot point \(currentLink) at the new snapshot \(id): \(String(cString: strerror(errno)))")
         }
-        Self.syncFolder(root)
+        do throws(SyncError) { try swap(temporary) } catch {
+            unlink(temporary)
+            throw error
+        }
+        Self.syncFolder(parent)
         step(.swapped)
+        // A set's folder the link replaced on its first snapshot: its files are in the
+        // snapshot, so only its names go.
+        Self.clear(temporary)
         return id
+    }
+
+    /// Puts the link at `temporary` in `currentLink`'s place: one rename over the old
+    /// link. A set's folder on its first snapshot is a folder, which no rename
+    /// replaces: the two are exchanged (`renameat2`), leaving the folder at
+    /// `temporary`; where the file system cannot exchange, the folder is moved aside
+    /// first, and for that moment its name is missing.
+    private func swap(_ temporary: String) throws(SyncError) {
+        var info = stat()
+        let isFolder = lstat(currentLink, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        if isFolder, jg_exchange(temporary, currentLink) == 0 { return }
+        if isFolder {
+            let aside = temporary + "-" + String(UInt64(FileRecord.now()))
+            guard rename(currentLink, aside) == 0 else {
+                throw .local("cannot move the folder \(currentLink) aside: \(String(cString: strerror(errno)))")
+            }
+            guard rename(temporary, currentLink) == 0 else {
+                let reason = String(cString: strerror(errno))
+                rename(aside, currentLink)
+                throw .local("cannot point \(currentLink) at the new snapshot: \(reason)")
+            }
+            rename(aside, temporary)
+            return
+        }
+        guard rename(temporary, currentLink) == 0 else {
+            throw .local("cannot point \(currentLink) at the new snapshot: \(String(cString: strerror(errno)))")
+        }
     }
 
     private static func syncFolder(_ path: String) {

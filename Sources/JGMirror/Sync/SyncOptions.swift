@@ -37,7 +37,9 @@ public struct SyncOptions: Sendable {
     /// instead (`--backup-dir`); DIR must be on the root's file system.
     public var backupDir: String?
     /// How changes become visible to readers of the tree (`--publish`, SPEC §10b); nil:
-    /// a snapshot when a set of the manifest asks for one (`publish: snapshot`), else ordered.
+    /// a snapshot when a set at the root asks for one (`publish: snapshot`), else
+    /// ordered. Sets below the root with `publish: snapshot` swap their own folders
+    /// in an ordered run.
     public var publish: PublishMode?
     /// Snapshots kept, the one a run builds included (`--keep`): a run removes the
     /// published ones past the newest `keep - 1` before it builds its own. Nil: the

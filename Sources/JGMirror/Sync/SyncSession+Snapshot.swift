@@ -5,6 +5,8 @@ extension SyncSession {
     /// How the run of `plan` publishes: `options.publish`, else a snapshot when a set
     /// asks for one. A run that would publish in order into a tree that holds
     /// snapshots is refused: it would change files a published snapshot shares.
+    /// A set below the root with `publish: snapshot` publishes its own folder
+    /// (`prepareSetSnapshots`), not the run.
     static func publishMode(_ plan: Plan, options: SyncOptions) throws(SyncError) -> PublishMode {
         let mode = options.publish ?? (plan.manifest.publishesSnapshot ? .snapshot : .ordered)
         if mode == .ordered, SnapshotTree(root: plan.root).currentID() != nil {
@@ -84,10 +86,17 @@ extension Plan {
 
     /// The plan as `verify` and `plan` read the tree: under the snapshot `current`
     /// names when the root is published as snapshots, else as it is.
+    /// The files of a set published as snapshots of its own are read in the snapshot
+    /// its folder's link names.
     public func publishedTree() -> Plan {
-        guard let tree = SnapshotTree.publishedTree(root: root) else { return self }
         var moved = self
-        moved.move(to: tree)
+        if let tree = SnapshotTree.publishedTree(root: root) {
+            moved.move(to: tree)
+            return moved
+        }
+        for set in manifest.snapshotSets {
+            if let published = SnapshotTree(root: root, set: set).published { moved.move(itemsIn: set.folder, to: published) }
+        }
         return moved
     }
 }

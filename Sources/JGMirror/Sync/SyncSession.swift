@@ -97,7 +97,13 @@ public final class SyncSession: Sendable {
         // state database, the lists' cache and `current` stay at the root.
         let stateRoot = plan.root
         let publishing = usesState ? try Self.publishMode(plan, options: options) : .ordered
+        if usesState { try Self.checkSetLinks(plan, mode: publishing) }
         let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options, pool: pool) : nil
+        // Sets published as snapshots of their own, in a run that is not one snapshot.
+        let setSnapshots =
+            usesState && publishing == .ordered
+            ? try await Self.prepareSetSnapshots(&plan, options: options, pool: pool) : []
+        let prepared = (snapshot.map { [$0] } ?? []) + setSnapshots.map(\.prepared)
         // The state database opens on a thread of the pool while the tree is looked at,
         // the engine starts and the first items go (`StateOpening`).
         let state: StateOpening
@@ -105,7 +111,7 @@ public final class SyncSession: Sendable {
             let (timeout, before, window) = (options.stateBusyTimeout, options.beforeStateOpens, options.quickCheck.racyWindowNs)
             state = StateOpening(on: pool) {
                 before?()
-                return Self.openState(folder: path, busyTimeout: timeout, snapshot: snapshot, racyWindowNs: window)
+                return Self.openState(folder: path, busyTimeout: timeout, snapshots: prepared, racyWindowNs: window)
             }
         } else {
             state = StateOpening(.none())
@@ -154,10 +160,10 @@ public final class SyncSession: Sendable {
             try BackupFolder(directory: directory, root: plan.root, started: started)
         }
         defer { backup?.removeIfEmpty() }
-        var prune: Prune?
+        var prune: Deletions?
         if options.delete {
             if plan.items.isEmpty, plan.manifest.listFailures.isEmpty { throw .usage(.deleteEverything) }
-            prune = try await planDeletions(plan, keeping: backup, pool: pool)
+            prune = try await planDeletions(plan, sets: setSnapshots, keeping: backup, pool: pool)
         }
 
         if !plan.manifest.checksums.isEmpty {
@@ -194,6 +200,11 @@ public final class SyncSession: Sendable {
             for result in deletions { continuation.yield(.itemFinished(result)) }
             results.extra += deletions
         }
+        let sets = await Self.finishSetSnapshots(
+            setSnapshots, results: results, cancelled: isCancelled, store: store, options: options, started: started, pool: pool)
+        for result in sets.failed { continuation.yield(.itemFinished(result)) }
+        results.extra += sets.failed
+        warnings += sets.warnings
         var snapshotOutcome: SnapshotOutcome?
         if publishing == .snapshot {
             let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
@@ -209,6 +220,7 @@ public final class SyncSession: Sendable {
         report.warnings = plan.manifest.listWarnings + listWarnings.value + warnings + run.warnings.value
         report.hosts = Self.hostSummaries(engine.hostSnapshot())
         report.snapshot = snapshotOutcome
+        report.setSnapshots = sets.outcomes
         return report
     }
 
@@ -223,16 +235,31 @@ public final class SyncSession: Sendable {
     }
 
     /// What `--delete` would remove, refused (exit 4, before anything is fetched) past
-    /// `--max-delete`. A backup folder inside the root is no stray.
-    private func planDeletions(_ plan: Plan, keeping backup: BackupFolder?, pool: WorkPool) async throws(SyncError) -> Prune {
+    /// `--max-delete`. A backup folder inside the root is no stray. The folders of sets
+    /// published as snapshots of their own are kept in the tree and pruned inside the
+    /// snapshots those sets build (`sets`).
+    private func planDeletions(
+        _ plan: Plan, sets: [SetSnapshot], keeping backup: BackupFolder?, pool: WorkPool
+    ) async throws(SyncError) -> Deletions {
         var kept = plan.manifest.distrustedFolders
         let backupFolder = backup.map { Paths.parent(of: $0.path) + "/" }
         if let backupFolder, backupFolder.hasPrefix(plan.root + "/") {
             kept.append(String(backupFolder.dropFirst(plan.root.count + 1)))
         }
-        let published = plan.manifest.publishedLists.flatMap(\.dests)
+        let lists = plan.manifest.publishedLists
+        let setFolders = plan.manifest.snapshotSets.map(\.folder)
         let found = await pool.run { [root = plan.root, items = plan.items, kept] in
-            Prune.plan(root: root, items: items, keeping: kept, producing: published)
+            let tree = Prune.plan(
+                root: root, items: items, keeping: kept + setFolders,
+                producing: lists.filter { $0.placedUnder == nil }.flatMap(\.dests))
+            let inSets = sets.map { snapshot in
+                let root = snapshot.tree.building
+                let items = items.filter { $0.root == root }
+                let published = lists.filter { $0.placedUnder == root }.flatMap(\.dests)
+                return Deletions.InSet(
+                    root: root, prune: Prune.plan(root: root, items: items, keeping: kept, producing: published))
+            }
+            return Deletions(tree: tree, sets: inSets)
         }
         if let refusal = options.deleteLimits.refusal(
             deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders)
@@ -274,17 +301,19 @@ public final class SyncSession: Sendable {
 
     /// Opens the state database and reads its records; without a usable one, says
     /// why and the run hashes every present file.
-    private static func openState(folder: String, busyTimeout: Double, snapshot: SnapshotTree.Prepared?, racyWindowNs: Int64)
-        -> StateOpening.Opened
-    {
+    private static func openState(
+        folder: String, busyTimeout: Double, snapshots: [SnapshotTree.Prepared], racyWindowNs: Int64
+    ) -> StateOpening.Opened {
         let opening = StateStore.open(folder: folder, busyTimeout: busyTimeout)
         var warnings = opening.warning.map { [$0] } ?? []
-        if let warning = snapshot?.warning { warnings.append(warning) }
+        warnings += snapshots.compactMap(\.warning)
         guard let opened = opening.store else { return .none(warnings: warnings) }
-        if let snapshot,
-            let failure = opened.refresh(linked: snapshot.linked, pruned: snapshot.pruned, racyWindowNs: racyWindowNs)
-        {
-            warnings.append(failure)
+        for snapshot in snapshots {
+            if let failure = opened.refresh(
+                linked: snapshot.linked, pruned: snapshot.pruned, scope: snapshot.scope, racyWindowNs: racyWindowNs)
+            {
+                warnings.append(failure)
+            }
         }
         do {
             return StateOpening.Opened(store: opened, records: try opened.recordTable(), warnings: warnings)
