@@ -188,7 +188,8 @@ final class ListFetcher: Sendable {
             return (failure, nil)
         case .success(.body(let signaturePath, _)):
             let list = Redactor.redactURLAndQuery(listURL)
-            let failure = SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map { reason in
+            let failure = await SignatureCheck.verify(list: path, signature: signaturePath, keyring: signature.keyring).map {
+                reason in
                 // gpgv's "BAD signature" means a key of the keyring made the signature
                 // over other bytes: the list or the signature was changed since.
                 let message =
