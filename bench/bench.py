@@ -456,7 +456,7 @@ def write_manifest(path: Path, root: Path, items: list[tuple[str, str, str]], ex
 
 
 SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k", "noop100k", "noop1g", "state100k", "cond2000",
-              "snapshot10k"}
+              "snapshot10k", "setsnapshot10k"}
 # Rows that need the 1 GiB file and nothing else of the large data.
 F1G_ONLY = {"placed1g"}
 F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow"}
@@ -985,6 +985,69 @@ def state_scenarios(jg: str, plain: str, small: list[DataFile], f1g: DataFile, w
                                [ordered_tool, snapshot_tool],
                                [ratio_target("snapshot ≤ 1.2 × ordered", snapshot_tool.name, [ordered_tool.name], 1.2),
                                 Target("disk growth of a snapshot = changed bytes (files)", disk_growth)],
+                               warmup=1))
+
+    # The same change as a set (issue 33's own words: "a 10,000-file set"): a
+    # SHA256SUMS list of 10,000 names in 10 folders, served as symlinks to the small
+    # files (v1, and v2 where every 100th name has other bytes). Ordered is the set
+    # with `publish: true` (files, then the list); the other is the set's own
+    # snapshots (`publish: snapshot`: its folder is a link, swapped once the set is
+    # complete). Each timed run is the change v1 → v2 after an untimed run back to v1.
+    if not wanted or "setsnapshot10k" in wanted:
+        set_roots = {"true": DL / "set-ordered", "snapshot": DL / "set-snapshot"}
+        for version in (1, 2):
+            served = WWW / "set10k" / f"v{version}"
+            lines = []
+            for i in range(10_000):
+                source = small[(i + (1 if version == 2 and i % 100 == 0 else 0)) % 2000]
+                name = f"d{i // 1000:02}/f{i:05}.bin"
+                link = served / name
+                link.parent.mkdir(parents=True, exist_ok=True)
+                if not link.is_symlink():
+                    link.symlink_to(WWW / source.name)
+                lines.append(f"{source.sha256}  {name}\n")
+            (served / "SHA256SUMS").write_text("".join(lines))
+
+        def set_manifest(publish: str, version: int) -> Path:
+            path = manifests / f"{set_roots[publish].name}-{version}.yaml"
+            path.write_text(f"version: 1\nroot: {set_roots[publish]}\nsets:\n"
+                            f"  - sums: {plain}/set10k/v{version}/SHA256SUMS\n    dest: rel/\n    publish: {publish}\n")
+            return path
+
+        set_growth: list[int] = []
+        set_before: dict[str, dict[tuple[int, int], tuple[bool, int]]] = {}
+
+        def set_back_to_first(publish: str) -> Callable[[], None]:
+            def prepare() -> None:
+                run_quietly([jg, "sync", str(set_manifest(publish, 1)), "--jobs", "16"] + quiet)
+                if publish == "snapshot":
+                    set_before["inodes"] = blocks(set_roots["snapshot"] / "rel")
+            return prepare
+
+        def set_measure_growth() -> None:
+            after = blocks(set_roots["snapshot"] / "rel")
+            set_growth.append(sum(size for key, (regular, size) in after.items()
+                                  if regular and key not in set_before.get("inodes", {})))
+
+        set_ordered = Tool("jgmirror sync, set with publish: true (10,000, 1 % changed)",
+                           lambda: [jg, "sync", str(set_manifest("true", 2)), "--jobs", "16"] + quiet,
+                           prepare=set_back_to_first("true"))
+        set_snapshot = Tool("jgmirror sync, set with publish: snapshot (same)",
+                            lambda: [jg, "sync", str(set_manifest("snapshot", 2)), "--jobs", "16"] + quiet,
+                            prepare=set_back_to_first("snapshot"), check=set_measure_growth)
+        # Each new list is a new file too: 10,000 lines of 84 bytes.
+        list_bytes = (WWW / "set10k" / "v2" / "SHA256SUMS").stat().st_size
+
+        def set_disk_growth(tools: dict[str, Tool]) -> tuple[str, bool]:
+            added = statistics.median(set_growth)
+            expected = changed_bytes + list_bytes
+            return (f"files {added / MiB:.2f} MiB for {expected / MiB:.2f} MiB changed (100 files and the list)",
+                    expected * 0.95 <= added <= expected * 1.05)
+
+        result.append(Scenario("setsnapshot10k", "a 10,000-file set, 1 % changed: publish: true vs publish: snapshot",
+                               [set_ordered, set_snapshot],
+                               [ratio_target("set snapshot ≤ 1.2 × ordered", set_snapshot.name, [set_ordered.name], 1.2),
+                                Target("disk growth of a set snapshot = changed bytes", set_disk_growth)],
                                warmup=1))
 
     # Peak RSS of a 100,000-item first sync (16 KiB each from nginx, 100 folders),

@@ -240,6 +240,17 @@ import Testing
             } catch {
                 #expect((error as? SyncError)?.errorDescription?.contains("a snapshot needs them all") == true, "\(error)")
             }
+            // A set's folder below a symlink: its link would be made outside the root.
+            let outside = dir + "/outside"
+            try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: dir + "/mirror/up", withDestinationPath: outside)
+            do {
+                _ = try await run(head + set("up/rel", sums: sums), in: dir)
+                Issue.record("a set's folder below a symlink went ahead")
+            } catch {
+                #expect((error as? SyncError)?.errorDescription?.contains("never follows one below the root") == true, "\(error)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
             #expect(shownVersion("rel", in: dir, among: [1]) == 1)
         }
     }

@@ -72,9 +72,22 @@ extension SyncSession {
         return snapshots
     }
 
-    /// A set's folder must be a folder, missing, or a link this tree made.
+    /// A set's folder must be a folder, missing, or a link this tree made, and the
+    /// folders above it real ones: the link is made and swapped by its path, which
+    /// must not lead out of the root through a symlink.
     private static func checkLinkPlace(_ tree: SnapshotTree) throws(SyncError) {
         var info = stat()
+        var above = tree.root
+        for name in tree.scope.split(separator: "/").dropLast() {
+            above += "/" + name
+            guard lstat(above, &info) == 0 else { break }
+            if (info.st_mode & S_IFMT) != S_IFDIR {
+                throw .usage(
+                    UsageError(
+                        "\(above) is not a folder (a symbolic link, say), where the set published as snapshots of its own has its folder below; jgmirror never follows one below the root"
+                    ))
+            }
+        }
         guard lstat(tree.currentLink, &info) == 0 else { return }
         switch info.st_mode & S_IFMT {
         case S_IFDIR: return
