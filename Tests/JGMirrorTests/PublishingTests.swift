@@ -37,15 +37,6 @@ import Testing
         return yaml
     }
 
-    /// Loads, expands and syncs `yaml` into `dir/mirror`.
-    func syncSets(_ yaml: String, in dir: String, options: SyncOptions = testOptions()) async throws -> RunReport {
-        var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
-        try await manifest.expandSets(options: options)
-        var planOptions = PlanOptions()
-        planOptions.root = dir + "/mirror"
-        return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
-    }
-
     func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
 
     func status(_ report: RunReport, _ dest: String) -> ItemStatus? { report.items.first { $0.dest == dest }?.status }

@@ -49,15 +49,6 @@ import Testing
         "  - sums: \(sums)\n    dest: \(name)/\n    publish: \(publish)\n"
     }
 
-    /// Loads, expands and syncs `yaml` into `dir/mirror`.
-    func run(_ yaml: String, in dir: String, options: SyncOptions = testOptions()) async throws -> RunReport {
-        var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
-        try await manifest.expandSets(options: options)
-        var planOptions = PlanOptions()
-        planOptions.root = dir + "/mirror"
-        return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
-    }
-
     /// The release of set `name` that `mirror/<name>` shows, when it shows one whole:
     /// its list names exactly that release's files, each present with its bytes.
     func shownVersion(_ name: String, in dir: String, among versions: [Int]) -> Int? {
@@ -84,7 +75,7 @@ import Testing
             let yaml =
                 head + set("rel", sums: serve("rel", version: 1))
                 + "items:\n  - {url: \(server.url("/other.bin")), dest: other.bin, sha256: \(sha([7, 7, 7]))}\n"
-            let first = try await run(yaml, in: dir)
+            let first = try await syncSets(yaml, in: dir)
             #expect(first.exitCode == .success, "\(first.warnings)")
             #expect(shownVersion("rel", in: dir, among: [1]) == 1)
             let id = try #require(tree(dir, "rel").currentID())
@@ -100,7 +91,7 @@ import Testing
             let hashed = Locked<[String]>([])
             var options = testOptions()
             options.hashedFile = { dest in hashed.withLock { $0.append(dest) } }
-            let again = try await run(yaml, in: dir, options: options)
+            let again = try await syncSets(yaml, in: dir, options: options)
             #expect(again.exitCode == .success && again.items.allSatisfy { $0.status == .unchanged }, "\(again.items)")
             #expect(hashed.value.isEmpty, "\(hashed.value)")
             #expect(tree(dir, "rel").currentID() != id && shownVersion("rel", in: dir, among: [1]) == 1)
@@ -116,13 +107,13 @@ import Testing
     @Test func aFailedSetKeepsItsLinkWhileAnotherSetPublishes() async throws {
         try await withTestDirectory { dir in
             let one = head + set("rel", sums: serve("rel", version: 1)) + set("os", sums: serve("os", version: 1))
-            #expect(try await run(one, in: dir).exitCode == .success)
+            #expect(try await syncSets(one, in: dir).exitCode == .success)
             let (rel, os) = (tree(dir, "rel").currentID(), tree(dir, "os").currentID())
 
             // Release 2: `rel` lists a file that cannot be fetched; `os`'s is fine.
             let failing = serve("rel", version: 2, names: ["a.iso", "b.img", "late.bin", "sub/c.bin"])
             let two = head + set("rel", sums: failing) + set("os", sums: serve("os", version: 2))
-            let report = try await run(two, in: dir)
+            let report = try await syncSets(two, in: dir)
             #expect(report.exitCode != .success)
             #expect(tree(dir, "rel").currentID() == rel && shownVersion("rel", in: dir, among: [1, 2]) == 1)
             #expect(tree(dir, "os").currentID() != os && shownVersion("os", in: dir, among: [1, 2]) == 2)
@@ -134,12 +125,12 @@ import Testing
             gone.fault = { _ in .status(404) }
             server.set("/rel/v3/SHA256SUMS", gone)
             let three = head + set("rel", sums: server.url("/rel/v3/SHA256SUMS")) + set("os", sums: serve("os", version: 3))
-            let listFailed = try await run(three, in: dir)
+            let listFailed = try await syncSets(three, in: dir)
             #expect(listFailed.exitCode != .success)
             #expect(shownVersion("rel", in: dir, among: [1]) == 1 && shownVersion("os", in: dir, among: [3]) == 3)
 
             // Fixed upstream: the run resumes the snapshot it built and publishes it.
-            let fixed = try await run(
+            let fixed = try await syncSets(
                 head + set("rel", sums: serve("rel", version: 2)) + set("os", sums: serve("os", version: 3)), in: dir)
             #expect(fixed.exitCode == .success, "\(fixed.warnings)")
             #expect(shownVersion("rel", in: dir, among: [2]) == 2)
@@ -152,13 +143,13 @@ import Testing
     @Test func aFolderSyncedInOrderBecomesItsFirstSnapshot() async throws {
         try await withTestDirectory { dir in
             let sums = serve("rel", version: 1)
-            #expect(try await run(head + set("rel", sums: sums, publish: "true"), in: dir).exitCode == .success)
+            #expect(try await syncSets(head + set("rel", sums: sums, publish: "true"), in: dir).exitCode == .success)
             #expect(Symlink.target(dir + "/mirror/rel") == nil)
             let fetched = server.requests().count
             let hashed = Locked<[String]>([])
             var options = testOptions()
             options.hashedFile = { dest in hashed.withLock { $0.append(dest) } }
-            let report = try await run(head + set("rel", sums: sums), in: dir, options: options)
+            let report = try await syncSets(head + set("rel", sums: sums), in: dir, options: options)
             #expect(report.exitCode == .success, "\(report.warnings)")
             #expect(report.items.allSatisfy { $0.status == .unchanged }, "\(report.items.map { ($0.dest, $0.status) })")
             #expect(hashed.value.isEmpty, "\(hashed.value)")
@@ -178,10 +169,11 @@ import Testing
             var options = testOptions()
             options.delete = true
             #expect(
-                try await run(head + set("rel", sums: serve("rel", version: 1)), in: dir, options: options).exitCode == .success)
+                try await syncSets(head + set("rel", sums: serve("rel", version: 1)), in: dir, options: options).exitCode
+                    == .success)
             let old = try #require(tree(dir, "rel").published)
             let fewer = serve("rel", version: 1, names: ["a.iso", "b.img"])
-            let report = try await run(head + set("rel", sums: fewer), in: dir, options: options)
+            let report = try await syncSets(head + set("rel", sums: fewer), in: dir, options: options)
             #expect(report.exitCode == .success, "\(report.warnings)")
             #expect(report.items.first { $0.dest == "rel/sub/c.bin" }?.status == .deleted)
             #expect(!exists(dir + "/mirror/rel/sub/c.bin") && exists(dir + "/mirror/rel/a.iso"))
@@ -213,7 +205,7 @@ import Testing
     @Test func runsThatWouldBreakASetsLinkAreRefused() async throws {
         try await withTestDirectory { dir in
             let sums = serve("rel", version: 1)
-            #expect(try await run(head + set("rel", sums: sums), in: dir).exitCode == .success)
+            #expect(try await syncSets(head + set("rel", sums: sums), in: dir).exitCode == .success)
             var whole = testOptions()
             whole.publish = .snapshot
             let refusals: [(String, SyncOptions, String)] = [
@@ -222,7 +214,7 @@ import Testing
             ]
             for (entry, options, message) in refusals {
                 do {
-                    _ = try await run(head + entry, in: dir, options: options)
+                    _ = try await syncSets(head + entry, in: dir, options: options)
                     Issue.record("went ahead: \(message)")
                 } catch {
                     #expect((error as? SyncError)?.exitCode == .usage)
@@ -245,7 +237,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir + "/mirror/up", withDestinationPath: outside)
             do {
-                _ = try await run(head + set("up/rel", sums: sums), in: dir)
+                _ = try await syncSets(head + set("up/rel", sums: sums), in: dir)
                 Issue.record("a set's folder below a symlink went ahead")
             } catch {
                 #expect((error as? SyncError)?.errorDescription?.contains("never follows one below the root") == true, "\(error)")

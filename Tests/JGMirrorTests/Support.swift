@@ -45,6 +45,15 @@ func sync(_ yaml: String, in directory: String, options: SyncOptions = testOptio
     return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
 }
 
+/// Writes `yaml` to `dir/m.yaml`, loads it, expands its sets and syncs it into `dir/mirror`.
+func syncSets(_ yaml: String, in dir: String, options: SyncOptions = testOptions()) async throws -> RunReport {
+    var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
+    try await manifest.expandSets(options: options)
+    var planOptions = PlanOptions()
+    planOptions.root = dir + "/mirror"
+    return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
+}
+
 /// A one-item manifest for `url`.
 func manifest(url: String, sha256: String? = nil, extra: String = "") -> String {
     var text = "version: 1\nitems:\n  - url: \(url)\n    dest: out.bin\n"
