@@ -60,13 +60,8 @@ extension SyncSession {
             let tree = SnapshotTree(root: plan.root, set: set)
             try checkLinkPlace(tree)
             let keep = options.keep ?? set.keep ?? PublishMode.defaultKeep
-            let step = options.snapshotStep ?? { _ in }
-            let prepared = await pool.run { () -> Result<SnapshotTree.Prepared, SyncError> in
-                do throws(SyncError) { return .success(try tree.prepare(keep: keep, pool: pool, step: step)) } catch {
-                    return .failure(error)
-                }
-            }
-            snapshots.append(SetSnapshot(set: set, tree: tree, prepared: try prepared.get()))
+            let prepared = try await tree.prepare(keep: keep, options: options, on: pool)
+            snapshots.append(SetSnapshot(set: set, tree: tree, prepared: prepared))
             plan.move(itemsIn: set.folder, to: tree.building)
         }
         return snapshots
@@ -129,7 +124,6 @@ extension SyncSession {
         var outcomes: [SnapshotOutcome] = []
         var warnings: [String] = []
         var failed: [ItemResult] = []
-        let step = options.snapshotStep ?? { _ in }
         for (index, snapshot) in snapshots.enumerated() {
             let tree = snapshot.tree
             var blocker: String?
@@ -148,20 +142,13 @@ extension SyncSession {
                 outcomes.append(outcome)
                 continue
             }
-            let count = files[index]
-            let published = await pool.run { () -> Result<(String, String?), SyncError> in
-                let id: String
-                do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
-                    return .failure(error)
-                }
-                return .success((id, store?.savePublished(id, files: count, present: tree.ids(), scope: tree.scope)))
-            }
-            switch published {
-            case .success(let (id, failure)):
+            do throws(SyncError) {
+                let (id, warning) = try await tree.publish(
+                    files: files[index], store: store, options: options, started: started, on: pool)
                 outcome.current = id
                 outcome.published = true
-                if let failure { warnings.append(failure) }
-            case .failure(let error):
+                if let warning { warnings.append(warning) }
+            } catch {
                 failed.append(
                     ItemResult(
                         dest: snapshot.set.scope, url: "", status: .failed,

@@ -33,16 +33,9 @@ extension SyncSession {
         _ plan: inout Plan, options: SyncOptions, pool: WorkPool
     ) async throws(SyncError) -> SnapshotTree.Prepared {
         let tree = SnapshotTree(root: plan.root)
-        let step = options.snapshotStep ?? { _ in }
-        let keep = keptSnapshots(plan, options: options)
-        let prepared = await pool.run { () -> Result<SnapshotTree.Prepared, SyncError> in
-            do throws(SyncError) { return .success(try tree.prepare(keep: keep, pool: pool, step: step)) } catch {
-                return .failure(error)
-            }
-        }
-        let result = try prepared.get()
+        let prepared = try await tree.prepare(keep: keptSnapshots(plan, options: options), options: options, on: pool)
         plan.move(to: tree.building)
-        return result
+        return prepared
     }
 
     /// Publishes the snapshot a clean run built; throws when it cannot be published.
@@ -62,16 +55,36 @@ extension SyncSession {
                 "snapshot not published (\(reason)): \(current); the next run resumes \(tree.building)"
             )
         }
+        let (id, warning) = try await tree.publish(files: files, store: store, options: options, started: started, on: pool)
+        return (SnapshotOutcome(current: id, published: true), warning)
+    }
+}
+
+extension SnapshotTree {
+    /// `prepare`, on a blocking job of `pool`.
+    func prepare(keep: Int, options: SyncOptions, on pool: WorkPool) async throws(SyncError) -> Prepared {
         let step = options.snapshotStep ?? { _ in }
-        let published = await pool.run { () -> Result<(String, String?), SyncError> in
-            let id: String
-            do throws(SyncError) { id = try tree.publish(durable: options.durable, started: started, step: step) } catch {
+        return try await pool.run { () -> Result<Prepared, SyncError> in
+            do throws(SyncError) { return .success(try prepare(keep: keep, pool: pool, step: step)) } catch {
                 return .failure(error)
             }
-            return .success((id, store?.savePublished(id, files: files, present: tree.ids())))
-        }
-        let (id, warning) = try published.get()
-        return (SnapshotOutcome(current: id, published: true), warning)
+        }.get()
+    }
+
+    /// `publish`, on a job of `pool`, then recorded in `store` with its `files`.
+    /// Returns the new snapshot's id, and a line for the report's warnings when the
+    /// database could not record it.
+    func publish(
+        files: Int, store: StateStore?, options: SyncOptions, started: Date, on pool: WorkPool
+    ) async throws(SyncError) -> (id: String, warning: String?) {
+        let step = options.snapshotStep ?? { _ in }
+        return try await pool.run { () -> Result<(id: String, warning: String?), SyncError> in
+            let id: String
+            do throws(SyncError) { id = try publish(durable: options.durable, started: started, step: step) } catch {
+                return .failure(error)
+            }
+            return .success((id, store?.savePublished(id, files: files, present: ids(), scope: scope)))
+        }.get()
     }
 }
 
