@@ -1,6 +1,7 @@
 import Foundation
 import JGMirror
 import Subprocess
+import Synchronization
 import SystemPackage
 import TestServer
 
@@ -215,4 +216,47 @@ func resumeStateHoldsBytes(_ path: String) -> Bool {
 func loadReport(_ path: String) throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+}
+
+/// Runs the binary to its end, or kills it after `seconds`: nil then. For what once
+/// ran for ever, so that a regression fails the test instead of hanging the suite.
+func execute(_ arguments: [String], endingWithin seconds: Double) async throws -> Execution? {
+    let (process, out, err) = try launch(arguments)
+    // Both pipes are read on threads of their own as the process writes, so that it
+    // never blocks on a full pipe; not on the cooperative pool, which has as few
+    // threads as the machine has cores.
+    let stdout = PipeReader(out)
+    let stderr = PipeReader(err)
+    guard await waitFor(seconds: seconds, process: process) else {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return nil
+    }
+    return Execution(
+        status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+        stdout: await stdout.text(), stderr: await stderr.text())
+}
+
+/// Reads a pipe to its end on a thread of its own.
+final class PipeReader: Sendable {
+    private let data = Mutex<Data?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ pipe: Pipe) {
+        Thread { [self] in
+            let bytes = pipe.fileHandleForReading.readDataToEndOfFile()
+            data.withLock { $0 = bytes }
+            done.signal()
+        }.start()
+    }
+
+    /// What the pipe carried, once its writer closed it.
+    func text() async -> String {
+        await withCheckedContinuation { finished in
+            Thread { [self] in
+                done.wait()
+                finished.resume(returning: String(decoding: data.withLock { $0 } ?? Data(), as: UTF8.self))
+            }.start()
+        }
+    }
 }

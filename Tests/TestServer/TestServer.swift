@@ -56,6 +56,9 @@ public final class TestServer: Sendable {
         public var noLength = false
         /// Per-connection throttle in bytes per second.
         public var bytesPerSecond: Int?
+        /// Send the body one byte at a time, this many seconds apart: a source that
+        /// trickles (a byte now and then never lets a request time out).
+        public var trickleInterval: Double?
         /// Answer `redirectStatus` (302 unless set) to this location instead.
         public var redirect: String?
         /// The status of the redirect to `redirect`.
@@ -393,6 +396,11 @@ public final class TestServer: Sendable {
         if case .slowsDown(let after, let slow) = fault, after < limit {
             guard writeBody(fd, body[0..<after], bytesPerSecond: rate) else { return false }
             guard writeBody(fd, body[after..<limit], bytesPerSecond: slow) else { return false }
+        } else if let interval = route.trickleInterval {
+            for byte in body[0..<limit] {
+                guard write(fd, [byte]) else { return false }
+                Thread.sleep(forTimeInterval: interval)
+            }
         } else {
             guard writeBody(fd, body[0..<limit], bytesPerSecond: rate) else { return false }
         }

@@ -59,6 +59,28 @@ final class ListFetcher: Sendable {
         return try await body(try ListFetcher(engine: engine, cache: cache))
     }
 
+    /// How a list's requests go: as its set's items would (the set's options over
+    /// `defaults:`), one connection each (docs/manifest.md#sets).
+    struct Settings: Sendable, Equatable {
+        /// Seconds under `min_rate` after which a request, or a source across its
+        /// requests, is too slow (`timeout`).
+        var timeout = Rules.timeout.defaultValue
+        /// Failures without progress a list's request may have.
+        var retries = Rules.defaultRetries(connections: Rules.connections.defaultValue)
+        /// TLS peers are not verified (`insecure: true`).
+        var insecure = false
+
+        /// `own` (a set's options, or none for a `checksums:` list) over `defaults`.
+        init(_ own: ItemSettings = ItemSettings(), defaults: ItemSettings) {
+            timeout = own.timeout ?? defaults.timeout ?? timeout
+            let connections = own.connections ?? defaults.connections ?? Rules.connections.defaultValue
+            retries = own.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
+            insecure = own.insecure ?? defaults.insecure ?? false
+        }
+
+        init() {}
+    }
+
     /// What a fetch brought: the body's path and its validators, or a `304` to `conditions`.
     private enum Answer {
         case body(path: String, validators: Validators)
@@ -76,14 +98,16 @@ final class ListFetcher: Sendable {
 
     /// Fetches `url` with one connection (at most `sizeLimit` bytes), sending
     /// `conditions` with the first request.
-    private func fetch(_ url: String, headers: [HTTPHeader], conditions: [String] = []) async -> Result<Answer, TransferError> {
+    private func fetch(_ url: String, headers: [HTTPHeader], settings: Settings, conditions: [String] = []) async -> Result<
+        Answer, TransferError
+    > {
         let path = nextPath()
         // Lists travel under id -1: the session's events leave them out.
         var request = TransferRequest(
             id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-            retries: 2, minSegment: Rules.minSegment.defaultValue, timeout: Rules.timeout.defaultValue,
+            retries: settings.retries, minSegment: Rules.minSegment.defaultValue, timeout: settings.timeout,
             headers: headers.map { "\($0.name): \($0.value)" },
-            insecure: false, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
+            insecure: settings.insecure, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
         request.conditions = conditions
         let engine = self.engine
         let outcome = await withCheckedContinuation { done in engine.submit(request) { done.resume(returning: $0) } }
@@ -122,9 +146,11 @@ final class ListFetcher: Sendable {
     /// Throws `.checksums` when it cannot be fetched (the caller fails the list's set),
     /// `.local` when this machine cannot hold it. `path` is the fetched body, or on a
     /// `304` the cached copy, written out afresh.
-    func text(_ url: String, headers: [HTTPHeader], fresh: Bool = false) async throws(SyncError) -> FetchedList {
+    func text(_ url: String, headers: [HTTPHeader], settings: Settings, fresh: Bool = false) async throws(SyncError)
+        -> FetchedList
+    {
         let cached = fresh ? nil : cache?.load(url)
-        switch await fetch(url, headers: headers, conditions: cached?.conditions ?? []) {
+        switch await fetch(url, headers: headers, settings: settings, conditions: cached?.conditions ?? []) {
         case .failure(let error): throw .checksums(url: url, error: error)
         case .success(.notModified):
             guard let cached else { throw .local("unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))") }
@@ -148,15 +174,17 @@ final class ListFetcher: Sendable {
     /// fetched once more, unconditionally (SPEC §10): a list rewritten upstream under
     /// its old ETag, or a damaged cache, must not fail every run until someone clears
     /// the cache by hand.
-    func verifiedText(_ url: String, headers: [HTTPHeader], signature: ListSignature?) async throws(SyncError) -> FetchedList {
-        var list = try await text(url, headers: headers)
+    func verifiedText(_ url: String, headers: [HTTPHeader], settings: Settings, signature: ListSignature?)
+        async throws(SyncError) -> FetchedList
+    {
+        var list = try await text(url, headers: headers, settings: settings)
         guard let signature else { return list }
         (list.signatureFailure, list.signature) = await checked(
-            list: list.path, listURL: url, signature: signature, headers: headers)
+            list: list.path, listURL: url, signature: signature, headers: headers, settings: settings)
         if list.signatureFailure != nil, list.fromCache {
-            list = try await text(url, headers: headers, fresh: true)
+            list = try await text(url, headers: headers, settings: settings, fresh: true)
             (list.signatureFailure, list.signature) = await checked(
-                list: list.path, listURL: url, signature: signature, headers: headers)
+                list: list.path, listURL: url, signature: signature, headers: headers, settings: settings)
         }
         return list
     }
@@ -164,16 +192,18 @@ final class ListFetcher: Sendable {
     /// Checks the list at `path` against `signature`: nil when gpgv accepts it, else
     /// the `signature` error every item of the list fails with. `headers` (the
     /// list's) go with the signature's request only to the list's origin.
-    func check(list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader]) async -> ItemError? {
-        await checked(list: path, listURL: listURL, signature: signature, headers: headers).failure
+    func check(list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader], settings: Settings)
+        async -> ItemError?
+    {
+        await checked(list: path, listURL: listURL, signature: signature, headers: headers, settings: settings).failure
     }
 
     /// `check`, and the signature's bytes when gpgv accepted them.
     private func checked(
-        list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader]
+        list path: String, listURL: String, signature: ListSignature, headers: [HTTPHeader], settings: Settings
     ) async -> (failure: ItemError?, signature: Data?) {
         let sent = Redirect.sendsHeaders(to: signature.url, sources: [listURL], forward: false) ? headers : []
-        switch await fetch(signature.url, headers: sent) {
+        switch await fetch(signature.url, headers: sent, settings: settings) {
         case .failure(let error):
             let failure = ItemError(
                 code: .signature,

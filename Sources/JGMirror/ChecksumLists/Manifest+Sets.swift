@@ -63,7 +63,11 @@ extension Manifest {
     ) async throws(SyncError) -> SetOutcome {
         let source = Redactor.redactURLAndQuery(set.sums)
         let fetched: ListFetcher.FetchedList
-        do { fetched = try await fetcher.verifiedText(set.sums, headers: headers, signature: set.signature) } catch {
+        do {
+            fetched = try await fetcher.verifiedText(
+                set.sums, headers: headers, settings: ListFetcher.Settings(set.settings, defaults: defaults),
+                signature: set.signature)
+        } catch {
             guard case .checksums = error else { throw error }
             return .failed(error.listError)
         }

@@ -38,7 +38,11 @@ extension Plan {
                 failed.append(ListFailure(folder: nil, url: source.url, error: ItemError(code: .list, message: message)))
             }
             let list: ListFetcher.FetchedList
-            do { list = try await fetcher.verifiedText(source.url, headers: headers, signature: source.signature) } catch {
+            do {
+                list = try await fetcher.verifiedText(
+                    source.url, headers: headers, settings: ListFetcher.Settings(defaults: manifest.defaults),
+                    signature: source.signature)
+            } catch {
                 guard case .checksums = error else { throw error }
                 failed.append(ListFailure(folder: nil, url: source.url, error: error.listError))
                 continue

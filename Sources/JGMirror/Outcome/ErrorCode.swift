@@ -12,6 +12,9 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case resolve
     /// No byte arrived for the item's timeout (`timeout`).
     case timeout
+    /// A source sent under `min_rate` over the item's `timeout`, across all the
+    /// requests it was given, and no other source was left (`too_slow`).
+    case tooSlow
     /// The connection dropped or ended early (`connection`).
     case connection
     /// The server answered outside HTTP's rules: another byte range than asked,
@@ -89,6 +92,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .connect: "connect"
         case .resolve: "resolve"
         case .timeout: "timeout"
+        case .tooSlow: "too_slow"
         case .connection: "connection"
         case .protocolViolation: "protocol"
         case .tls: "tls"
@@ -128,7 +132,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// added here too: the test of every code iterates it, and `init(rawValue:)` reads
     /// spellings from it.
     public static let allCases: [ErrorCode] = [
-        .http(404), .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
+        .http(404), .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
         .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing,
         .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .usage,
         .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,

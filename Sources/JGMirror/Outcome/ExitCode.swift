@@ -94,7 +94,7 @@ extension ErrorCode {
         case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
-        case .http, .connect, .resolve, .timeout, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
+        case .http, .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
             .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing, .hostDown, .rateLimited,
             .deadline:
             .transferFailed

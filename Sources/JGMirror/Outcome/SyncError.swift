@@ -59,7 +59,7 @@ public enum SyncError: LocalizedError, Sendable {
     /// items, and exits as they do; `deadline` when `--max-duration` came first.
     var listError: ItemError {
         var error = ItemError(code: .list, message: errorDescription ?? "")
-        if case .checksums(_, let cause) = self, [.hostDown, .rateLimited, .deadline].contains(cause.code) {
+        if case .checksums(_, let cause) = self, [.hostDown, .rateLimited, .deadline, .tooSlow].contains(cause.code) {
             error.code = cause.code
         }
         return error

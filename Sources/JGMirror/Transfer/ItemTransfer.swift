@@ -54,6 +54,8 @@ final class ItemTransfer: @unchecked Sendable {
     var tally = ItemTally()
     /// `304` to the request's conditions: the item ends with nothing fetched.
     var notModified = false
+    /// What each source delivered over the item's `timeout`, across its requests.
+    private var pace: SourcePace
 
     /// What callbacks decided for `settle()` to carry out.
     struct Pending {
@@ -77,6 +79,7 @@ final class ItemTransfer: @unchecked Sendable {
         storage = ItemStorage(request: request, configuration: engine.configuration)
         remote = RemoteFile(sources: request.sources)
         events = ItemEvents(id: request.id, interval: engine.configuration.progressInterval)
+        pace = SourcePace(window: request.timeout)
     }
 
     // MARK: Start
@@ -155,6 +158,7 @@ final class ItemTransfer: @unchecked Sendable {
         let (written, failure) = storage.write(bytes, for: worker, book: &book)
         if let failure { pending.failure = failure }
         if written > 0 {
+            pace.received(Int64(written), from: worker.sourceIndex, first: worker.firstByteAt == nil)
             worker.received(Int64(written), now: engine.now())
             engine.consumeRate(written)
         }
@@ -293,12 +297,28 @@ final class ItemTransfer: @unchecked Sendable {
             requests.launch(worker)
         }
         if finished { return }
+        judgePace(now: now)
+        if finished { return }
         storage.checkpointIfDue(now: now, book: book, validators: remote.validators)
         if events.due(now: now) {
             let present = book?.present ?? workers.first?.pos ?? 0
             engine.emit(
                 events.report(
                     bytesThisRun: storage.bytesThisRun, bytesPresent: present, length: total, connections: crew.activeCount))
+        }
+    }
+
+    /// Leaves each source that delivered under `min_rate` over the item's `timeout`,
+    /// however many requests it was given (`SourcePace`).
+    private func judgePace(now: Double) {
+        var flowing = Set<Int>()
+        for worker in workers where worker.easy != nil && worker.firstByteAt != nil && !worker.ratePaused {
+            flowing.insert(worker.sourceIndex)
+        }
+        let configuration = engine.configuration
+        for verdict in pace.look(now: now, flowing: flowing, floor: { configuration.rateFloor(for: remote.url(of: $0)) }) {
+            requests.leave(slow: verdict)
+            if finished { return }
         }
     }
 

@@ -105,6 +105,34 @@ final class RequestCycle {
         return false
     }
 
+    /// `verdict.source` delivered under `min_rate` over the item's `timeout`
+    /// (`SourcePace`): no connection asks it again. Those using it move to a live
+    /// source, keeping their regions; with none left, the item fails `too_slow`.
+    func leave(slow verdict: SourcePace.Verdict) {
+        crew.markDead(verdict.source)
+        let live = crew.liveSources
+        guard !live.isEmpty else {
+            let url = Redactor.redactURLAndQuery(request.sources[verdict.source])
+            let floor = engine.configuration.rateFloor(for: item.remote.url(of: verdict.source))
+            item.fail(
+                TransferError(
+                    code: .tooSlow,
+                    message:
+                        "\(url) sent \(Units.formatBytes(verdict.bytes)) in \(Rules.formatDuration(verdict.seconds.rounded())), "
+                        + "under min_rate \(Units.formatBytes(floor))/s"))
+            return
+        }
+        for worker in crew.workers where worker.sourceIndex == verdict.source {
+            engine.detach(worker)
+            worker.redirectURL = nil
+            worker.redirects = 0
+            worker.standing = RetryPolicy.Standing(
+                source: crew.source(forSlot: worker.slot, among: live), sourcesTried: worker.sourcesTried + 1,
+                retriesLeft: request.retries, consecutiveFailures: 0)
+            if case .active = worker.state { relaunch(worker) }
+        }
+    }
+
     /// Sends the next request of a worker that waited (to retry, for a connection
     /// slot, or to move to a mirror): the rest of its region, or, when steals took
     /// all of it meanwhile, new work; it retires when there is none.
