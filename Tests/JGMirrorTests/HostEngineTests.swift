@@ -310,3 +310,51 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         }
     }
 }
+
+/// A host's `Retry-After`, through the built binary: once the answer is read, no
+/// request reaches the host before the time it named (docs/hosts.md#rate-limits).
+@Suite struct RetryAfterEndToEndTests {
+    @Test func noRequestReachesAHostAfterItsRetryAfterWasRead() async throws {
+        // A server whose workers are busy: after its first connection it accepts none
+        // for 2 s, and the kernel holds one more; the other clients' connects wait and
+        // are tried again by the kernel at 1 s and 3 s.
+        let server = try TestServer(backlog: 0)
+        defer { server.stop() }
+        let body = TestServer.bytes(count: 4096, seed: 3)
+        var route = TestServer.Route(body: body)
+        route.fault = { $0 == 0 ? .status(429, retryAfter: 6) : nil }
+        server.set("/r", route)
+        server.pauseAccepting(after: 1, for: 2)
+        try await withTestDirectory { dir in
+            var yaml = "version: 1\ndefaults: {connections: 1}\nitems:\n"
+            for index in 0..<8 { yaml += "  - {url: \(server.url("/r")), dest: f\(index), sha256: \(sha(body))}\n" }
+            let path = write(yaml, to: "m.yaml", in: dir)
+            let run = try #require(
+                try await execute(["sync", path, "--progress", "none"], endingWithin: 60), "the run did not end within 60 s")
+            #expect(run.status == 0, "\(run.stderr)")
+            let requests = server.requests()
+            let answered = try #require(requests.first).at
+            // The connection the kernel held had its request sent before the 429 was read;
+            // nothing else may arrive until the 6 s are over.
+            let early = requests.dropFirst().filter { $0.at - answered > 2.5 && $0.at - answered < 5.5 }
+            #expect(early.isEmpty, "\(requests.map { $0.at - answered })")
+        }
+    }
+
+    @Test func aRetryAfterTooLargeToReadIsRateLimitedNotNoWait() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var route = TestServer.Route(body: [1, 2, 3])
+        route.fault = { _ in .statusWithHeaders(429, ["Retry-After: 99999999999999999999999"]) }
+        server.set("/r", route)
+        try await withTestDirectory { dir in
+            let path = write(manifest(url: server.url("/r"), extra: "retries: 3"), to: "m.yaml", in: dir)
+            let run = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let item = try #require((try loadReport(dir + "/r.json")["items"] as? [[String: Any]])?.first)
+            #expect((item["error"] as? [String: Any])?["code"] as? String == "rate_limited", "\(item)")
+            // Not asked again at once, as a wait of no time would be.
+            #expect(server.gets("/r").count == 1)
+        }
+    }
+}

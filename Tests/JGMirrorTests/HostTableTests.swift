@@ -166,8 +166,10 @@ import Testing
             let got1 = table.ask(origin, now: 96)
             #expect(got1 == .hold(until: 110))
         }
-        let host = table.hosts[origin]
-        #expect(host?.throttles == 3 && host?.coolingTime == 50)
+        #expect(table.hosts[origin]?.throttles == 3)
+        // What the run waited, up to now: 20 s, then 16 of the 30 s under way.
+        #expect(table.coolingTime(of: origin, now: 96) == 36)
+        #expect(table.coolingTime(of: origin, now: 500) == 50)
         // A 429 without a time counts, and holds nothing.
         table.throttled(origin, now: 200, wait: nil)
         do {
@@ -234,6 +236,9 @@ import Testing
         #expect(ThrottleHint.wait(retryAfter: "-5", rateLimitReset: nil, wallClock: wall) == nil)
         #expect(ThrottleHint.wait(retryAfter: "1.5", rateLimitReset: nil, wallClock: wall) == nil)
         #expect(ThrottleHint.wait(retryAfter: nil, rateLimitReset: nil, wallClock: wall) == nil)
+        // Longer than ten digits: past any max_wait, never no wait at all.
+        #expect(ThrottleHint.wait(retryAfter: "99999999999999999999999", rateLimitReset: nil, wallClock: wall) == 1e10)
+        #expect(ThrottleHint.wait(retryAfter: nil, rateLimitReset: "123456789012345", wallClock: wall) == 1e10)
     }
 
     @Test func httpDatesRoundTripAndMalformedOnesAreRefused() {

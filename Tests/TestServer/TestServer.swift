@@ -123,6 +123,8 @@ public final class TestServer: Sendable {
         var connections = 0
         var clientFDs: Set<Int32> = []
         var stopped = false
+        /// After accepting this connection (1-based), accept none for `seconds`.
+        var acceptPause: (after: Int, seconds: Double)?
     }
 
     private let listener: Int32
@@ -133,7 +135,9 @@ public final class TestServer: Sendable {
     private let arrivals = NSCondition()
 
     /// Listens on 127.0.0.1 (port 0 picks a free port) and serves in the background.
-    public init(port requested: Int = 0) throws {
+    /// `backlog` is `listen`'s: the connections the kernel completes before they are
+    /// accepted; past it, it drops new ones and their clients try again a second later.
+    public init(port requested: Int = 0, backlog: Int32 = 512) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
@@ -145,7 +149,7 @@ public final class TestServer: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 512) == 0 else {
+        guard bound == 0, listen(fd, backlog) == 0 else {
             close(fd)
             throw ServerError("bind/listen: \(String(cString: strerror(errno)))")
         }
@@ -217,6 +221,14 @@ public final class TestServer: Sendable {
         state.withLock { $0.responses.append(Response(path: path, status: status, bodyBytes: bodyBytes)) }
     }
 
+    /// Accepts no connection for `seconds` once the `connection`th (1-based) is in: with
+    /// a small `backlog`, the clients that come meanwhile wait in the kernel or retry
+    /// their connect, as with a server whose workers are all busy. After it, the
+    /// backlog is 512.
+    public func pauseAccepting(after connection: Int, for seconds: Double) {
+        state.withLock { $0.acceptPause = (connection, seconds) }
+    }
+
     /// TCP connections accepted so far.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
@@ -242,11 +254,12 @@ public final class TestServer: Sendable {
             }
             var one: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let number = state.withLock { state -> Int? in
-                guard !state.stopped else { return nil }
+            let (number, pause) = state.withLock { state -> (Int?, Double?) in
+                guard !state.stopped else { return (nil, nil) }
                 state.connections += 1
                 state.clientFDs.insert(client)
-                return state.connections
+                let pause = state.acceptPause.flatMap { $0.after == state.connections ? $0.seconds : nil }
+                return (state.connections, pause)
             }
             guard let number else {
                 close(client)
@@ -259,6 +272,11 @@ public final class TestServer: Sendable {
             }
             thread.stackSize = 256 * 1024
             thread.start()
+            if let pause {
+                Thread.sleep(forTimeInterval: pause)
+                // Busy no more: the kernel holds as many waiting connections as usual.
+                listen(listener, 512)
+            }
         }
     }
 

@@ -276,7 +276,7 @@ public final class SyncSession: Sendable {
         snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in
             HostSummary(
                 origin: origin, requests: host.requests, bytes: host.bytes, failures: host.failures,
-                throttled: host.throttles, coolingS: host.coolingTime,
+                throttled: host.throttles, coolingS: snapshot.table.coolingTime(of: origin, now: snapshot.now),
                 state: snapshot.table.state(of: origin, now: snapshot.now).rawValue)
         }
     }

@@ -188,6 +188,11 @@ final class CurlEasy {
 
     /// Seconds from sending the request to its first response byte: one round trip
     /// plus the server's think time.
+    /// Whether the request has left, or is leaving: its connection is made (TLS
+    /// included) and libcurl reached the point of sending. Before that, removing the
+    /// handle means the server never sees the request.
+    var requestSent: Bool { seconds(CURLINFO_PRETRANSFER_TIME_T) > 0 }
+
     var firstByteWait: Double { seconds(CURLINFO_STARTTRANSFER_TIME_T) - seconds(CURLINFO_PRETRANSFER_TIME_T) }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws(TransferError) {

@@ -39,6 +39,9 @@ struct EngineLoop {
     var warming: [String: (underWay: Int, idle: Int)] = [:]
     /// A warm-up was answered in this pass of the loop: requests waiting for it go now.
     var warmUpAnswered = false
+    /// Origins that asked to be left alone (429 or 503 with a time) in this pass of the
+    /// loop: their requests not yet sent are withdrawn once the pass's callbacks are over.
+    var throttledNow = Set<String>()
     /// `--max-rate`'s budget, and the requests paused until it refills.
     var limiter: RateLimiter?
     var ratePaused: [Worker] = []

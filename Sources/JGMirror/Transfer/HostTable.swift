@@ -97,8 +97,11 @@ struct HostTable: Sendable {
         var failures = 0
         /// 429 and 503 answers.
         var throttles = 0
-        /// Seconds the host asked to be left alone, overlaps counted once.
-        var coolingTime = 0.0
+        /// Seconds the host was left alone in coolings that are over, overlaps counted
+        /// once (`coolingTime(of:now:)` adds the one under way).
+        var cooledTime = 0.0
+        /// When the latest cooling began.
+        var coolingSince: Double?
         /// Seconds from sending a request to its response head, smoothed.
         var roundTrip: Double?
         /// Bytes per second one connection to it delivers, smoothed over requests:
@@ -218,10 +221,21 @@ struct HostTable: Sendable {
         host.throttles += 1
         guard let wait, wait > 0 else { return }
         let until = now + wait
-        if until > host.coolUntil {
-            host.coolingTime += until - max(host.coolUntil, now)
-            host.coolUntil = until
+        guard until > host.coolUntil else { return }
+        if host.coolUntil <= now {
+            // The previous cooling is over: it counts whole, and a new one begins.
+            if let since = host.coolingSince { host.cooledTime += host.coolUntil - since }
+            host.coolingSince = now
         }
+        host.coolUntil = until
+    }
+
+    /// Seconds `origin` was left alone in this run up to `now`, overlaps counted once:
+    /// what it was asked and the run waited, not what it asked (a wait of a century is
+    /// refused at once, and counts the run's seconds since).
+    func coolingTime(of origin: String, now: Double) -> Double {
+        guard let host = hosts[origin] else { return 0 }
+        return host.cooledTime + (host.coolingSince.map { max(0, min(host.coolUntil, now) - $0) } ?? 0)
     }
 
     /// `count` body bytes arrived from `origin`; `seconds` from the request's first

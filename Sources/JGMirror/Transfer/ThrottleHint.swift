@@ -14,11 +14,15 @@ enum ThrottleHint {
         return nil
     }
 
-    /// A delta in whole seconds (RFC 9110's `delay-seconds`), at most ten digits: a
-    /// longer one is past any `max_wait` anyway.
+    /// The longest wait a server can ask for: about 317 years, past any `max_wait`
+    /// and the run's deadline, so the requests fail `rate_limited` at once.
+    static let longest = 1e10
+
+    /// A delta in whole seconds (RFC 9110's `delay-seconds`); one of more than ten
+    /// digits is `longest`, never read as no wait at all.
     private static func seconds(_ text: String) -> Double? {
-        guard (1...10).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return Double(text)
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return text.utf8.count > 10 ? longest : Double(text)
     }
 }
 

@@ -66,8 +66,11 @@ extension TransferEngine {
     func mustAskFirst(_ url: String) { loop.hostsAskedFirst.insert(Origin.key(url)) }
 
     func sendWarmUps() {
+        let time = now()
         for (url, connections, request) in loop.pendingWarmUps {
             let host = Origin.key(url)
+            // A host that is cooling, suspect or down gets no request the table did not allow.
+            guard loop.hosts.state(of: host, now: time) == .up else { continue }
             let wanted = min(connections, configuration.maxPerHost)
             let known = max(loop.hostPeak[host] ?? 0, loop.hostLoad[host] ?? 0)
             guard wanted > known else { continue }

@@ -38,6 +38,33 @@ extension TransferEngine {
                 retryAfter: head.retryAfterText, rateLimitReset: head.rateLimitReset,
                 wallClock: Date().timeIntervalSince1970)
             loop.hosts.throttled(origin, now: time, wait: wait)
+            if let wait, wait > 0 { loop.throttledNow.insert(origin) }
+        }
+    }
+
+    /// Withdraws the requests to origins that asked to be left alone in this pass of
+    /// the loop and have not left yet (still connecting, or queued in libcurl), warm-ups
+    /// included: they go back to wait for the host without spending a retry, so no
+    /// request reaches it before the time it named (docs/hosts.md#rate-limits). Called
+    /// outside libcurl's callbacks, which may not remove handles.
+    func withdrawUnsent() {
+        guard !loop.throttledNow.isEmpty else { return }
+        let origins = loop.throttledNow
+        loop.throttledNow.removeAll()
+        for item in loop.running {
+            for worker in item.crew.workers {
+                guard let origin = worker.origin, origins.contains(origin), let easy = worker.easy, !worker.headProcessed,
+                    worker.head.status == 0, !easy.requestSent
+                else { continue }
+                detach(worker)
+                worker.state = .backoff(until: 0)
+            }
+        }
+        for (handle, warmUp) in loop.warmUps where origins.contains(warmUp.host) && !warmUp.easy.requestSent {
+            multi.remove(warmUp.easy)
+            loop.warmUps[handle] = nil
+            loop.value.warming[warmUp.host]?.underWay -= 1
+            recycle(warmUp.easy)
         }
     }
 

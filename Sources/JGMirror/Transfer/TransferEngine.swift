@@ -250,6 +250,7 @@ final class TransferEngine: @unchecked Sendable {
                 }
             }
             for item in loop.running { item.settle() }
+            withdrawUnsent()
             loop.running.removeAll { $0.finished }
             // A finished item's slot goes to the next one now, not after a poll; so does a
             // warmed connection to a request waiting for it.
