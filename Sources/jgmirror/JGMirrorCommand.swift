@@ -78,8 +78,8 @@ struct JGMirrorCommand: AsyncParsableCommand {
 }
 
 /// Parses the command line, runs the command, and ends the process with the status
-/// SPEC §9 gives: what a command threw as `ExitCode`, 2 for a usage error (rather
-/// than ArgumentParser's 64).
+/// docs/exit-codes.md#exit-codes gives: what a command threw as `ExitCode`, 2 for a usage error
+/// (rather than ArgumentParser's 64).
 @main
 enum Entry {
     static func main() async {

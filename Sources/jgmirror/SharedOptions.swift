@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// Options `sync`, `verify` and `plan` share (SPEC §2); the reports are `OperatorOptionGroup`'s.
+/// Options `sync`, `verify` and `plan` share (docs/commands.md#options); the reports are
+/// `OperatorOptionGroup`'s.
 struct ManifestOptionGroup: ParsableArguments {
     @Argument(help: "The YAML manifest.")
     var manifest: String

@@ -1,6 +1,6 @@
-/// The host options of SPEC §3 and §5a, set once for the run in `defaults`: how long
-/// a connection may take to open, the slowest rate it may keep, and how the run
-/// judges a host that does not answer or asks to be left alone. Unset options keep
+/// The host options (docs/manifest.md#host-keys, docs/hosts.md), set once for the run in
+/// `defaults`: how long a connection may take to open, the slowest rate it may keep, and how the
+/// run judges a host that does not answer or asks to be left alone. Unset options keep
 /// their defaults (`TransferEngine.Configuration`, `HostTable.Settings`).
 public struct HostOptions: Sendable, Equatable {
     /// Seconds the connect and TLS handshake may take (`connect_timeout`, 10 s).

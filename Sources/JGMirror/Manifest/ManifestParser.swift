@@ -206,8 +206,8 @@ struct ManifestParser {
     }
 
     /// Completes a `link:` item: a destination of its own, and a target that stays
-    /// inside the root (SPEC §10); `conflicting` is the first key that only an item
-    /// with a URL may have.
+    /// inside the root (docs/safety.md#confinement-to-the-root); `conflicting` is the first key
+    /// that only an item with a URL may have.
     mutating func linkItem(
         _ item: ManifestItem, target: (String, SourceLocation), dest: String?, conflicting: (String, SourceLocation)?
     ) throws(ManifestError) -> ManifestItem {

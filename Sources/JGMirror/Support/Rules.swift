@@ -7,7 +7,7 @@ import Foundation
 public enum Rules {
     // MARK: The option table: defaults and bounds (see `Setting`)
 
-    /// Connections per item (SPEC §5).
+    /// Connections per item (docs/engine.md#connections-and-ranges).
     public static let connections = Setting(default: 6, range: 1...64)
     /// Retries per connection; the default depends on the connections (`defaultRetries`).
     public static let retries = 0...100

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Keeps `--min-free` free (SPEC §10): refuses to reserve an announced length that
-/// would not leave it, and stops a body of unknown length before it fills the disk
+/// Keeps `--min-free` free (docs/safety.md#size-limits): refuses to reserve an announced length
+/// that would not leave it, and stops a body of unknown length before it fills the disk
 /// (a chunked or close-delimited response may never end, and nothing else bounds it
 /// when the item has no `size` or `max_size`).
 ///
