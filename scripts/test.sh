@@ -27,6 +27,9 @@ swift build --build-tests
 MALLOC_ARENA_MAX=1 swift test --skip-build "$@"
 # The man page is current and `make install` ships binary, man page and completions.
 scripts/check-install.sh
+# The sections of docs/ made from the code's tables (manifest keys, options, exit and
+# error codes) are current.
+scripts/docs.sh --check
 # The Containerfile's runtime stage installs every library the release binary needs.
 scripts/check-container.sh "$(swift build --show-bin-path)/jgmirror"
 

@@ -81,7 +81,8 @@ final class ListFetcher: Sendable {
         // Lists travel under id -1: the session's events leave them out.
         var request = TransferRequest(
             id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-            retries: 2, minSegment: Rules.minSegment.defaultValue, timeout: Rules.timeout.defaultValue,
+            retries: Rules.listRetries.defaultValue, minSegment: Rules.minSegment.defaultValue,
+            timeout: Rules.timeout.defaultValue,
             headers: headers.map { "\($0.name): \($0.value)" },
             insecure: false, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
         request.conditions = conditions

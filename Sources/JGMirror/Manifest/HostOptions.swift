@@ -6,7 +6,7 @@ public struct HostOptions: Sendable, Equatable {
     /// Seconds the connect and TLS handshake may take (`connect_timeout`, 10 s).
     public var connectTimeout: Double?
     /// Bytes per second under which a connection, for `timeout`, is stalled
-    /// (`min_rate`, 1 KiB/s).
+    /// (`min_rate`, `Rules.minRate`).
     public var minRate: Int64?
     /// Seconds without an answer after which a host is down (`host_grace`, 30 s).
     public var hostGrace: Double?
@@ -15,6 +15,6 @@ public struct HostOptions: Sendable, Equatable {
 
     public init() {}
 
-    /// The manifest keys, in `defaults`.
-    static let keys = ["connect_timeout", "min_rate", "host_grace", "max_wait"]
+    /// The manifest keys, in `defaults` and per origin (`Rules.table`).
+    static let keys = Rules.keys(in: .origin)
 }

@@ -8,10 +8,10 @@ import Foundation
 /// far under any count an operator sets for a large tree, but 83 % of the set's folder.
 public struct DeleteLimits: Sendable, Equatable {
     /// Most files one run deletes; 0 forbids deleting.
-    public var count = 1000
+    public var count = Rules.maxDeleteCount.defaultValue
     /// Largest fraction (0 to 1) of a folder's files one run deletes, where a folder's
     /// files are those its items will hold plus those to delete.
-    public var share = 0.5
+    public var share = Double(Rules.maxDeleteShare.defaultValue) / 100
 
     public init() {}
 

@@ -61,7 +61,7 @@ final class TransferEngine: @unchecked Sendable {
         var connectTimeout = Rules.connectTimeout.defaultValue
         /// Bytes per second under which a request, for its `timeout`, is stalled
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
-        var minRate: Int64 = 1024
+        var minRate = Rules.minRate.defaultValue
         /// What an earlier engine of the run learned of its hosts (the lists' engine),
         /// taken over when this one starts.
         var handOff: HostHandOff?
