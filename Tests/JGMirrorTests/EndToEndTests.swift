@@ -410,12 +410,12 @@ import Testing
     }
 }
 
-/// The README's library example is the example program the package builds.
+/// The library page's example (docs/library.md) is the example program the package builds.
 @Suite struct ReadmeTests {
-    @Test func readmeShowsTheCompiledExample() throws {
+    @Test func libraryPageShowsTheCompiledExample() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/library.md"), encoding: .utf8)
         let example = try String(
             contentsOf: root.appendingPathComponent("Examples/MirrorTwoFiles/main.swift"), encoding: .utf8)
         #expect(readme.contains("```swift\n" + example + "```"))
