@@ -209,7 +209,7 @@ echo "slurm check: array job $array, merge job $merge"
 
 state() { squeue -h -j "$1" -o '%T' 2>/dev/null | head -n 1; }
 # Cancel task 1 once it has asked the origin for a few files, and requeue it: the
-# sequence of the README's "Running on Slurm and Kubernetes". Slurm holds a requeued
+# sequence of docs/scale-out.md#slurm. Slurm holds a requeued
 # task until its BeginTime, cred_expire later, and then starts it by itself.
 asked() { [ "$(grep -c '^1 ' "$work/log/access.log" 2>/dev/null || true)" -ge "$1" ]; }
 wait_until 30 "task 1 to fetch its first files" asked 5

@@ -7,9 +7,11 @@ scripts/deps.sh
 # The metrics tests read jgmirror's textfile back with Prometheus' own Python parser.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus-client
 # The code as a newcomer meets it: swift-format's strict lint finds nothing, and each
-# folder of the library names only the folders before it (ARCHITECTURE.md).
+# folder of the library names only the folders before it (ARCHITECTURE.md), and every
+# citation of docs/ names a page and a heading that exist.
 swift format lint --strict --recursive Sources Tests Examples
 python3 scripts/check-folders.py
+python3 scripts/check-citations.py
 # Warnings fail the build of our own targets (Package.swift: every build, this one, the
 # man page plugin's and the release build, shares those flags, so none rebuilds
 # another's modules); SwiftPM builds the dependencies with warnings suppressed.
@@ -25,6 +27,9 @@ swift build --build-tests
 MALLOC_ARENA_MAX=1 swift test --skip-build "$@"
 # The man page is current and `make install` ships binary, man page and completions.
 scripts/check-install.sh
+# The sections of docs/ made from the code's tables (manifest keys, options, exit and
+# error codes) are current.
+scripts/docs.sh --check
 # The Containerfile's runtime stage installs every library the release binary needs.
 scripts/check-container.sh "$(swift build --show-bin-path)/jgmirror"
 

@@ -38,7 +38,7 @@ public struct LinkScenario: Sendable, Hashable, CustomStringConvertible {
     public var slowFactor: Double
     /// A connection that stalls once (nil: none does).
     public var stall: Stall?
-    /// The engine's `min_segment` (SPEC §3).
+    /// The engine's `min_segment` (docs/manifest.md#item-keys).
     public var minSegment: Int64
 
     public init(

@@ -8,8 +8,8 @@ import JGMirror
 /// moved), a stall, and a stall's timeout. Nothing depends on the wall clock, so the
 /// same scenario and policy always give the same result.
 ///
-/// The engine it models (SPEC §5): connection 0 sends the first GET for the whole
-/// file on a new connection; its head arrives after two round trips (handshake and
+/// The engine it models (docs/engine.md#connections-and-ranges): connection 0 sends the first GET
+/// for the whole file on a new connection; its head arrives after two round trips (handshake and
 /// request) with the length, and only then does the client split the file and open
 /// the other connections. Each region is one request; a connection whose request
 /// runs past its region's end (the open-ended first request, or a region a steal

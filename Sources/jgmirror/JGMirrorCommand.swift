@@ -17,14 +17,7 @@ struct JGMirrorCommand: AsyncParsableCommand {
 
             EXIT CODES: \(exitCodes)
 
-            MANIFEST (version 1): root (relative to the manifest), defaults (connections, \
-            retries, min_segment, timeout, headers, redact, tags, insecure, \
-            forward_headers, max_size, refresh), checksums (SHA256SUMS-style lists: url, signature, keyring), \
-            sets (every file a checksums list names becomes an item: sums, dest, include, \
-            exclude, mirrors_base, signature, keyring and any item option) and items \
-            (url, mirrors, dest, sha256 or sha512, size, tag and the defaults' keys; or \
-            link: TARGET with dest, tag and tags, a relative symlink placed after the files). Every mistake \
-            is reported as FILE:LINE:COLUMN and exits 2. Checksums lists are fetched \
+            \(Rules.manifestSummary) Checksums lists are fetched \
             conditionally: sync keeps each one with its ETag and Last-Modified in \
             ROOT/.jgmirror/lists/ and uses that copy when the server answers 304 Not \
             Modified (plan and verify read the copies, never write them); a signed list \
@@ -67,9 +60,24 @@ struct JGMirrorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("exit-code-table"), help: .hidden)
     var exitCodeTable = false
 
+    /// Not an interface: `scripts/docs.sh` writes the sections of docs/ that mirror a
+    /// table of the code (`ReferencePage`: the manifest's keys, the exit and error
+    /// codes) from it, and fails while a committed page differs.
+    @Option(name: .customLong("generate-reference"), help: .hidden)
+    var generateReference: String?
+
     /// Prints the exit codes, one `CODE<TAB>MEANING` line each and then the rule for
-    /// several (`order<TAB>…`); with no subcommand and no flag, the help, as before.
+    /// several (`order<TAB>…`), or a section of docs/; with no subcommand and no
+    /// flag, the help, as before.
     func run() async throws {
+        if let generateReference {
+            guard let section = ReferencePage.section(generateReference) else {
+                throw ValidationError(
+                    "--generate-reference takes one of \(ReferencePage.sections.joined(separator: ", ")), not '\(generateReference)'"
+                )
+            }
+            return try Terminal.out(section)
+        }
         guard exitCodeTable else { throw CleanExit.helpRequest(self) }
         var lines = JGMirror.ExitCode.allCases.map { "\($0.rawValue)\t\($0.meaning)" }
         lines.append("order\t" + JGMirror.ExitCode.precedenceRule)
@@ -78,8 +86,8 @@ struct JGMirrorCommand: AsyncParsableCommand {
 }
 
 /// Parses the command line, runs the command, and ends the process with the status
-/// SPEC §9 gives: what a command threw as `ExitCode`, 2 for a usage error (rather
-/// than ArgumentParser's 64).
+/// docs/exit-codes.md#exit-codes gives: what a command threw as `ExitCode`, 2 for a usage error
+/// (rather than ArgumentParser's 64).
 @main
 enum Entry {
     static func main() async {

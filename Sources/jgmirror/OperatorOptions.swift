@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// `--report`, `--junit`, `--events` and `--metrics` (SPEC §8, §10a): what monitoring
-/// and CI read of a run. `plan` runs nothing, so it has none of them: its table on
-/// stdout is the plan.
+/// `--report`, `--junit`, `--events` and `--metrics` (docs/reports.md#json-report,
+/// docs/reports.md#events): what monitoring and CI read of a run. `plan` runs nothing, so it has
+/// none of them: its table on stdout is the plan.
 struct OperatorOptionGroup: ParsableArguments {
     @Option(help: "Write the JSON report there ('-' for stdout).")
     var report: String?
@@ -20,7 +20,7 @@ struct OperatorOptionGroup: ParsableArguments {
     var events: String?
 
     /// Decides where each output goes and opens the events stream, before anything
-    /// is fetched (SPEC §10 "Output files"): exits 2 naming the option and the path
+    /// is fetched (docs/safety.md#output-files): exits 2 naming the option and the path
     /// for one no output may take; an events file that cannot be opened is said once,
     /// and the run goes on without it (exit 4).
     func outputs() throws(ArgumentParser.ExitCode) -> RunOutputs {

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// Options `sync`, `verify` and `plan` share (SPEC §2); the reports are `OperatorOptionGroup`'s.
+/// Options `sync`, `verify` and `plan` share (docs/commands.md#options); the reports are
+/// `OperatorOptionGroup`'s.
 struct ManifestOptionGroup: ParsableArguments {
     @Argument(help: "The YAML manifest.")
     var manifest: String
@@ -28,12 +29,12 @@ struct ManifestOptionGroup: ParsableArguments {
         help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
     var shardCount: Int?
 
-    @Option(parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).")
+    @Option(parsing: .unconditional, help: ArgumentHelp(Rules.connections.optionHelp("Override every item's connections")))
     var connections: Int?
 
     @Option(
         parsing: .unconditional,
-        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).")
+        help: ArgumentHelp("Override every item's retries (\(Rules.retriesRow.bounds ?? ""))."))
     var retries: Int?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
@@ -143,10 +144,10 @@ struct ManifestOptionGroup: ParsableArguments {
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
-    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).")
+    @Option(parsing: .unconditional, help: ArgumentHelp(Rules.jobs.optionHelp()))
     var jobs = Rules.jobs.defaultValue
 
-    @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.")
+    @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: ArgumentHelp(Rules.maxPerHost.optionHelp()))
     var maxPerHost = Rules.maxPerHost.defaultValue
 
     @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
@@ -159,9 +160,9 @@ struct TransferOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("min-free"),
-        help:
-            "Free space a download must leave, checked before a known length is reserved and while a body of unknown length arrives (default: 1GiB, or 1% of the file system if smaller; 0 keeps no reserve)."
-    )
+        help: ArgumentHelp(
+            "\(Rules.minFree.row.help), checked before a known length is reserved and while a body of unknown length arrives (default: \(Rules.minFree.row.defaultText); 0 keeps no reserve)."
+        ))
     var minFree: String?
 
     @Flag(name: .customLong("no-resume"), help: "Ignore and delete resume state; a signal clears part files too.")
@@ -171,9 +172,7 @@ struct TransferOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("retry-delay"),
-        help:
-            "First retry delay (doubles per retry, with jitter), e.g. \(Rules.retryDelay.defaultText) (\(Rules.retryDelay.rangeText))."
-    )
+        help: ArgumentHelp(Rules.retryDelay.optionHelp()))
     var retryDelay = Rules.retryDelay.defaultText
 
     @Option(help: "Progress display: auto, bars, lines or none.")

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import JGMirror
 
-/// stderr for people, stdout only for what was asked for (SPEC §2).
+/// stderr for people, stdout only for what was asked for (docs/commands.md#terminal-and-stdout).
 enum Terminal {
     static func error(_ message: String) { say("jgmirror: \(message)\n") }
 
@@ -70,6 +70,7 @@ enum Terminal {
 }
 
 extension ArgumentParser.ExitCode {
-    /// The process ends with `code` (SPEC §9) once the command has thrown this.
+    /// The process ends with `code` (docs/exit-codes.md#exit-codes) once the command has thrown
+    /// this.
     init(_ code: JGMirror.ExitCode) { self.init(code.rawValue) }
 }

@@ -5,7 +5,7 @@ import Testing
 @testable import JGMirror
 
 /// Every number a manifest or the command line gives is bounded by the parser, and
-/// every URL is parsed by libcurl's URL API at plan time (SPEC §3).
+/// every URL is parsed by libcurl's URL API at plan time (docs/manifest.md#values).
 @Suite struct BoundsTests {
     private func manifestError(_ yaml: String) -> String? {
         do {

@@ -48,7 +48,8 @@ import Testing
             let leftOver = { try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") } }
             #expect(try leftOver().isEmpty)
             // A report that cannot be written is a local failure, and leaves nothing; a
-            // folder where the file would go is refused before the run (SPEC §10).
+            // folder where the file would go is refused before the run
+            // (docs/safety.md#output-files).
             let failed = try await execute(["sync", path, "--progress", "none", "--report", dir + "/missing/r.json"])
             #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(dir)/missing/r.json"), "\(failed.stderr)")
             try FileManager.default.removeItem(atPath: dir + "/r.json")
@@ -409,12 +410,12 @@ import Testing
     }
 }
 
-/// The README's library example is the example program the package builds.
+/// The library page's example (docs/library.md) is the example program the package builds.
 @Suite struct ReadmeTests {
-    @Test func readmeShowsTheCompiledExample() throws {
+    @Test func libraryPageShowsTheCompiledExample() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("docs/library.md"), encoding: .utf8)
         let example = try String(
             contentsOf: root.appendingPathComponent("Examples/MirrorTwoFiles/main.swift"), encoding: .utf8)
         #expect(readme.contains("```swift\n" + example + "```"))

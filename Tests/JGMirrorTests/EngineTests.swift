@@ -5,7 +5,7 @@ import Testing
 @testable import JGMirror
 
 /// The engine against a hostile or odd origin: retries that count failures without
-/// progress, ranges refused for a while, resumed bytes of another version (SPEC §5).
+/// progress, ranges refused for a while, resumed bytes of another version (docs/engine.md#retries).
 @Suite struct EngineTests {
     let server: TestServer
 

@@ -206,7 +206,8 @@ import Testing
             #expect(FileManager.default.createFile(atPath: dir + "/good.json", contents: good))
             let merged = try await execute(["report", "merge", dir + "/good.json", "-o", dir + "/all.json"])
             #expect(merged.status == 0)
-            // A report without its run's identity is merged, with a warning (SPEC §12).
+            // A report without its run's identity is merged, with a warning
+            // (docs/reports.md#merging-shard-reports).
             #expect(
                 merged.stderr.hasPrefix("jgmirror: \(dir)/good.json does not name its run")
                     && merged.stderr.contains("\nreport merge: 0 items"), "\(merged.stderr)")

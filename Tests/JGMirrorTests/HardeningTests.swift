@@ -402,8 +402,8 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
     return try body(path)
 }
 
-/// The on-disk confinement check (SPEC §10) on a first run, when the root and the
-/// folders below it do not exist yet.
+/// The on-disk confinement check (docs/safety.md#confinement-to-the-root) on a first run, when the
+/// root and the folders below it do not exist yet.
 @Suite struct RootConfinementTests {
     @Test func aRootNotMadeYetReachedThroughDotDotHoldsItsItems() throws {
         try withTestDirectorySync { dir in

@@ -4,7 +4,7 @@ import Testing
 
 @testable import JGMirror
 
-/// The run's host table carried out by the engine (SPEC §5a), against in-process
+/// The run's host table carried out by the engine (docs/hosts.md), against in-process
 /// servers whose log shows what reached them. The grace and probe delays are
 /// shortened through the options; nothing here waits on a clock of its own.
 /// A server that accepts every connection on `paths` and closes it without a word.

@@ -4,7 +4,8 @@ import Testing
 
 @testable import JGMirror
 
-/// The host states of SPEC §5a in virtual time: every `now` is a number the test picks.
+/// The host states (docs/hosts.md#host-states) in virtual time: every `now` is a number the test
+/// picks.
 @Suite struct HostTableTests {
     private let origin = "http://mirror.example:80"
 

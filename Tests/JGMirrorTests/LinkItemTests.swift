@@ -3,7 +3,7 @@ import JGMirror
 import TestServer
 import Testing
 
-/// `link:` items (SPEC §3, §10): relative symlinks placed
+/// `link:` items (docs/manifest.md#link-items, docs/safety.md#links): relative symlinks placed
 /// atomically after the files, recorded, verified, pruned like files.
 @Suite struct LinkItemTests {
     let server: TestServer

@@ -4,8 +4,8 @@ import TestServer
 import Testing
 
 /// Checksums lists are fetched conditionally against the copy cached under
-/// `ROOT/.jgmirror/lists/` (SPEC §10): `304` uses the copy, `200` replaces it, a
-/// missing or damaged copy costs a whole fetch, and a signed list is checked against
+/// `ROOT/.jgmirror/lists/` (docs/state.md#lists-and-their-cache): `304` uses the copy, `200`
+/// replaces it, a missing or damaged copy costs a whole fetch, and a signed list is checked against
 /// the bytes used every run.
 @Suite struct ListCacheTests {
     let server: TestServer

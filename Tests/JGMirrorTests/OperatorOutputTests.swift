@@ -3,7 +3,8 @@ import JGMirror
 import TestServer
 import Testing
 
-/// `--events` and `--metrics` (SPEC §10a), through the built binary.
+/// `--events` and `--metrics` (docs/reports.md#events, docs/reports.md#metrics), through the built
+/// binary.
 @Suite struct OperatorOutputTests {
     let server: TestServer
 

@@ -4,7 +4,7 @@ import TestServer
 import Testing
 
 /// Where `--report`, `--junit`, `--metrics`, `--events` and `report merge -o` write
-/// (SPEC §10 "Output files"), through the built binary: devices and FIFOs in place,
+/// (docs/safety.md#output-files), through the built binary: devices and FIFOs in place,
 /// links kept, a path no output may take refused before the run, and every output
 /// carrying the exit code the process ends with.
 @Suite struct OutputTargetTests {

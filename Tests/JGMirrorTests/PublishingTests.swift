@@ -4,8 +4,9 @@ import Testing
 
 @testable import JGMirror
 
-/// `publish: true` and ordered placement (SPEC §10b): a set's verified list and
-/// signature are placed after its files, and only when they all are.
+/// `publish: true` and ordered placement (docs/publishing.md#ordered,
+/// docs/publishing.md#published-lists): a set's verified list and signature are placed after its
+/// files, and only when they all are.
 @Suite struct PublishingTests {
     let server: TestServer
     /// name → body, as the release folder `/rel/` serves them.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import JGMirror
 
-/// The compact table a run looks state records up in (SPEC §10).
+/// The compact table a run looks state records up in (docs/state.md#the-state-folder).
 struct RecordTableTests {
     /// A record with every field set from `seed`, some left out.
     static func record(_ dest: String, seed: Int) -> FileRecord {

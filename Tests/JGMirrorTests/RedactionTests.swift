@@ -4,7 +4,7 @@ import Testing
 
 @testable import JGMirror
 
-/// Names in `redact` mask query parameters of that name too (SPEC §10).
+/// Names in `redact` mask query parameters of that name too (docs/safety.md#redaction).
 @Suite struct QueryRedactionTests {
     @Test func queryParametersNamedInRedactAreMasked() {
         let redactor = Redactor(redact: ["Token", "sig"], urls: ["https://h/f?token=s3cr3t&x=1"])

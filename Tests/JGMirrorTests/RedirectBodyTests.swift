@@ -5,7 +5,7 @@ import Testing
 
 /// Redirects that carry a body, as Apache's `Redirect 302` (an HTML page with a
 /// `Content-Length`) and Caddy's 308 (a chunked one) send them, are followed for
-/// items, lists and `get`; the body is discarded (SPEC §5, §10).
+/// items, lists and `get`; the body is discarded (docs/engine.md#redirects).
 @Suite struct RedirectBodyTests {
     let server: TestServer
     let body = TestServer.bytes(count: 3 << 20, seed: 31)

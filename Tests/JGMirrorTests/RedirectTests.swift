@@ -4,7 +4,8 @@ import Testing
 
 @testable import JGMirror
 
-/// Which origin a redirect may take the manifest's headers to (SPEC §10).
+/// Which origin a redirect may take the manifest's headers to
+/// (docs/safety.md#redirects-and-headers).
 @Suite struct RedirectRuleTests {
     @Test(arguments: [
         ("http://Example.COM/a?b", "http://example.com:80"),

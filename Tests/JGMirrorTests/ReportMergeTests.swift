@@ -3,8 +3,8 @@ import Testing
 
 @testable import JGMirror
 
-/// `report merge` over reports that name their run (SPEC §12): one manifest and one
-/// count, the latest attempt of each shard, a lost shard shown and exit 1.
+/// `report merge` over reports that name their run (docs/reports.md#merging-shard-reports): one
+/// manifest and one count, the latest attempt of each shard, a lost shard shown and exit 1.
 @Suite struct ReportMergeTests {
     let start = Date(timeIntervalSince1970: 1_795_000_000)
 

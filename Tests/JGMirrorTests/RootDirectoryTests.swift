@@ -154,7 +154,8 @@ import Testing
     }
 }
 
-/// SPEC §10 end to end: a folder swapped for a symlink while the run is under way.
+/// Confinement to the root (docs/safety.md#confinement-to-the-root) end to end: a folder swapped
+/// for a symlink while the run is under way.
 @Suite struct SwappedFolderTests {
     let server: TestServer
     init() throws { server = try TestServer() }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import JGMirror
 
-/// The run's host table beyond one engine's items (SPEC §5a): shared with the lists
+/// The run's host table beyond one engine's items (docs/hosts.md): shared with the lists
 /// a run fetches first, set per origin by `hosts:`, and deciding which source an
 /// item's connections use. Against in-process servers whose logs show what reached
 /// them; grace and probe delays shortened through the options.

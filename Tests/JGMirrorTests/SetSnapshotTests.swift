@@ -4,9 +4,9 @@ import Testing
 
 @testable import JGMirror
 
-/// A set below the root with `publish: snapshot` (SPEC §10b): its folder is a link to
-/// snapshots of its own, swapped when the set alone is complete; the rest of the tree
-/// is published in order, and one set's failure holds back no other set.
+/// A set below the root with `publish: snapshot` (docs/publishing.md#a-sets-own-snapshots): its
+/// folder is a link to snapshots of its own, swapped when the set alone is complete; the rest of
+/// the tree is published in order, and one set's failure holds back no other set.
 @Suite struct SetSnapshotTests {
     let server: TestServer
 

@@ -3,7 +3,7 @@ import JGMirror
 import TestServer
 import Testing
 
-/// `sets:` (SPEC §3): a checksums list served by the test server becomes items.
+/// `sets:` (docs/manifest.md#sets): a checksums list served by the test server becomes items.
 @Suite struct SetTests {
     let server: TestServer
     /// name → body, as the release folder `/rel/` serves them.
@@ -112,7 +112,8 @@ import Testing
             let path = write(
                 "version: 1\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n", to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--progress", "none"])
-            // The list's fault, not the manifest's: its set fails alone (SPEC §10).
+            // The list's fault, not the manifest's: its set fails alone
+            // (docs/sync.md#failed-lists).
             #expect(run.status == 1)
             #expect(
                 run.stderr.contains("\(server.url("/rel/SHA256SUMS")) line 4: '\(name)' leaves the set's folder"), "\(run.stderr)"

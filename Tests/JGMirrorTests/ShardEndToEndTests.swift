@@ -3,7 +3,7 @@ import JGMirror
 import TestServer
 import Testing
 
-/// Shards through the built binary as a Slurm array runs them (SPEC §12): `--shard
+/// Shards through the built binary as a Slurm array runs them (docs/scale-out.md#slurm): `--shard
 /// auto` from the array's variables, reports that name their run, and `report merge`
 /// of all shards, of all but one, and of two manifests.
 @Suite struct ShardEndToEndTests {

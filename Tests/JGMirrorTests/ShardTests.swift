@@ -4,7 +4,7 @@ import Testing
 @testable import JGMirror
 
 /// `--shard auto` and `--shard-count` against the variables of Slurm and Kubernetes
-/// (SPEC §12), with the environment given as a dictionary.
+/// (docs/scale-out.md), with the environment given as a dictionary.
 @Suite struct ShardTests {
     /// What Slurm exports for `--array=first-last:step` to the task `task`.
     func slurm(task: Int, first: Int, last: Int, step: Int = 1) -> [String: String] {

@@ -64,8 +64,8 @@ extension PublishingTests {
     }
 }
 
-/// Snapshot publishing (`--publish snapshot`, SPEC §10b): `current` moves only after
-/// a clean run, to a complete snapshot; old snapshots are pruned; unchanged files are
+/// Snapshot publishing (`--publish snapshot`, docs/publishing.md#snapshot): `current` moves only
+/// after a clean run, to a complete snapshot; old snapshots are pruned; unchanged files are
 /// hard links that the next run trusts without reading them.
 @Suite struct SnapshotPublishingTests {
     let server: TestServer

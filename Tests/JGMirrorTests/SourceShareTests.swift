@@ -2,9 +2,9 @@ import Testing
 
 @testable import JGMirror
 
-/// Which source an item's new connection uses (SPEC §5, §5a point "sources by
-/// health"), from host standings and measured rates given as numbers: no clock, no
-/// network.
+/// Which source an item's new connection uses
+/// (docs/hosts.md#sources-by-health), from host standings and measured rates given as numbers: no
+/// clock, no network.
 @Suite struct SourceShareTests {
     /// The sources `count` connections go to, one after another, as an item hires them.
     private func deal(_ candidates: [SourceShare.Candidate], count: Int) -> [Int?] {

@@ -12,7 +12,8 @@ final class HashLog: Sendable {
     var all: [String] { names.value }
 }
 
-/// The state database, quick check, conditional refresh, prune and tree locks (SPEC §4, §10).
+/// The state database, quick check, conditional refresh, prune and tree locks (docs/state.md,
+/// docs/deletions.md).
 @Suite(.serialized) struct StateTests {
     let server: TestServer
     let body = TestServer.bytes(count: 20_000, seed: 131)
@@ -565,7 +566,7 @@ final class HashLog: Sendable {
     /// A file without a record (a damaged database rebuilt, a kill between placing and
     /// recording) is fetched again, never asked for by its own mtime: that is when
     /// jgmirror placed it, and a replacement published with an older mtime
-    /// (`rsync -t`) would be answered 304 for ever (SPEC §4).
+    /// (`rsync -t`) would be answered 304 for ever (docs/sync.md#unchanged-files).
     @Test(arguments: [false, true])
     func fileWithoutARecordIsFetchedAgainNotAskedByItsMtime(rehash: Bool) async throws {
         try await withTestDirectory { dir in

@@ -473,9 +473,9 @@ import Testing
 
     @Test(arguments: [false, true])
     func aConnectionWaitingOutRetryAfterDoesNotHoldAFinishedItem(sized: Bool) async throws {
-        // The second request gets 503 with Retry-After: 2. The host cools (SPEC §5a): no
-        // new request goes for 2 s, and then the others finish the file, its region
-        // included; the item ends then, not when a connection's own backoff would.
+        // The second request gets 503 with Retry-After: 2. The host cools
+        // (docs/hosts.md#rate-limits): no new request goes for 2 s, and then the others finish the
+        // file, its region included; the item ends then, not when a connection's own backoff would.
         serve { $0.fault = { index in index == 1 ? .status(503, retryAfter: 2) : nil } }
         try await withTestDirectory { dir in
             let report = try await sync(

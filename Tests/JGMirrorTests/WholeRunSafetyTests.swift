@@ -4,8 +4,8 @@ import Testing
 
 @testable import JGMirror
 
-/// What a run decides about the whole tree (SPEC §10), through the built binary
-/// against a server on loopback, as cron runs it: only a clean run deletes, within
+/// What a run decides about the whole tree (docs/deletions.md, docs/sync.md#failed-lists), through
+/// the built binary against a server on loopback, as cron runs it: only a clean run deletes, within
 /// `--max-delete`; a list's failure stays with its set; `--backup-dir` keeps what
 /// goes.
 @Suite struct WholeRunSafetyTests {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A checksums list as a sync last fetched it, with the validators it came with: the
-/// contents of one file under `ROOT/.jgmirror/lists/` (SPEC §10).
+/// contents of one file under `ROOT/.jgmirror/lists/` (docs/state.md#lists-and-their-cache).
 ///
 /// The file is one line of JSON (the URL without its credentials and query values,
 /// the validators, the body's length and SHA-256), a newline, then the body as

@@ -1,7 +1,8 @@
 import Foundation
 
-/// SHA256SUMS- and SHA512SUMS-style files (`HASH  NAME` or `HASH *NAME`), SPEC §3
-/// `checksums:`. A 64-digit hash is SHA-256, a 128-digit one SHA-512.
+/// SHA256SUMS- and SHA512SUMS-style files (`HASH  NAME` or `HASH *NAME`),
+/// docs/manifest.md#checksums-lists: `checksums:`. A 64-digit hash is SHA-256, a 128-digit one
+/// SHA-512.
 enum ChecksumFiles {
     /// Why a list cannot give hashes: a name listed twice with two hashes.
     struct Conflict: Error {

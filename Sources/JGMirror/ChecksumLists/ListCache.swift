@@ -2,8 +2,8 @@ import Foundation
 
 /// Where a tree keeps the checksums lists (`sets:` sums and `checksums:` files) its
 /// syncs fetched: `ROOT/.jgmirror/lists/`, one file per list, named by the SHA-256 of
-/// its URL without secrets (SPEC §10, `path(for:)`). The next run asks for each list with `If-None-Match` /
-/// `If-Modified-Since` and, on `304`, uses the cached copy.
+/// its URL without secrets (docs/state.md#lists-and-their-cache, `path(for:)`). The next run asks
+/// for each list with `If-None-Match` / `If-Modified-Since` and, on `304`, uses the cached copy.
 ///
 /// Nothing in it is needed for correctness: a missing, unreadable or damaged copy
 /// costs an unconditional fetch. A signed list is checked with gpgv against the bytes

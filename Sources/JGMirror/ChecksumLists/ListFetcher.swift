@@ -171,9 +171,9 @@ final class ListFetcher: Sendable {
     }
 
     /// `text`, then the signature when the list has one. A cached copy that fails it is
-    /// fetched once more, unconditionally (SPEC §10): a list rewritten upstream under
-    /// its old ETag, or a damaged cache, must not fail every run until someone clears
-    /// the cache by hand.
+    /// fetched once more, unconditionally (docs/state.md#lists-and-their-cache): a list
+    /// rewritten upstream under its old ETag, or a damaged cache, must not fail every run
+    /// until someone clears the cache by hand.
     func verifiedText(_ url: String, headers: [HTTPHeader], settings: Settings, signature: ListSignature?)
         async throws(SyncError) -> FetchedList
     {

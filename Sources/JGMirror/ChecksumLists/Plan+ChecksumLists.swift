@@ -27,7 +27,7 @@ extension Plan {
     /// The same through `fetcher` (and its engine and cache). A list that cannot be
     /// fetched or read fails alone (`manifest.listFailures`, code `list`, or its host's
     /// `host_down` or `rate_limited`), and so do the items left without a checksum,
-    /// which it may have listed, with its code (SPEC §10).
+    /// which it may have listed, with its code (docs/sync.md#failed-lists).
     mutating func applyChecksumLists(with fetcher: ListFetcher) async throws(SyncError) {
         var sums: [(source: ChecksumSource, hashes: [String: String])] = []
         var failed: [ListFailure] = []

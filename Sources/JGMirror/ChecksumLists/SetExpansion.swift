@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns one `sets:` entry and its fetched list into manifest items (SPEC §3): the
+/// Turns one `sets:` entry and its fetched list into manifest items (docs/manifest.md#sets): the
 /// URL resolved against the list's, the destination `dest` + name confined to the
 /// set's folder, the hash from the list, the set's options on every item.
 struct SetExpansion {
@@ -34,8 +34,8 @@ struct SetExpansion {
         }
     }
 
-    /// The manifest's case rule (SPEC §3) for `dest`, against every destination taken
-    /// so far; records it.
+    /// The manifest's case rule (docs/manifest.md#destinations) for `dest`, against every
+    /// destination taken so far; records it.
     private mutating func caseClash(_ dest: String, line: Int) -> String? {
         let taken = taken
         return ManifestParser.caseClash(
@@ -77,9 +77,9 @@ struct SetExpansion {
         }
     }
 
-    /// Why `dest` cannot be placed next to the destinations taken so far (SPEC §3,
-    /// as the manifest's own items are checked): it is taken, it is the folder of
-    /// another destination, or one of its folders is another item's file.
+    /// Why `dest` cannot be placed next to the destinations taken so far
+    /// (docs/manifest.md#destinations, as the manifest's own items are checked): it is taken, it is
+    /// the folder of another destination, or one of its folders is another item's file.
     private func conflict(_ dest: String) -> String? {
         if let owner = taken[dest] { return "destination '\(dest)' is also \(owner.text)" }
         if folders.contains(dest) { return "destination '\(dest)' is a folder of another item's destination" }

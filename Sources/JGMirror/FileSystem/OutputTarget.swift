@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where one output of a run (`--report`, `--junit`, `--metrics`, `--events`, `-o`)
-/// goes, decided before the run starts (SPEC §10 "Output files").
+/// goes, decided before the run starts (docs/safety.md#output-files).
 ///
 /// Only a regular file or a missing name is replaced (written beside it, then renamed
 /// over it): renaming over `/dev/null` as root turns it into a regular file, and over

@@ -1,5 +1,5 @@
 /// Told, in order, how far the part file's contiguous prefix of good bytes reaches,
-/// so a verifier can hash it while the rest is still arriving (SPEC §7).
+/// so a verifier can hash it while the rest is still arriving (docs/engine.md#verification).
 ///
 /// Calls come from the engine thread and must return at once.
 public protocol PartFileObserver: Sendable {

@@ -2,7 +2,8 @@ import CLinux
 import Foundation
 
 /// The mirror root, opened once; every file and folder below it is created, opened,
-/// renamed and removed relative to that descriptor, never through a symlink (SPEC §10).
+/// renamed and removed relative to that descriptor, never through a symlink
+/// (docs/safety.md#confinement-to-the-root).
 ///
 /// A check made before a write cannot stop a folder from being swapped for a symlink
 /// between the check and the write. So no path below the root is ever handed to the

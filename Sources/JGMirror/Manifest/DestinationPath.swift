@@ -1,7 +1,8 @@
 import Foundation
 
-/// Lexical rules for destinations (SPEC §3, §10): relative, inside the root, and
-/// never one of jgmirror's own working names.
+/// Lexical rules for destinations (docs/manifest.md#destinations,
+/// docs/safety.md#confinement-to-the-root): relative, inside the root, and never one of jgmirror's
+/// own working names.
 enum DestinationPath {
     /// Why a destination is refused.
     enum Problem: Error {

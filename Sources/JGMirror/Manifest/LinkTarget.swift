@@ -1,7 +1,7 @@
-/// Lexical rules for the target of a `link:` item (SPEC §3, §10): written as given
-/// into the symlink, so it must be relative, and once resolved against the link's
-/// folder it must stay inside the root. Pure: what is on disk is checked by
-/// `RootConfinement` before a run.
+/// Lexical rules for the target of a `link:` item (docs/manifest.md#link-items,
+/// docs/safety.md#links): written as given into the symlink, so it must be relative, and once
+/// resolved against the link's folder it must stay inside the root. Pure: what is on disk is
+/// checked by `RootConfinement` before a run.
 enum LinkTarget {
     /// Why a target is refused, for the person at the terminal.
     enum Problem: Error, Equatable {

@@ -1,4 +1,4 @@
-/// A parsed and validated manifest (SPEC §3): what to mirror, where, and how.
+/// A parsed and validated manifest (docs/manifest.md): what to mirror, where, and how.
 public struct Manifest: Sendable {
     /// The manifest's path (or the name given for an in-memory document).
     public var path: String
@@ -8,7 +8,7 @@ public struct Manifest: Sendable {
     public var root: String?
     /// Options every item inherits unless it sets them itself.
     public var defaults: ItemSettings
-    /// The host options of `defaults`, for the whole run (SPEC §5a).
+    /// The host options of `defaults`, for the whole run (docs/manifest.md#host-keys).
     public var hosts = HostOptions()
     /// The host options of `hosts:`, for one origin each, by origin as the run's host
     /// table spells it (`scheme://host:port`, the default port filled in); what one
@@ -23,7 +23,7 @@ public struct Manifest: Sendable {
     }
     /// `items`, as the manifest keeps them.
     var itemChunks = ManifestItemChunks()
-    /// Checksums lists whose every file becomes an item (SPEC §3 `sets:`); emptied
+    /// Checksums lists whose every file becomes an item (docs/manifest.md#sets); emptied
     /// by `expandSets`, which appends their items to `items`.
     public var sets: [ManifestSet] = []
     /// Items whose list failed its signature check, by destination: they are
@@ -32,11 +32,11 @@ public struct Manifest: Sendable {
     /// The destination folders of sets whose list failed its signature check (`""`:
     /// the root): such a list decides nothing, so `--delete` removes nothing there.
     public var distrustedFolders: [String] = []
-    /// Lists that could not be fetched, parsed or trusted (SPEC §10): each fails its
-    /// own set, the other sets and items go on, and the run deletes nothing.
+    /// Lists that could not be fetched, parsed or trusted (docs/sync.md#failed-lists): each fails
+    /// its own set, the other sets and items go on, and the run deletes nothing.
     public var listFailures: [ListFailure] = []
     /// The verified lists of the sets with `publish: true` whose list verified, kept by
-    /// `expandSets` for a sync to place after their files (SPEC §10b).
+    /// `expandSets` for a sync to place after their files (docs/publishing.md#published-lists).
     public var publishedLists: [PublishedList] = []
     /// A set at the root asks for snapshot publishing (`publish: snapshot` with no
     /// `dest`): its folder is the whole tree, so the whole run is built as a snapshot
@@ -73,7 +73,7 @@ public struct Manifest: Sendable {
 
 /// Options that `defaults` sets for every item and an item may override.
 public struct ItemSettings: Sendable, Equatable {
-    /// TCP connections per item (SPEC §5).
+    /// TCP connections per item (docs/engine.md#connections-and-ranges).
     public var connections: Int?
     /// Retries per connection; default `connections / 2`, at least 1.
     public var retries: Int?
@@ -87,20 +87,22 @@ public struct ItemSettings: Sendable, Equatable {
     public var redact: [String]?
     /// Labels for `--tag` / `--skip-tag`.
     public var tags: [String]?
-    /// Skip TLS verification for this item (SPEC §10); the report says so.
+    /// Skip TLS verification for this item (docs/safety.md#tls); the report says so.
     public var insecure: Bool?
-    /// Send the headers along when a redirect leads to another origin (SPEC §10).
+    /// Send the headers along when a redirect leads to another origin
+    /// (docs/safety.md#redirects-and-headers).
     public var forwardHeaders: Bool?
     /// The most bytes accepted for a body of unknown length, or announced for one of
-    /// known length (SPEC §3, §10).
+    /// known length (docs/safety.md#size-limits).
     public var maxSize: Int64?
-    /// How an item without a checksum follows its remote (SPEC §3 `refresh`).
+    /// How an item without a checksum follows its remote (docs/sync.md#unchanged-files).
     public var refresh: RefreshPolicy?
 
     public init() {}
 }
 
-/// How a present item without a checksum is checked against its remote (SPEC §4).
+/// How a present item without a checksum is checked against its remote
+/// (docs/sync.md#unchanged-files).
 public enum RefreshPolicy: String, Sendable, Equatable {
     /// A conditional request (`If-None-Match` / `If-Modified-Since`); `304` keeps the file.
     case conditional
@@ -149,11 +151,11 @@ public struct ManifestSet: Sendable {
     /// Where `sums` is, for errors about the list's lines.
     public var sumsLocation: SourceLocation
     /// Place the verified list (and signature) in `dest` once every file of the set is
-    /// in place (`publish: true`, SPEC §10b).
+    /// in place (`publish: true`, docs/publishing.md#published-lists).
     public var publish = false
-    /// `publish: snapshot`: the set's folder is published as a snapshot (SPEC §10b),
-    /// the list placed as with `publish: true`, inside it; a set at the root makes
-    /// the whole run a snapshot run.
+    /// `publish: snapshot`: the set's folder is published as a snapshot
+    /// (docs/publishing.md#a-sets-own-snapshots), the list placed as with `publish: true`, inside
+    /// it; a set at the root makes the whole run a snapshot run.
     public var snapshot = false
     /// Snapshots to keep (`keep:`, with `publish: snapshot`).
     public var keep: Int?
@@ -223,7 +225,7 @@ public struct ManifestItem: Sendable {
         set { extras.tag = newValue }
     }
     /// `link:`: the item is a symlink at `dest` with this relative target, as written,
-    /// and has no URL (SPEC §3, §10).
+    /// and has no URL (docs/manifest.md#link-items).
     public var link: String? {
         get { extras.link }
         set { extras.link = newValue }
@@ -319,7 +321,7 @@ final class SettingsBox: Sendable {
     init(_ settings: ItemSettings) { self.settings = settings }
 }
 
-/// A checksums list that failed as a whole (SPEC §10): it could not be fetched or
+/// A checksums list that failed as a whole (docs/sync.md#failed-lists): it could not be fetched or
 /// parsed, named no usable file, or failed its signature with nothing to name. Its
 /// set's items cannot be known, so the report carries one row for the list.
 public struct ListFailure: Sendable, Equatable {
@@ -347,7 +349,8 @@ public struct ListFailure: Sendable, Equatable {
 /// A set below the root with `publish: snapshot`: its folder (`ROOT/<folder>`) is a
 /// symlink to the set's published snapshot, swapped once every file of the set and its
 /// list are in place and verified, independently of the rest of the run
-/// (`SnapshotTree`, SPEC §10b). Nothing but the set's own files may lie in that folder.
+/// (`SnapshotTree`, docs/publishing.md#a-sets-own-snapshots). Nothing but the set's own files may
+/// lie in that folder.
 public struct SnapshotSet: Sendable, Equatable {
     /// The set's folder, ending in `/`.
     public var folder: String

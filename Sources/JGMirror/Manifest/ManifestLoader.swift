@@ -2,7 +2,7 @@ import Foundation
 
 /// Options that change what a manifest may contain.
 public struct ManifestOptions: Sendable {
-    /// Accept `file://` sources (SPEC §2 `--allow-file-urls`).
+    /// Accept `file://` sources (`--allow-file-urls`, docs/commands.md#options).
     public var allowFileURLs = false
     /// An item without a checksum is an error (`--require-checksums`). Items that a
     /// `checksums:` file may cover are checked once the file is fetched.

@@ -1,4 +1,4 @@
-/// `hosts:` (SPEC §3, §5a): the host options of `defaults` given for one origin each.
+/// `hosts:` (docs/manifest.md#host-keys): the host options of `defaults` given for one origin each.
 ///
 /// ```yaml
 /// hosts:

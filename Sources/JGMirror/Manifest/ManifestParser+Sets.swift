@@ -1,7 +1,7 @@
 import Foundation
 
-/// `checksums:` and `sets:` (SPEC §3): the checksums lists a manifest names, and the
-/// `signature:` + `keyring:` pair either may carry.
+/// `checksums:` and `sets:` (docs/manifest.md#sets, docs/manifest.md#checksums-lists): the
+/// checksums lists a manifest names, and the `signature:` + `keyring:` pair either may carry.
 extension ManifestParser {
     mutating func parseChecksumSources() throws(ManifestError) -> [ChecksumSource] {
         var sources: [ChecksumSource] = []

@@ -18,18 +18,16 @@ struct ManifestParser {
     /// The origins of `hosts:` and where each is given.
     var hostsGiven: [String: SourceLocation] = [:]
 
-    static let topKeys = ["version", "root", "defaults", "hosts", "checksums", "sets", "items"]
-    static let settingKeys = [
-        "connections", "retries", "min_segment", "timeout", "headers", "redact", "tags", "insecure", "forward_headers",
-        "max_size",
-        "refresh",
-    ]
-    static let itemKeys = ["url", "mirrors", "dest", "sha256", "sha512", "size", "tag", "link"] + settingKeys
+    // The keys each mapping allows, from the option table (`Rules.table`), which also
+    // writes the manifest reference (docs/manifest.md#item-keys) and `--help`.
+    static let topKeys = Rules.keys(in: .top)
+    /// The keys of `defaults`: the item options and the host options.
+    static let defaultsKeys = Rules.keys(in: .defaults)
+    static let itemKeys = Rules.keys(in: .item)
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
-    static let linkKeys: Set<String> = ["link", "dest", "tag", "tags"]
-    static let checksumKeys = ["url", "signature", "keyring"]
-    static let setKeys =
-        ["sums", "dest", "include", "exclude", "mirrors_base", "signature", "keyring", "tag", "publish", "keep"] + settingKeys
+    static let linkKeys = Set(Rules.keys(in: .link))
+    static let checksumKeys = Rules.keys(in: .checksums)
+    static let setKeys = Rules.keys(in: .set)
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -99,7 +97,7 @@ struct ManifestParser {
         let start = try expectMapping("defaults")
         var settings = ItemSettings()
         var hosts = HostOptions()
-        var seen = SeenKeys(Self.settingKeys + HostOptions.keys)
+        var seen = SeenKeys(Self.defaultsKeys)
         while let (key, keyLocation) = try nextKey(in: "defaults", seen: &seen) {
             if try parseSetting(key, into: &settings) { continue }
             guard try parseHostOption(key, into: &hosts) else {
@@ -123,7 +121,7 @@ struct ManifestParser {
         case "max_wait": hosts.maxWait = try duration(Rules.maxWait)
         case "min_rate":
             let (text, location) = try readScalar(key, expecting: "a rate")
-            guard let rate = Units.parseRate(text), Rules.rate.contains(rate) else {
+            guard let rate = Units.parseRate(text), Rules.minRate.range.contains(rate) else {
                 throw error(location, "'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not '\(text)'")
             }
             hosts.minRate = rate
@@ -206,8 +204,8 @@ struct ManifestParser {
     }
 
     /// Completes a `link:` item: a destination of its own, and a target that stays
-    /// inside the root (SPEC §10); `conflicting` is the first key that only an item
-    /// with a URL may have.
+    /// inside the root (docs/safety.md#confinement-to-the-root); `conflicting` is the first key
+    /// that only an item with a URL may have.
     mutating func linkItem(
         _ item: ManifestItem, target: (String, SourceLocation), dest: String?, conflicting: (String, SourceLocation)?
     ) throws(ManifestError) -> ManifestItem {

@@ -2,8 +2,8 @@ import Foundation
 
 /// A set's checksums list (and its signature) as verified, to place in the set's
 /// folder under their own names once every file of the set is in place (`publish:
-/// true`, SPEC §10b): a reader who follows the list never meets a name it promises
-/// that is not there, nor a list whose files are not yet the listed ones.
+/// true`, docs/publishing.md#published-lists): a reader who follows the list never meets a name it
+/// promises that is not there, nor a list whose files are not yet the listed ones.
 public struct PublishedList: Sendable, Equatable {
     /// The set's folder (`""`: the root, else ending in `/`).
     public var folder: String

@@ -1,5 +1,5 @@
-/// Every failure a report can show, as the `error.code` of SPEC §8; the exit class of
-/// SPEC §9 each leads to is `ExitCode`'s table (`exitCode`).
+/// Every failure a report can show, as the report's `error.code` (docs/exit-codes.md#error-codes);
+/// the exit class each leads to is `ExitCode`'s table (`exitCode`).
 ///
 /// The one list of codes: reports, JUnit, events and the terminal print `rawValue`;
 /// decisions compare cases, never spellings.
@@ -77,10 +77,10 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// `report merge` has no report of one or more shards of the run: the merged
     /// report is incomplete (`shard_missing`).
     case shardMissing
-    /// The item's host gave no answer for `host_grace` (`host_down`, SPEC §5a).
+    /// The item's host gave no answer for `host_grace` (`host_down`, docs/hosts.md#host-states).
     case hostDown
     /// The item's host asked to be left alone longer than `max_wait` or past the
-    /// run's deadline (`rate_limited`, SPEC §5a).
+    /// run's deadline (`rate_limited`, docs/hosts.md#rate-limits).
     case rateLimited
     /// The run reached `--max-duration` before the item ended (`deadline`).
     case deadline

@@ -1,5 +1,5 @@
-/// The process exit codes of SPEC §9, and the one place failures and results map
-/// onto them: `ErrorCode.exitCode` for each code, `forResult` for an item, and
+/// The process exit codes (docs/exit-codes.md#exit-codes), and the one place failures and results
+/// map onto them: `ErrorCode.exitCode` for each code, `forResult` for an item, and
 /// `SyncError.exitCode` from those two.
 public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     /// Every selected item is present and verified (or unverified by choice).
@@ -20,7 +20,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     case interrupted = 130
 
     /// What the code means, for the person reading `--help` or the man page's EXIT
-    /// STATUS, both made from this one table (SPEC §9's wording).
+    /// STATUS, both made from this one table (docs/exit-codes.md#exit-codes).
     public var meaning: String {
         switch self {
         case .success: "every selected item is present and verified (or unverified by choice)"
@@ -87,7 +87,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
 }
 
 extension ErrorCode {
-    /// The exit code a failure with this code leads to (SPEC §9).
+    /// The exit code a failure with this code leads to (docs/exit-codes.md#error-codes).
     public var exitCode: ExitCode {
         switch self {
         case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local

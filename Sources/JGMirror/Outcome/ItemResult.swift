@@ -1,6 +1,6 @@
 import Foundation
 
-/// What happened to one item (SPEC §4, §8).
+/// What happened to one item (docs/sync.md, docs/reports.md#item-status).
 public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     /// Fetched, verified and placed this run (a `link:` item: made or changed).
     case downloaded
@@ -48,7 +48,7 @@ public struct ItemError: Sendable, Codable, Equatable {
     public var isLocal: Bool { code.isLocal }
 }
 
-/// One item of the report, in the order SPEC §8 lists the fields.
+/// One item of the report, in the order docs/reports.md#json-report lists the fields.
 public struct ItemResult: Sendable, Decodable, Equatable {
     public var dest: String
     public var url: String

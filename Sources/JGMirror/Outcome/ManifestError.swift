@@ -2,7 +2,7 @@ import Foundation
 
 /// Everything wrong with a manifest: syntax, unknown keys, wrong types, bad values,
 /// duplicate or escaping destinations. Every such error exits 2 before any byte is
-/// fetched (SPEC §3, §9).
+/// fetched (docs/manifest.md#errors, docs/exit-codes.md#exit-codes).
 public struct ManifestError: LocalizedError, Sendable, Equatable {
     /// The manifest's path as the user gave it.
     public var file: String

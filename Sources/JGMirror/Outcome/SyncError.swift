@@ -31,8 +31,8 @@ public enum SyncError: LocalizedError, Sendable {
         }
     }
 
-    /// SPEC §9: the exit class of the report's `error.code`; a list that could not be
-    /// fetched counts as an item that failed.
+    /// The exit class (docs/exit-codes.md#error-codes) of the report's `error.code`; a list that
+    /// could not be fetched counts as an item that failed.
     public var exitCode: ExitCode {
         switch self {
         case .checksums: ExitCode.forResult(status: .failed, error: itemError)
@@ -55,8 +55,8 @@ public enum SyncError: LocalizedError, Sendable {
 
     /// The error the row of a list that could not be fetched carries (its set's, or a
     /// `checksums:` list's): `list`, or its host's `host_down` or `rate_limited`
-    /// (SPEC §5a), so that a dead or busy host reads the same on its lists as on its
-    /// items, and exits as they do; `deadline` when `--max-duration` came first.
+    /// (docs/hosts.md#host-states), so that a dead or busy host reads the same on its lists as on
+    /// its items, and exits as they do; `deadline` when `--max-duration` came first.
     var listError: ItemError {
         var error = ItemError(code: .list, message: errorDescription ?? "")
         if case .checksums(_, let cause) = self, [.hostDown, .rateLimited, .deadline, .tooSlow].contains(cause.code) {

@@ -1,8 +1,10 @@
 import Foundation
 
-/// Why a transfer failed, with the error code the report carries (SPEC §4, §8).
+/// Why a transfer failed, with the error code the report carries (docs/sync.md#failures,
+/// docs/exit-codes.md#error-codes).
 public struct TransferError: LocalizedError, Sendable, Equatable {
-    /// What failed, as the report spells it; it also decides the exit code (SPEC §9).
+    /// What failed, as the report spells it; it also decides the exit code
+    /// (docs/exit-codes.md#error-codes).
     public var code: ErrorCode
     /// Human explanation, already free of secrets when it reaches a report.
     public var message: String

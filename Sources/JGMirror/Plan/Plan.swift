@@ -12,8 +12,8 @@ public struct Plan: Sendable {
     /// How many items the manifest has before filters.
     public var totalInManifest: Int
     /// Set when `--tag`/`--skip-tag` selected no item: a usage error naming the tags the
-    /// manifest has (SPEC §2), so a typo in a CI job does not pass with nothing done.
-    /// A shard that happens to be empty is not one.
+    /// manifest has (docs/commands.md#selecting-items), so a typo in a CI job does not pass with
+    /// nothing done. A shard that happens to be empty is not one.
     public var emptySelection: UsageError?
     /// The shard taken, when one was.
     public var shard: Shard?
@@ -26,8 +26,9 @@ public struct Plan: Sendable {
     public var isFiltered: Bool
     /// The headers each `checksums:` list is fetched with, by its URL: those of the
     /// manifest's first item served from the list's origin, selected by the filters or
-    /// not, so that a shard or a tag sees the same list (SPEC §10: headers stay with
-    /// the origins they were written for). A list no item shares an origin with gets none.
+    /// not, so that a shard or a tag sees the same list (docs/safety.md#redirects-and-headers:
+    /// headers stay with the origins they were written for). A list no item shares an origin with
+    /// gets none.
     public var listHeaders: [String: [HTTPHeader]] = [:]
 
     /// Applies defaults, overrides, tag filters and the shard to `manifest`.

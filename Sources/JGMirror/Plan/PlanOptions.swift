@@ -1,6 +1,6 @@
 import Foundation
 
-/// Command-line choices that shape the queue (SPEC §2).
+/// Command-line choices that shape the queue (docs/commands.md#selecting-items).
 public struct PlanOptions: Sendable {
     /// Keep only items that carry any of these tags (empty: all).
     public var tags: [String] = []
@@ -22,7 +22,7 @@ public struct PlanOptions: Sendable {
     public init() {}
 }
 
-/// A slice of the items by a stable hash of their destination (SPEC §2 `--shard`).
+/// A slice of the items by a stable hash of their destination (docs/commands.md#selecting-items).
 public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// 0-based index of this shard.
     public var index: Int
@@ -47,9 +47,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         try self.init(index: index, count: count)
     }
 
-    /// The shard `--shard` and `--shard-count` name (SPEC §2, §12): `I/N`, `auto`, or
-    /// none. `--shard-count` goes only with `auto`: beside `I/N` it would be a second,
-    /// possibly different, N.
+    /// The shard `--shard` and `--shard-count` name (docs/commands.md#selecting-items,
+    /// docs/scale-out.md): `I/N`, `auto`, or none. `--shard-count` goes only with `auto`: beside
+    /// `I/N` it would be a second, possibly different, N.
     public static func resolve(
         option: String?, count: Int?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(UsageError) -> Shard? {
@@ -64,10 +64,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         return try Shard(parsing: option)
     }
 
-    /// The shard a job scheduler gives this process (SPEC §12). Kubernetes Indexed
-    /// Jobs set `JOB_COMPLETION_INDEX` but not the completions, so `count` is needed.
-    /// Slurm job arrays set `SLURM_ARRAY_TASK_ID` with the array's `_MIN`, `_MAX`,
-    /// `_COUNT` and `_STEP`: an array from 1 (`--array=1-4`) or with a step
+    /// The shard a job scheduler gives this process (docs/scale-out.md#slurm,
+    /// docs/scale-out.md#kubernetes). Kubernetes Indexed Jobs set `JOB_COMPLETION_INDEX` but not
+    /// the completions, so `count` is needed. Slurm job arrays set `SLURM_ARRAY_TASK_ID` with the
+    /// array's `_MIN`, `_MAX`, `_COUNT` and `_STEP`: an array from 1 (`--array=1-4`) or with a step
     /// (`--array=0-6:2`) maps onto shards 0…N-1 in order, and `count`, when given,
     /// must agree. Both engines' variables at once is an error rather than a guess.
     public static func automatic(count: Int?, environment: [String: String] = ProcessInfo.processInfo.environment)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON Lines rendering of a run (SPEC §10a `--events`): one compact object per
+/// The JSON Lines rendering of a run (docs/reports.md#events): one compact object per
 /// line, each with `event` and `time` first.
 ///
 /// - `item_started`: `dest`, `tag`, `length`, `connections`, `resumed_from`

@@ -1,5 +1,5 @@
-/// One origin in a report's `hosts` section (SPEC §8): what the run asked of it and
-/// how it stood at the end. Labelled by origin only (`scheme://host:port`), never a
+/// One origin in a report's `hosts` section (docs/reports.md#hosts-section): what the run asked of
+/// it and how it stood at the end. Labelled by origin only (`scheme://host:port`), never a
 /// path, query or credential.
 public struct HostSummary: Sendable, Equatable, Codable {
     /// `scheme://host:port`.

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A JSON value whose objects keep their keys in the order written, so reports read
-/// in the order SPEC §8 documents (Foundation's encoder on Linux does not keep it).
+/// in the order docs/reports.md#json-report documents (Foundation's encoder on Linux does not keep
+/// it).
 enum JSONValue {
     case null
     case bool(Bool)

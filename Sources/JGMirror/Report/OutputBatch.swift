@@ -3,7 +3,7 @@ import Foundation
 /// The outputs a run leaves for monitoring and CI (the JSON and JUnit reports, the
 /// metrics, the last line of the events), written so that one failing never stops the
 /// others and every one carries the exit code the process ends with, which counts the
-/// outputs that could not be written (SPEC §10 "Output files").
+/// outputs that could not be written (docs/safety.md#output-files).
 ///
 /// Replaced files are all written under temporary names first, so that a failure is
 /// known before any of them appears; the code then includes it, they are written again
@@ -31,7 +31,7 @@ public struct OutputBatch {
             self.render = render
         }
 
-        /// The JSON report (SPEC §8).
+        /// The JSON report (docs/reports.md#json-report).
         public static func report(_ target: OutputTarget) -> Output {
             Output(target: target, name: "report") { report, write in
                 report.writeJSON(write)
@@ -44,7 +44,7 @@ public struct OutputBatch {
             Output(target: target, name: "JUnit report") { report, write in JUnitReport.write(report, to: write) }
         }
 
-        /// The Prometheus textfile metrics (SPEC §10a).
+        /// The Prometheus textfile metrics (docs/reports.md#metrics).
         public static func metrics(_ target: OutputTarget) -> Output {
             Output(target: target, name: "metrics") { report, write in write(RunMetrics.render(report)) }
         }

@@ -1,4 +1,4 @@
-/// The command a report is of, as its `command` key spells it (SPEC §8); what a
+/// The command a report is of, as its `command` key spells it (docs/reports.md#json-report); what a
 /// command does differently is decided on these cases, never on their spellings.
 public enum RunCommand: String, Sendable, CaseIterable {
     /// Fetch what is missing or stale, verify, report.

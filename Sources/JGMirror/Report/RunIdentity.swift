@@ -1,8 +1,8 @@
 import Foundation
 
-/// Which run a report belongs to (SPEC §8, §12): what `report merge` compares, so that
-/// it never combines shards of different manifests, filters or counts, tells a shard's
-/// attempts apart, and can name a shard that has no report.
+/// Which run a report belongs to (docs/reports.md#the-run, docs/reports.md#merging-shard-reports):
+/// what `report merge` compares, so that it never combines shards of different manifests, filters
+/// or counts, tells a shard's attempts apart, and can name a shard that has no report.
 public struct RunIdentity: Sendable, Equatable, Decodable {
     /// SHA-256 of the manifest file's bytes, before any filter; nil for a manifest
     /// that was never a file (the library's `Manifest.parse`).
@@ -81,8 +81,8 @@ public struct RunIdentity: Sendable, Equatable, Decodable {
     }
 }
 
-/// One shard report that went into a merged report (SPEC §12): the latest attempt of
-/// each shard gives the items; earlier ones are listed, and their bytes counted.
+/// One shard report that went into a merged report (docs/reports.md#merging-shard-reports): the
+/// latest attempt of each shard gives the items; earlier ones are listed, and their bytes counted.
 public struct ShardAttempt: Sendable, Equatable, Decodable {
     public var shard: Shard
     public var host: String?

@@ -1,7 +1,7 @@
 import Foundation
 import Prometheus
 
-/// The node_exporter textfile rendering of a run (SPEC §10a `--metrics`): gauges
+/// The node_exporter textfile rendering of a run (docs/reports.md#metrics): gauges
 /// labelled with the manifest, built and rendered by swift-prometheus.
 public enum RunMetrics {
     /// The metrics text for `report`; `manifest` is the `manifest` label (the report's

@@ -1,8 +1,8 @@
 import Foundation
 
-/// The outputs of one run that monitoring and CI read (SPEC §8, §10, §10a): the
-/// `--events` stream opened before the run, and where the reports and the metrics go
-/// once it has ended. The command line names them; this writes them.
+/// The outputs of one run that monitoring and CI read (docs/reports.md,
+/// docs/safety.md#output-files): the `--events` stream opened before the run, and where the reports
+/// and the metrics go once it has ended. The command line names them; this writes them.
 ///
 /// `@unchecked Sendable`: the events stream and what went wrong with it are used
 /// only under `lock`, by `write` and by `finish`.
@@ -26,7 +26,7 @@ public final class RunOutputs: @unchecked Sendable {
     private let lock = NSLock()
 
     /// Resolves each option given (`nil` paths are left out) and opens the events
-    /// stream, before anything is fetched (SPEC §10 "Output files"). Throws, naming the
+    /// stream, before anything is fetched (docs/safety.md#output-files). Throws, naming the
     /// option and the path, for one no output may take or one named twice (exit 2);
     /// an events file that cannot be opened is told to `problem`, and the run goes on
     /// without it (exit 4).

@@ -1,7 +1,7 @@
 import Foundation
 
 extension RunReport {
-    /// Combines shard reports into one (SPEC §12).
+    /// Combines shard reports into one (docs/reports.md#merging-shard-reports).
     ///
     /// Reports that name their run must be of one manifest, with the same filters
     /// and shard count, or the merge is a usage error: their items would not add up

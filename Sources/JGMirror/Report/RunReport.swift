@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON report of one run (SPEC §8), and the model the library API returns.
+/// The JSON report of one run (docs/reports.md#json-report), and the model the library API returns.
 public struct RunReport: Sendable, Decodable, Equatable {
     public var jgmirror: String = JGMirrorVersion.string
     public var command: String
@@ -28,20 +28,21 @@ public struct RunReport: Sendable, Decodable, Equatable {
     /// One-line problems that did not change the outcome (a damaged state database
     /// that was rebuilt, …).
     public var warnings: [String] = []
-    /// A merged report's shard reports, every attempt of each shard (SPEC §12).
+    /// A merged report's shard reports, every attempt of each shard
+    /// (docs/reports.md#merging-shard-reports).
     public var attempts: [ShardAttempt] = []
     /// The shards a merged report has no report of: it is `incomplete`, exit 1.
     public var missingShards: [Shard] = []
 
     /// Whether a merged report lacks a shard.
     public var isIncomplete: Bool { !missingShards.isEmpty }
-    /// Every origin the run's requests went to (SPEC §8 `hosts`), by origin.
+    /// Every origin the run's requests went to (docs/reports.md#hosts-section), by origin.
     public var hosts: [HostSummary] = []
     /// Under snapshot publishing, what `current` names after the run and whether this
-    /// run published it (SPEC §8 `snapshot`).
+    /// run published it (docs/reports.md#json-report).
     public var snapshot: SnapshotOutcome?
     /// For each set published as snapshots of its own, what its folder's link names
-    /// after the run and whether this run published it (SPEC §8 `set_snapshots`).
+    /// after the run and whether this run published it (docs/reports.md#json-report).
     public var setSnapshots: [SnapshotOutcome] = []
 
     public init(
@@ -99,7 +100,7 @@ public struct RunReport: Sendable, Decodable, Equatable {
 
     public var durationS: Double { finished.timeIntervalSince(started) }
 
-    /// Counts per status, in the order of SPEC §8.
+    /// Counts per status, in the order of docs/reports.md#json-report.
     public struct Totals: Sendable, Equatable {
         public var items = 0
         public var downloaded = 0

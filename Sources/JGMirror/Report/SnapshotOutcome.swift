@@ -1,6 +1,7 @@
 /// What a sync under snapshot publishing left published (the report's `snapshot`,
 /// and one of its `set_snapshots` for each set published as snapshots of its own;
-/// SPEC §8): a CI job reads which snapshot readers see without looking at the tree.
+/// docs/reports.md#json-report): a CI job reads which snapshot readers see without looking at the
+/// tree.
 public struct SnapshotOutcome: Sendable, Codable, Equatable {
     /// The snapshot the link names after the run (`<seq>-<stamp>`); nil when nothing
     /// was ever published.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the state database remembers about one destination (SPEC §10).
+/// What the state database remembers about one destination (docs/state.md#the-state-folder).
 public struct FileRecord: Sendable, Equatable {
     /// The destination, relative to the root.
     public var dest: String
@@ -49,7 +49,7 @@ public struct FileRecord: Sendable, Equatable {
     }
 
     /// Whether this record proves, without reading the file, that a file with stat
-    /// `current` has the item's checksum (SPEC §4's quick check): its SHA-512 when the
+    /// `current` has the item's checksum (docs/state.md#the-quick-check): its SHA-512 when the
     /// item names one (the digest hashing would check), else its SHA-256.
     ///
     /// A timestamp within `racyWindowNs` of the moment the record was taken is not

@@ -1,7 +1,8 @@
 import Foundation
 
 /// `ROOT/.jgmirror/`, held for a sync: the locks that make one sync per tree and the
-/// home of the state database (SPEC §10). Never content: verify, plan and prune skip it.
+/// home of the state database (docs/state.md#the-state-folder). Never content: verify, plan and
+/// prune skip it.
 ///
 /// Which runs may share a tree:
 ///

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-/// The mirror's state database, `ROOT/.jgmirror/state.sqlite` (SPEC §10): what each
-/// destination looked like when it was last verified, and the validators of each
+/// The mirror's state database, `ROOT/.jgmirror/state.sqlite` (docs/state.md#the-state-folder):
+/// what each destination looked like when it was last verified, and the validators of each
 /// remote. SQLite in WAL mode through GRDB, so shards of one manifest that share a
 /// tree write to it at once (each write waits up to the busy timeout for another).
 ///
@@ -158,7 +158,8 @@ public final class StateStore: Sendable {
         }
         migrator.registerMigration("v3") { db in
             // The symlinks `link:` items placed, so that `--delete` removes one no item
-            // makes any more, and never a link someone else made (SPEC §10).
+            // makes any more, and never a link someone else made
+            // (docs/deletions.md#when-sync-deletes).
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS link (

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Walks a tree from a descriptor of its root with `openat`/`fdopendir`, never
-/// following a symlink and never leaving the root (SPEC §10). Entries come as paths
-/// relative to the root; the file type is taken from `d_type` (with an `fstatat` that
+/// following a symlink and never leaving the root (docs/safety.md#confinement-to-the-root). Entries
+/// come as paths relative to the root; the file type is taken from `d_type` (with an `fstatat` that
 /// does not follow links where the file system does not fill it in), so the walk
 /// reads folders only, not one inode per file.
 struct TreeWalker {

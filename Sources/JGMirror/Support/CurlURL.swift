@@ -1,6 +1,6 @@
 import CCurl
 
-/// libcurl's URL parser (`curl_url`, SPEC §3): the parser that will send a request
+/// libcurl's URL parser (`curl_url`, docs/manifest.md#values): the parser that will send a request
 /// decides at plan time whether its URL can be sent at all, so a malformed one
 /// (`http://[::1`, a port past 65535, a host with a space) is refused with its line
 /// instead of failing after a run's worth of retries. Also resolves a redirect's

@@ -2,7 +2,7 @@ import Foundation
 
 /// Removes secrets from every string that reaches a report or a log line.
 ///
-/// Three kinds of secret exist (SPEC §8, §10): credentials embedded in URLs
+/// Three kinds of secret exist (docs/safety.md#redaction): credentials embedded in URLs
 /// (`user:pass@`), the values of headers the manifest names in `redact`, and the
 /// values of query parameters with those names (`?token=…`). The redactor knows the
 /// secret values themselves, so it also cleans libcurl's error texts, which may quote

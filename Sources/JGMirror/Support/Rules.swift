@@ -5,18 +5,24 @@ import Foundation
 /// message never differs between them. Each check returns what is wrong, phrased
 /// without naming the key or option (the caller adds that), or nil.
 public enum Rules {
-    // MARK: The option table: defaults and bounds (see `Setting`)
+    // MARK: The option table: defaults, bounds and help (see `Setting`, `table`)
 
-    /// Connections per item (SPEC §5).
-    public static let connections = Setting(default: 6, range: 1...64)
+    /// Connections per item (docs/engine.md#connections-and-ranges).
+    public static let connections = Setting(default: 6, range: 1...64).described(
+        key: "connections", places: OptionRow.Place.itemSettings, flags: ["--connections", "get -c"],
+        help: "TCP connections the item's file is fetched over", example: "8")
     /// Retries per connection; the default depends on the connections (`defaultRetries`).
     public static let retries = 0...100
     /// Items in flight at once (`--jobs`).
-    public static let jobs = Setting(default: 8, range: 1...4096)
+    public static let jobs = Setting(default: 8, range: 1...4096).described(
+        key: nil, flags: ["--jobs"], help: "Items in flight at once", example: "16")
     /// Connections to one host, across items (`--max-per-host`).
-    public static let maxPerHost = Setting(default: 16, range: 1...1024)
+    public static let maxPerHost = Setting(default: 16, range: 1...1024).described(
+        key: nil, flags: ["--max-per-host"], help: "Connections to one host at once, across items", example: "4")
     /// Snapshots kept, the one a run builds included (`--keep`, a set's `keep:`).
-    public static let keep = Setting(default: 3, range: 2...1000)
+    public static let keep = Setting(default: 3, range: 2...1000).described(
+        key: "keep", places: [.set], flags: ["--keep"],
+        help: "Snapshots kept under snapshot publishing, the one a run builds included", example: "5")
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
     /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):
     /// 1 EiB, past any file a file system holds, and far enough below `Int64.max` that
@@ -25,27 +31,59 @@ public enum Rules {
     public static let maximumSize: Int64 = 1 << 60
     /// The smallest range an item is split into (`min_segment`, `get --min-segment`):
     /// 1 MiB unless given, never under 16 KiB.
-    public static let minSegment = Setting(bytes: 1 << 20, range: 16 << 10...maximumSize)
+    public static let minSegment = Setting(bytes: 1 << 20, range: 16 << 10...maximumSize).described(
+        key: "min_segment", places: OptionRow.Place.itemSettings, flags: ["get --min-segment"],
+        help: "The smallest region a file is split into", example: "4MiB")
     /// The stall timeout (`timeout`, `get --timeout`), seconds: 30 unless given, from
     /// 100 ms (less is shorter than a round trip) to a day (a connection silent that
     /// long is dead). The bound also keeps its conversion to libcurl's whole
     /// milliseconds far from overflowing (`timeout: 2562047788016h` once stopped a run
     /// with SIGILL).
-    public static let timeout = Setting(seconds: 30, range: 0.1...86_400)
+    public static let timeout = Setting(seconds: 30, range: 0.1...86_400).described(
+        key: "timeout", places: OptionRow.Place.itemSettings, flags: ["get --timeout"],
+        help: "No byte for this long fails a connection's request; also the window of min_rate", example: "1m")
     /// How long a connection may take to open (`connect_timeout`), seconds: 10 unless
     /// given, from 100 ms to an hour.
-    public static let connectTimeout = Setting(seconds: 10, range: 0.1...3600)
+    public static let connectTimeout = Setting(seconds: 10, range: 0.1...3600).described(
+        key: "connect_timeout", places: OptionRow.Place.hostSettings, help: "How long the TCP connect and TLS handshake may take",
+        example: "2s")
+    /// Bytes per second under which a request, for its `timeout`, is stalled
+    /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
+    public static let minRate = Setting(bytesPerSecond: 1024, range: 1...maximumSize).described(
+        key: "min_rate", places: OptionRow.Place.hostSettings,
+        help: "A request slower than this for timeout is stalled and moves to a mirror", example: "64KiB")
     /// Seconds a host may go without an answer before it is down (`host_grace`): 30
     /// unless given (longer than a web server takes to restart), from 0 (down at the
     /// first probe that fails) to a day.
-    public static let hostGrace = Setting(seconds: 30, range: 0...86_400)
+    public static let hostGrace = Setting(seconds: 30, range: 0...86_400).described(
+        key: "host_grace", places: OptionRow.Place.hostSettings,
+        help: "How long a host may give no answer before it is down and its items fail (host_down)", example: "2m")
     /// The longest wait a host may ask for (`max_wait`), seconds: 5 minutes unless
     /// given, from 0 (never wait) to a day.
-    public static let maxWait = Setting(seconds: 300, range: 0...86_400)
+    public static let maxWait = Setting(seconds: 300, range: 0...86_400).described(
+        key: "max_wait", places: OptionRow.Place.hostSettings,
+        help: "The longest Retry-After the run waits for; a longer one fails the host's items (rate_limited)",
+        example: "15m")
     /// The first retry delay (`--retry-delay`), seconds: 500 ms unless given, up to an
     /// hour; it doubles per retry, with jitter.
-    public static let retryDelay = Setting(seconds: 0.5, range: 0...3600)
-
+    public static let retryDelay = Setting(seconds: 0.5, range: 0...3600).described(
+        key: nil, flags: ["--retry-delay"], help: "The first retry's delay, doubled per retry, with jitter",
+        example: "2s")
+    /// Free space a download must leave on its file system (`--min-free`): 1 GiB, or
+    /// 1 % of the file system when that is smaller (`SpaceGuard.defaultReserve`).
+    public static let minFree = Setting(bytes: 1 << 30, range: 0...maximumSize).described(
+        key: nil, flags: ["--min-free"], help: "Free space a download must leave on the destination's file system",
+        example: "10GiB", defaultText: "1GiB, or 1% of the file system if smaller")
+    /// The most files one `sync --delete` removes (`--max-delete N`; `DeleteLimits`).
+    public static let maxDeleteCount = Setting(default: 1000, range: 0...Int.max).described(
+        key: nil, flags: ["--max-delete N"], help: "The most files one sync --delete removes; 0 forbids deleting",
+        example: "200", bounds: "0 or more")
+    /// The largest share, in percent, of the files under the root or a set's folder
+    /// that one `sync --delete` removes (`--max-delete P%`; `DeleteLimits`).
+    public static let maxDeleteShare = Setting(default: 50, range: 0...100).described(
+        key: nil, flags: ["--max-delete P%"],
+        help: "The largest share of the files under the root or a set's folder one sync --delete removes",
+        example: "10%", defaultText: "50%", bounds: "0% to 100%")
     /// Retries per connection when neither the manifest nor the command line gives a
     /// count: half the connections, at least one.
     public static func defaultRetries(connections: Int) -> Int { max(1, connections / 2) }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `--backup-dir DIR` (SPEC §10): what a run deletes or replaces goes to
+/// `--backup-dir DIR` (docs/deletions.md#backups): what a run deletes or replaces goes to
 /// `DIR/<run start>/<path>` instead of away, so one `mv` undoes a bad run.
 ///
 /// A deleted file is moved there with one `renameat`, so a kill at any moment leaves

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `--max-delete` lets one `sync --delete` remove (SPEC §10): at most `count`
+/// What `--max-delete` lets one `sync --delete` remove (docs/deletions.md#guards): at most `count`
 /// files, and at most `share` of the files under the root and under each set's
 /// folder. A run that would remove more deletes nothing and fetches nothing (exit 4).
 ///
@@ -8,10 +8,10 @@ import Foundation
 /// far under any count an operator sets for a large tree, but 83 % of the set's folder.
 public struct DeleteLimits: Sendable, Equatable {
     /// Most files one run deletes; 0 forbids deleting.
-    public var count = 1000
+    public var count = Rules.maxDeleteCount.defaultValue
     /// Largest fraction (0 to 1) of a folder's files one run deletes, where a folder's
     /// files are those its items will hold plus those to delete.
-    public var share = 0.5
+    public var share = Double(Rules.maxDeleteShare.defaultValue) / 100
 
     public init() {}
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a sync would do with an item, decided from the disk and the state database
-/// alone (SPEC §4 step 1).
+/// alone (docs/sync.md#unchanged-files).
 public enum ItemAction: String, Sendable {
     /// Not on disk, or stale: fetch it.
     case fetch
@@ -155,7 +155,7 @@ extension PlannedItem {
             // one without the server's validators, there is nothing to ask with: the
             // file's own mtime is when jgmirror placed it, not a server time, and a
             // replacement published with an older one (`rsync -t`) would be answered
-            // 304 for ever (SPEC §4). It is fetched again.
+            // 304 for ever (docs/sync.md#unchanged-files). It is fetched again.
             guard let record, let conditions = Self.conditions(record: record) else {
                 return .decided(ItemAssessment(action: .fetch, size: size, noResumeState: noState, stat: current))
             }
@@ -168,8 +168,8 @@ extension PlannedItem {
     }
 
     /// `If-None-Match` with a strong ETag, else `If-Modified-Since` with the recorded
-    /// Last-Modified: the server's own validators (SPEC §4); nil when the record has
-    /// neither.
+    /// Last-Modified: the server's own validators (docs/sync.md#unchanged-files); nil when the
+    /// record has neither.
     static func conditions(record: FileRecord) -> [String]? {
         if let etag = record.etag, !etag.hasPrefix("W/") { return ["If-None-Match: \(etag)"] }
         if let lastModified = record.lastModified { return ["If-Modified-Since: \(lastModified)"] }

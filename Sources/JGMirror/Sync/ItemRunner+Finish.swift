@@ -11,7 +11,8 @@ extension ItemRunner {
         let item = items[index]
         var result = result(item, status: .downloaded)
         result.bytes = outcome.length
-        // Every byte received this run counts, a discarded pass's too (SPEC §8).
+        // Every byte received this run counts, a discarded pass's too
+        // (docs/reports.md#json-report).
         result.bytesDownloaded = outcome.bytesDownloaded + earlierBytes
         result.resumedFrom = outcome.resumedFrom
         result.connections = outcome.connections

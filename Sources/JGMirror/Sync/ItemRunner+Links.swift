@@ -1,7 +1,7 @@
 import CLinux
 import Foundation
 
-/// The `link:` items of a run, placed once every file has its result (SPEC §10b).
+/// The `link:` items of a run, placed once every file has its result (docs/publishing.md#ordered).
 extension ItemRunner {
     /// Places every `link:` item once the files have their results (`rows`), and
     /// records the links in the state database. A link that would change is left as it

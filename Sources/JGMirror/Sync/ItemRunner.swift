@@ -49,7 +49,8 @@ final class ItemRunner: Sendable {
     /// What each folder held before the run, for the walk's first look at an item;
     /// the walk takes it, and it is gone when the walk ends.
     let listings: Locked<FolderListings>
-    /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
+    /// The `link:` items, by index: placed once every file has its result
+    /// (docs/publishing.md#ordered).
     let links: [Int]
     /// The verified lists of `publish: true` sets: placed after the files, before the links.
     let publisher: ListPublisher?

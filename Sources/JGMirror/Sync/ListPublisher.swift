@@ -1,7 +1,7 @@
 import Foundation
 
-/// Places the verified lists of `publish: true` sets (SPEC §10b), after every file of
-/// the run has its result and before any `link:` item or deletion: a reader who
+/// Places the verified lists of `publish: true` sets (docs/publishing.md#published-lists), after
+/// every file of the run has its result and before any `link:` item or deletion: a reader who
 /// follows a list finds each file it names in place, with the listed bytes.
 ///
 /// A set any of whose files did not reach its place this run (failed, interrupted,

@@ -5,10 +5,10 @@ import Synchronization
 /// Moves verified part files onto their destinations durably, in batches (one at a
 /// time, on the caller's thread, under `--no-fsync`).
 ///
-/// A destination only ever receives bytes that were verified and synced (SPEC §4).
-/// Syncing small files one after another costs a journal commit (or, without a
-/// journal, a device flush) apiece, so commits that arrive while a batch is being
-/// written wait and go together: the batch is synced at once, then renamed, then
+/// A destination only ever receives bytes that were verified and synced
+/// (docs/sync.md#fetching-and-placing). Syncing small files one after another costs a journal
+/// commit (or, without a journal, a device flush) apiece, so commits that arrive while a batch is
+/// being written wait and go together: the batch is synced at once, then renamed, then
 /// each distinct directory is `fsync`ed once. Then the placed files' records go to
 /// the run's `RecordBatcher`: only after the rename, so a crash in between leaves an
 /// old record (or none), which never matches the new file's stat, and the next run

@@ -1,7 +1,7 @@
 import Foundation
 
-/// What `sync --delete` removes (SPEC §10): regular files under the root that no
-/// selected item produces, then the folders that are left empty and lead to no item.
+/// What `sync --delete` removes (docs/deletions.md#when-sync-deletes): regular files under the root
+/// that no selected item produces, then the folders that are left empty and lead to no item.
 ///
 /// Never touched: `.jgmirror/` folders (at any depth: a nested tree's state), the
 /// part, resume and quarantine files of a live item, symlinks (neither removed nor

@@ -7,8 +7,9 @@ extension Plan {
     public func checkDestinationsOnDisk() throws(ManifestError) { _ = try RootConfinement.check(self) }
 }
 
-/// Confinement to the root through what is already on disk (SPEC §10): the
-/// manifest's paths are checked lexically when parsed; here symlinks are followed.
+/// Confinement to the root through what is already on disk
+/// (docs/safety.md#confinement-to-the-root): the manifest's paths are checked lexically when
+/// parsed; here symlinks are followed.
 enum RootConfinement {
     /// Throws a located manifest error for the first item whose destination, or a
     /// folder on the way to it, resolves outside the root, or (`placing`: a run that

@@ -1,9 +1,9 @@
 import CLinux
 import Foundation
 
-/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`; SPEC §10b):
-/// the run builds the new state of the tree beside the one readers see, then swaps
-/// one symlink, so a reader meets the old tree or the new one, never a mix.
+/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`;
+/// docs/publishing.md#snapshot): the run builds the new state of the tree beside the one readers
+/// see, then swaps one symlink, so a reader meets the old tree or the new one, never a mix.
 ///
 /// On disk, under the manifest's root:
 ///

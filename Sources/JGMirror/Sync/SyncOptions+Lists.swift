@@ -2,7 +2,7 @@ import Foundation
 
 extension Manifest {
     /// Fetches each `sets:` list once, checks its signature when the set names one,
-    /// and appends the items it lists to `items` (SPEC §3); `sets` is empty after.
+    /// and appends the items it lists to `items` (docs/manifest.md#sets); `sets` is empty after.
     /// Call it before `Plan(manifest:)`, so tags, shards and `plan` see the items.
     ///
     /// With a `cache` (the tree's `.jgmirror/lists/`), each list is asked for only if
@@ -14,10 +14,10 @@ extension Manifest {
     /// A list that cannot be fetched or parsed, names no usable file, or a name that
     /// leaves the set's folder or is another's destination, fails its own set
     /// (`listFailures`, code `list`, exit 1; `host_down` or `rate_limited` when its host
-    /// is down or asks to wait too long, SPEC §5a); the other sets go on (SPEC §10).
-    /// The lists' hosts are judged by the run's host table: give `SyncSession` the same
-    /// `options`, and its items go on from the hosts as the lists left them (a host
-    /// found down is not asked again).
+    /// is down or asks to wait too long, docs/hosts.md#host-states); the other sets go on
+    /// (docs/sync.md#failed-lists). The lists' hosts are judged by the run's host table: give
+    /// `SyncSession` the same `options`, and its items go on from the hosts as the lists left them
+    /// (a host found down is not asked again).
     /// Throws only what stops the run as a whole (this machine cannot hold a list).
     public mutating func expandSets(options: SyncOptions = SyncOptions(), headers: [HTTPHeader] = [], cache: ListCache? = nil)
         async throws(SyncError)
@@ -31,8 +31,8 @@ extension Manifest {
 extension Plan {
     /// Fetches each `checksums:` list once (conditionally, against the copy cached under
     /// `ROOT/.jgmirror/lists/`, which is only read), checks its signature when it has
-    /// one, and gives the items the hashes it lists (SPEC §3): what `plan` and `verify`
-    /// weigh the files on disk against, as `sync` does. Items a list with a failed
+    /// one, and gives the items the hashes it lists (docs/manifest.md#checksums-lists): what `plan`
+    /// and `verify` weigh the files on disk against, as `sync` does. Items a list with a failed
     /// signature names fail with `signature`.
     public mutating func applyChecksumLists(options: SyncOptions = SyncOptions()) async throws(SyncError) {
         guard !manifest.checksums.isEmpty else { return }

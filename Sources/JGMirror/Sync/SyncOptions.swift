@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a sync runs (SPEC §2): concurrency, limits, resume and failure policy.
+/// How a sync runs (docs/commands.md#sync): concurrency, limits, resume and failure policy.
 ///
 /// The engine's settings are not repeated here: `options.jobs`, `options.maxRate`
 /// and the rest of `TransferSettings` are read and written by name in the engine's
@@ -36,7 +36,7 @@ public struct SyncOptions: Sendable {
     /// Move what `delete` removes and what a sync replaces to `DIR/<run start>/<path>`
     /// instead (`--backup-dir`); DIR must be on the root's file system.
     public var backupDir: String?
-    /// How changes become visible to readers of the tree (`--publish`, SPEC §10b); nil:
+    /// How changes become visible to readers of the tree (`--publish`, docs/publishing.md); nil:
     /// a snapshot when a set at the root asks for one (`publish: snapshot`), else
     /// ordered. Sets below the root with `publish: snapshot` swap their own folders
     /// in an ordered run.
@@ -120,7 +120,7 @@ public struct SyncOptions: Sendable {
     }
 }
 
-/// How a sync makes its changes visible to readers of the tree (SPEC §10b).
+/// How a sync makes its changes visible to readers of the tree (docs/publishing.md).
 public enum PublishMode: String, Sendable, CaseIterable {
     /// New and replaced files, then lists and signatures, then links, then deletions.
     case ordered

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Snapshot publishing within a sync (`SnapshotTree`, SPEC §10b).
+/// Snapshot publishing within a sync (`SnapshotTree`, docs/publishing.md#snapshot).
 extension SyncSession {
     /// How the run of `plan` publishes: `options.publish`, else a snapshot when a set
     /// asks for one. A run that would publish in order into a tree that holds

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Runs a plan: fetches what is missing or stale, verifies, places, and returns the
-/// report model (SPEC §4). The library's main entry point; the CLI is a thin layer
+/// report model (docs/sync.md). The library's main entry point; the CLI is a thin layer
 /// over it.
 ///
 /// ```swift
@@ -224,7 +224,7 @@ public final class SyncSession: Sendable {
         return report
     }
 
-    /// The run's identity for its report (SPEC §8): the digest is of the manifest
+    /// The run's identity for its report (docs/reports.md#the-run): the digest is of the manifest
     /// file's bytes as they are when the run starts, before any filter, so shards of
     /// one manifest agree and an edit between shards shows.
     static func identity(of plan: Plan) -> RunIdentity {
@@ -269,8 +269,8 @@ public final class SyncSession: Sendable {
         return found
     }
 
-    /// Why a run may not delete (SPEC §10: only a clean run proves what the tree should
-    /// hold), or nil when every item and every list succeeded.
+    /// Why a run may not delete (docs/deletions.md#guards: only a clean run proves what the tree
+    /// should hold), or nil when every item and every list succeeded.
     /// The report's `hosts` section from the engine's host table, by origin.
     static func hostSummaries(_ snapshot: (table: HostTable, now: Double)) -> [HostSummary] {
         snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `jgmirror verify`: hashes what is on disk against the plan, on all cores, with
-/// no network (SPEC §2, §7).
+/// no network (docs/commands.md#verify).
 public enum Verification {
     /// Checks every item; missing or mismatching files give exit 3. Every file it
     /// hashes is recorded in the tree's state database, when it has one, so the next
@@ -9,7 +9,8 @@ public enum Verification {
     public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport
     {
         let started = Date()
-        // A tree published as snapshots is checked where `current` points (SPEC §10b).
+        // A tree published as snapshots is checked where `current` points
+        // (docs/publishing.md#snapshot).
         let stateRoot = plan.root
         let plan = plan.publishedTree()
         do { _ = try RootConfinement.check(plan, placing: false) } catch { throw .manifest(error) }

@@ -1,7 +1,7 @@
-/// Writes one item's body buffers where they belong (SPEC §5, §10), as libcurl's
-/// write callback hands them over: each buffer is accounted against the writing
-/// connection's region in the item's `SegmentBook`, checked against what the server
-/// announced and what the manifest allows, written at its offset (in the part file,
+/// Writes one item's body buffers where they belong (docs/engine.md#connections-and-ranges,
+/// docs/safety.md#size-limits), as libcurl's write callback hands them over: each buffer is
+/// accounted against the writing connection's region in the item's `SegmentBook`, checked against
+/// what the server announced and what the manifest allows, written at its offset (in the part file,
 /// or in the body held in memory), and reported to the observer and to
 /// `ItemDurability`. A body held in memory is hashed whole when it is handed over,
 /// so the observer does not see it.

@@ -1,8 +1,8 @@
 extension Crew {
-    /// The source a new connection of the item uses, among `live` sources (SPEC §5,
-    /// §5a): `SourceShare`'s choice by the run's host table — hosts that are not `up`
-    /// skipped, the others weighed by the rates the run measured across items — or,
-    /// when none of them is up, one by `slot` in turn, whose request the host table
+    /// The source a new connection of the item uses, among `live` sources
+    /// (docs/hosts.md#sources-by-health): `SourceShare`'s choice by the run's host table — hosts
+    /// that are not `up` skipped, the others weighed by the rates the run measured across items —
+    /// or, when none of them is up, one by `slot` in turn, whose request the host table
     /// then holds or refuses.
     func source(forSlot slot: Int, among live: [Int]) -> Int {
         let engine = item.engine

@@ -1,5 +1,5 @@
-/// The connections of one item and the work dealt to them (SPEC §5): the workers,
-/// the `SegmentBook` they share, what the link has shown of its round trips, the
+/// The connections of one item and the work dealt to them (docs/engine.md#work-stealing): the
+/// workers, the `SegmentBook` they share, what the link has shown of its round trips, the
 /// fan-out once the file is known, and the warm-ups. Who fetches what next (the next
 /// range of a connection whose region is done, a new connection for a range given
 /// back, a stalled or a lagging one) is `CrewPolicy`'s to decide, from a snapshot of
@@ -179,7 +179,7 @@ final class Crew {
     }
 
     /// Workers for the missing bytes, up to `connections`, each to ask once for a
-    /// region of the book (SPEC §5), spread over the sources still alive.
+    /// region of the book (docs/engine.md#work-stealing), spread over the sources still alive.
     func fanOut() -> [Worker] {
         guard rangesSupported, book != nil, !fannedOut else { return [] }
         fannedOut = true
@@ -210,7 +210,7 @@ final class Crew {
         return work.range
     }
 
-    /// A range given back must be taken again before the item can fail (SPEC §5):
+    /// A range given back must be taken again before the item can fail (docs/engine.md#retries):
     /// live workers take it when their own region ends; with a connection to spare,
     /// a new worker takes it now, if the item made `progress` since the last
     /// replacement (`CrewPolicy.strandedTake`).

@@ -1,5 +1,5 @@
-/// Who fetches what next among one item's connections (SPEC §5): the engine's whole
-/// steal and replacement policy, in one value.
+/// Who fetches what next among one item's connections (docs/engine.md#work-stealing): the engine's
+/// whole steal and replacement policy, in one value.
 ///
 /// It sees the crew only as a `Snapshot` (each connection's state, position and
 /// bytes, the link's round trip, the engine's `now`) and the item's `SegmentBook`, and
@@ -243,8 +243,8 @@ package struct CrewPolicy: Sendable {
         return lagging(in: snapshot, book: &book, canConnectNext: canConnectNext).map { .lagging($0) }
     }
 
-    /// A range given back must be taken again before the item can fail (SPEC §5): with
-    /// a connection to spare and progress since the last replacement, a new one takes
+    /// A range given back must be taken again before the item can fail (docs/engine.md#retries):
+    /// with a connection to spare and progress since the last replacement, a new one takes
     /// it now (the others take it when their own region ends).
     mutating func strandedTake(in snapshot: Snapshot, book: inout SegmentBook) -> ByteRange? {
         guard book.unowned > 0, snapshot.spare, snapshot.progress > progressAtReplacement, snapshot.hasLiveSource

@@ -1,4 +1,4 @@
-/// What an item takes over from an earlier run's files (SPEC §6): the saved
+/// What an item takes over from an earlier run's files (docs/engine.md#resume-state): the saved
 /// progress when its resume state (`.jgd`) is valid for this item and its part
 /// file, else nothing, with what the earlier run left behind removed so no byte
 /// of it is trusted.

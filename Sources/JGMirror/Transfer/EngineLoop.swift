@@ -17,7 +17,7 @@ struct EngineLoop {
     var cancelClearing = false
     /// `--fail-fast` after a failure: queued items are skipped.
     var skipping = false
-    /// Every origin this engine's requests went to, and what they showed (SPEC §5a).
+    /// Every origin this engine's requests went to, and what they showed (docs/hosts.md).
     var hosts: HostTable
     var workersByHandle: [UnsafeMutableRawPointer: Worker] = [:]
     /// Handles of finished requests, reset for later ones (`detach`, `takeHandle`).

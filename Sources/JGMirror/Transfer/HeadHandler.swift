@@ -38,7 +38,7 @@ final class HeadHandler {
         let head = worker.head
         // libcurl tells where a redirect leads only once its response ended; one with
         // a body (Apache's, nginx's, Caddy's) is judged at its first body byte, so its
-        // `Location` is resolved here as libcurl would (SPEC §5).
+        // `Location` is resolved here as libcurl would (docs/engine.md#redirects).
         let redirectTarget = worker.easy?.redirectURL ?? head.location.flatMap { CurlURL.resolve($0, against: worker.url) }
         switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: redirectTarget) {
         case .partial(let total, let rangeEnd):

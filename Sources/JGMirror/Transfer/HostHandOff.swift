@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Carries the run's `HostTable` from the engine that fetched its lists to the one
-/// that fetches its items (SPEC §5a: one table shared by every item, list and
+/// that fetches its items (docs/hosts.md: one table shared by every item, list and
 /// signature). A `sync` fetches the lists of `sets:` before its plan exists, on an
 /// engine of its own; what that engine learned of each host — a host found down, one
 /// cooling — is handed over, so the items do not learn it again by spending their

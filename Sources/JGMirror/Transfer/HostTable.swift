@@ -1,4 +1,4 @@
-/// The hosts of one run (SPEC §5a), decided without curl, threads or a real clock:
+/// The hosts of one run (docs/hosts.md#host-states), decided without curl, threads or a real clock:
 /// what was observed of each origin (a response head, a connection that failed, a
 /// `Retry-After`) plus `now` go in; whether a request may go, must wait, or its item
 /// must fail comes out. The engine carries the answers out and keeps one table for

@@ -3,7 +3,7 @@ import Synchronization
 
 /// What makes one item's bytes durable: syncing the part file while data arrives
 /// (durable runs) and writing resume state only after the data it claims is synced
-/// (SPEC §6), both off the event loop on the item's own serial queue.
+/// (docs/engine.md#resume-state), both off the event loop on the item's own serial queue.
 ///
 /// Serial, so a flush that met a write error has recorded it (in `PartFile`) before
 /// the next checkpoint asks; one queue per item, so finishing an item waits for its

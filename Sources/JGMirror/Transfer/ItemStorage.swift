@@ -1,8 +1,8 @@
 import Foundation
 
-/// Where one item's bytes go (SPEC §5, §6): its part file, the `BodyWriter` that
-/// fills it, the `ItemDurability` that syncs it, and the resume state (`.jgd`) kept
-/// for the next run while the item is resumable; or, for a small fresh file, a
+/// Where one item's bytes go (docs/sync.md#fetching-and-placing, docs/engine.md#resume-state): its
+/// part file, the `BodyWriter` that fills it, the `ItemDurability` that syncs it, and the resume
+/// state (`.jgd`) kept for the next run while the item is resumable; or, for a small fresh file, a
 /// `HeldBody` in memory (`TransferRequest.memoryLimit`).
 ///
 /// Confined like the `ItemTransfer` that owns it: `adoptEarlierRun` and `open` run

@@ -1,4 +1,4 @@
-/// What one item's report says about how its transfer went (SPEC §8), counted
+/// What one item's report says about how its transfer went (docs/reports.md#json-report), counted
 /// while it runs: requests made, connections used, bytes resumed, restarts, and
 /// the last failure and note worth showing.
 struct ItemTally {

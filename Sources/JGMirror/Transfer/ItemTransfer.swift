@@ -230,7 +230,8 @@ final class ItemTransfer: @unchecked Sendable {
         }
         if pending.expand {
             pending.expand = false
-            // Up to `connections` workers, each asking once for a region (SPEC §5).
+            // Up to `connections` workers, each asking once for a region
+            // (docs/engine.md#connections-and-ranges).
             for worker in crew.fanOut() where !finished { requests.launch(worker) }
         }
         if let held = pending.held {

@@ -1,5 +1,5 @@
-/// The redirect rules of SPEC §10, decided without curl: the engine follows
-/// redirects itself so it can choose, hop by hop, which headers go along.
+/// The redirect rules (docs/safety.md#redirects-and-headers), decided without curl: the engine
+/// follows redirects itself so it can choose, hop by hop, which headers go along.
 ///
 /// libcurl, left to follow by itself, strips only `Authorization` and `Cookie` when
 /// a redirect changes host; every other header of the manifest or `--header` (an

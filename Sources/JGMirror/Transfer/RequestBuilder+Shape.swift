@@ -1,6 +1,6 @@
 extension RequestBuilder.Shape {
-    /// What a connection's next request asks for (SPEC §5), from where it stands:
-    /// once the length is known, the rest of its region (to the file's end when it
+    /// What a connection's next request asks for (docs/engine.md#connections-and-ranges), from
+    /// where it stands: once the length is known, the rest of its region (to the file's end when it
     /// owns none), ranged whenever that is not the whole file or ranges are in use,
     /// with `If-Range` when it goes to the source the validators came from; before
     /// the length is known, `bytes=0-` when more connections may follow (it reveals

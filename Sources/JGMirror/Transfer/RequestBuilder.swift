@@ -1,8 +1,8 @@
 import CCurl
 
 /// Builds the libcurl handle for one request of a worker: the URL, timeouts, TLS,
-/// the headers SPEC §10 allows for that origin, the byte range and `If-Range`, and
-/// the callbacks that hand the response to the worker's item.
+/// the headers that origin may get (docs/safety.md#redirects-and-headers), the byte range and
+/// `If-Range`, and the callbacks that hand the response to the worker's item.
 enum RequestBuilder {
     /// What one request asks for.
     struct Shape {
@@ -26,7 +26,8 @@ enum RequestBuilder {
     ) throws(TransferError) {
         let url = shape.url
         // Only an item's first connection may speak HTTP/2 (over TLS): libcurl would
-        // multiplex the others onto it, and `connections` counts TCP connections (SPEC §5).
+        // multiplex the others onto it, and `connections` counts TCP connections
+        // (docs/engine.md#connections-and-ranges).
         let http2 = worker.slot == 0 && url.hasPrefix(asciiCaseInsensitive: "https:")
         var headers = try configure(easy, url: url, http2: http2, request: request, configuration: configuration)
         if http2 {
@@ -70,15 +71,15 @@ enum RequestBuilder {
     }
 
     /// What every request of an item sets alike, so that they can share connections:
-    /// URL, timeouts, protocols, TLS, HTTP version; returns the header lines SPEC §10
-    /// allows for that origin.
+    /// URL, timeouts, protocols, TLS, HTTP version; returns the header lines
+    /// docs/safety.md#redirects-and-headers allows for that origin.
     private static func configure(
         _ easy: CurlEasy, url: String, http2: Bool, request: TransferRequest, configuration: TransferEngine.Configuration
     ) throws(TransferError) -> [String] {
         try easy.set(CURLOPT_URL, url)
         try easy.set(CURLOPT_NOSIGNAL, 1)
         // Redirects are followed by the item, one request per hop, so that the headers
-        // go only where SPEC §10 lets them (see `Redirect`).
+        // go only where docs/safety.md#redirects-and-headers lets them (see `Redirect`).
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout(for: url) * 1000))

@@ -1,7 +1,7 @@
 import CCurl
 
-/// The requests of one item's connections (SPEC §5): sends each worker's next
-/// request — the rest of its region, or the whole file before the length is known —
+/// The requests of one item's connections (docs/engine.md#connections-and-ranges): sends each
+/// worker's next request — the rest of its region, or the whole file before the length is known —
 /// follows redirects, and carries out `RequestEnd`'s verdict on every request that
 /// ended and `RetryPolicy`'s on every failure: ask for the rest, take new work from
 /// the `Crew`, wait to retry, move to a mirror, or retire.
@@ -54,9 +54,9 @@ final class RequestCycle {
         }
     }
 
-    /// Asks the run's host table whether the worker's request to `url` may go (SPEC
-    /// §5a), and carries out a no: a request for a suspect or cooling host waits
-    /// without spending a retry, or moves at once to a source of the item whose host
+    /// Asks the run's host table whether the worker's request to `url` may go
+    /// (docs/hosts.md#host-states), and carries out a no: a request for a suspect or cooling host
+    /// waits without spending a retry, or moves at once to a source of the item whose host
     /// is up; one for a down host (or a wait too long) fails the item unless it has a
     /// source that may still answer.
     private func hostAllows(_ worker: Worker, url: String) -> Bool {
@@ -245,8 +245,8 @@ final class RequestCycle {
         case .retire(let sourceDead):
             if sourceDead { crew.markDead(worker.sourceIndex) }
             crew.retire(worker)
-            // A range given back is taken again before the item can fail (SPEC §5): by a
-            // live worker when its own region ends, or now by a new one.
+            // A range given back is taken again before the item can fail (docs/engine.md#retries):
+            // by a live worker when its own region ends, or now by a new one.
             if let replacement = crew.replaceStranded(progress: item.storage.bytesThisRun) {
                 item.tally.attempts += 1
                 launch(replacement)

@@ -1,4 +1,4 @@
-/// What a finished request means for its connection (SPEC §5), decided without
+/// What a finished request means for its connection (docs/engine.md#retries), decided without
 /// curl: how it ended and what it delivered go in, a verdict comes out. A response
 /// that was a redirect is followed instead, and decisions taken on the response head
 /// (`HeadHandler`) come before this; `RequestCycle` carries the verdict out.

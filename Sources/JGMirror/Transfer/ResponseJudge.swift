@@ -1,6 +1,6 @@
 /// What a response head means for an item, decided without curl: the head and what
-/// the item knows go in, a decision comes out (SPEC §5). `HeadHandler` carries the
-/// decision out.
+/// the item knows go in, a decision comes out (docs/engine.md#connections-and-ranges).
+/// `HeadHandler` carries the decision out.
 enum ResponseJudge {
     /// What the item knows when a response head arrives.
     struct Known: Equatable {

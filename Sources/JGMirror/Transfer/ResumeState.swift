@@ -1,7 +1,7 @@
 import Foundation
 
-/// The `DEST.jgd` resume record (SPEC §6): enough to continue a download without
-/// trusting a byte it cannot vouch for.
+/// The `DEST.jgd` resume record (docs/engine.md#resume-state): enough to continue a download
+/// without trusting a byte it cannot vouch for.
 ///
 /// It is written only after the part file's data is `fdatasync`ed, via a temporary
 /// file and `rename`, so a crash leaves either the previous record or this one,
@@ -115,7 +115,7 @@ struct ResumeState: Codable, Equatable, Sendable {
     }
 }
 
-/// What identifies one version of a remote file, for `If-Range` (SPEC §5).
+/// What identifies one version of a remote file, for `If-Range` (docs/engine.md#resume-state).
 struct Validators: Sendable, Equatable {
     var etag: String?
     var lastModified: String?

@@ -1,4 +1,4 @@
-/// What a connection does after one of its requests failed (SPEC §5), decided
+/// What a connection does after one of its requests failed (docs/engine.md#retries), decided
 /// without curl, clocks or workers: the failure and the connection's standing go
 /// in, a decision comes out. `RequestCycle` carries it out.
 ///

@@ -1,5 +1,5 @@
-/// The byte-range bookkeeping of one item (SPEC §5): which bytes are still missing,
-/// which connection owns which of them, and which are written.
+/// The byte-range bookkeeping of one item (docs/engine.md#connections-and-ranges): which bytes are
+/// still missing, which connection owns which of them, and which are written.
 ///
 /// A pure value: no curl, no threads, no I/O, so a test (or a link simulator) drives
 /// it with made-up connections. Every missing byte is in exactly one place: the pool
@@ -72,7 +72,8 @@ struct SegmentBook: Sendable, Equatable {
     /// The region `owner` is fetching, if any.
     func region(of owner: Owner) -> Region? { regions[owner] }
 
-    /// Every missing byte, sorted and merged: what a checkpoint records (SPEC §6).
+    /// Every missing byte, sorted and merged: what a checkpoint records
+    /// (docs/engine.md#resume-state).
     var missing: [ByteRange] {
         ByteRange.normalized(pool + regions.values.map { ByteRange(lower: $0.next, upper: $0.end) })
     }
@@ -131,8 +132,8 @@ struct SegmentBook: Sendable, Equatable {
     }
 
     /// Hands `thief` the back of the region that will finish last, cut so that its
-    /// owner and the thief finish together (SPEC §5). `rates` are the connections'
-    /// measured bytes per second (0 for one that is stalled or waiting to retry; an
+    /// owner and the thief finish together (docs/engine.md#work-stealing). `rates` are the
+    /// connections' measured bytes per second (0 for one that is stalled or waiting to retry; an
     /// owner missing from it counts at the mean of the others); `startsIn` says how
     /// long a connection whose request is under way still waits for its first byte
     /// (0 when missing), and `latency` how long the thief, and any other connection

@@ -1,6 +1,6 @@
-/// Which of an item's sources a new connection uses (SPEC §5: an item's
+/// Which of an item's sources a new connection uses (docs/hosts.md#sources-by-health: an item's
 /// connections are spread over its URL and mirrors, weighted by the rates the run
-/// measures; §5a: a host that is not `up` gets no new connection while another is).
+/// measures; a host that is not `up` gets no new connection while another is).
 /// Decided without curl or clocks from what the run's `HostTable` knows of each
 /// source's host, so a dead or slow primary's share goes to the mirrors at once,
 /// for every item, instead of each item learning it again.

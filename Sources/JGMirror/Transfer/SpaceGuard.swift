@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Keeps `--min-free` free (SPEC §10): refuses to reserve an announced length that
-/// would not leave it, and stops a body of unknown length before it fills the disk
+/// Keeps `--min-free` free (docs/safety.md#size-limits): refuses to reserve an announced length
+/// that would not leave it, and stops a body of unknown length before it fills the disk
 /// (a chunked or close-delimited response may never end, and nothing else bounds it
 /// when the item has no `size` or `max_size`).
 ///
@@ -69,8 +69,9 @@ struct SpaceGuard {
     /// Bytes written between two asks.
     static let probeStep: Int64 = 8 << 20
 
-    /// The default reserve: 1 GiB, or 1 % of the file system when that is smaller.
-    static func defaultReserve(total: Int64) -> Int64 { min(1 << 30, total / 100) }
+    /// The default reserve: 1 GiB (`Rules.minFree`), or 1 % of the file system when
+    /// that is smaller.
+    static func defaultReserve(total: Int64) -> Int64 { min(Rules.minFree.defaultValue, total / 100) }
 
     /// The space to leave free; nil takes `defaultReserve`.
     let minFree: Int64?

@@ -1,5 +1,5 @@
-/// How long a server that answered 429 or 503 asks to be left alone (SPEC §5a), read
-/// from `Retry-After` (seconds, or an HTTP date) or, without it, `RateLimit-Reset`
+/// How long a server that answered 429 or 503 asks to be left alone (docs/hosts.md#rate-limits),
+/// read from `Retry-After` (seconds, or an HTTP date) or, without it, `RateLimit-Reset`
 /// (seconds, from the IETF rate-limit headers draft). Pure: the wall clock an HTTP
 /// date is measured against is passed in.
 enum ThrottleHint {

@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
 
-/// The engine's side of the run's `HostTable` (SPEC §5a): it asks before each
+/// The engine's side of the run's `HostTable` (docs/hosts.md): it asks before each
 /// request, tells the table what each request showed of its host, and wakes the
 /// requests that waited for a host once it answers. The table decides.
 extension TransferEngine {

@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 /// Drives every transfer of a run through one libcurl multi handle on one thread
-/// (SPEC §5).
+/// (docs/engine.md).
 ///
 /// Other threads talk to it only through `inbox` (a mutex-guarded command list) and
 /// `curl_multi_wakeup`; every curl handle, item and worker belongs to the engine
@@ -55,13 +55,13 @@ final class TransferEngine: @unchecked Sendable {
         /// What the bodies of unknown length in flight may still write, shared by all
         /// of this engine's items (`SpaceGuard.Ledger`).
         var spaceLedger = SpaceGuard.Ledger()
-        /// How the run judges its hosts (SPEC §5a): grace, longest wait, probes.
+        /// How the run judges its hosts (docs/hosts.md): grace, longest wait, probes.
         var hosts = HostTable.Settings()
         /// Seconds a connection may take to open, TLS included (`connect_timeout`).
         var connectTimeout = Rules.connectTimeout.defaultValue
         /// Bytes per second under which a request, for its `timeout`, is stalled
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
-        var minRate: Int64 = 1024
+        var minRate = Rules.minRate.defaultValue
         /// What an earlier engine of the run learned of its hosts (the lists' engine),
         /// taken over when this one starts.
         var handOff: HostHandOff?

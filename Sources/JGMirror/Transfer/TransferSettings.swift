@@ -15,16 +15,18 @@ public struct TransferSettings: Sendable {
     public var allowFileURLs = false
     /// First retry delay in seconds; doubles per retry, with jitter.
     public var retryBaseDelay = Rules.retryDelay.defaultValue
-    /// Seconds between resume-state checkpoints (SPEC §6: at most every second).
+    /// Seconds between resume-state checkpoints (docs/engine.md#resume-state: at most every
+    /// second).
     public var checkpointInterval = 1.0
     /// Seconds between progress events per item.
     public var progressInterval = 0.2
     /// After a failed item, start no queued one (`--fail-fast`).
     public var failFast = false
     /// `fsync` part files before they are placed or their resume state is written,
-    /// and folders after renames (SPEC §4, §6). Off (`--no-fsync`), for disks thrown
-    /// away after the job: a power cut can leave recently placed files empty or
-    /// partial, and resume state written without it is not trusted after a reboot.
+    /// and folders after renames (docs/sync.md#fetching-and-placing, docs/engine.md#resume-state).
+    /// Off (`--no-fsync`), for disks thrown away after the job: a power cut can leave recently
+    /// placed files empty or partial, and resume state written without it is not trusted after a
+    /// reboot.
     public var durable = true
     /// Free space a download of unknown length must leave on the destination's file
     /// system (`--min-free`); nil: 1 GiB, or 1 % of the file system when smaller.

@@ -23,7 +23,7 @@ final class Worker {
     var sourceIndex = 0
     /// Sources this worker has used, to stop once it has tried each.
     var sourcesTried = 1
-    /// Failures without progress this worker may still have (SPEC §5: a response
+    /// Failures without progress this worker may still have (docs/engine.md#retries: a response
     /// that brought new bytes restores it).
     var retriesLeft: Int
     /// Retries used in a row, for the backoff exponent.
