@@ -68,6 +68,10 @@ public final class TestServer: Sendable {
         public var redirectBody = RedirectBody.none
         /// Bytes sent beyond the announced length.
         public var extraBytes = 0
+        /// Bytes beyond the announced length left on the connection and sent when its
+        /// next request arrives, before that request's answer: a length lie the client
+        /// reads as the start of its next response.
+        public var extraBytesLater = 0
         /// Announce this `Content-Length` instead (a server claiming a body it never
         /// sends: 10^15 bytes), send the body there is, then close.
         public var announcedLength: Int?
@@ -284,6 +288,8 @@ public final class TestServer: Sendable {
 
     private func serve(_ fd: Int32, connection: Int) {
         var buffer: [UInt8] = []
+        /// What the previous answer on this connection left to send (`extraBytesLater`).
+        var leftOver = 0
         while true {
             guard let (head, rest) = readHead(fd, buffer: buffer) else { return }
             buffer = rest
@@ -310,7 +316,12 @@ public final class TestServer: Sendable {
             arrivals.lock()
             arrivals.broadcast()
             arrivals.unlock()
+            if leftOver > 0 {
+                guard write(fd, [UInt8](repeating: 0x78, count: leftOver)) else { return }
+                leftOver = 0
+            }
             guard respond(fd, request: request, route: route, index: index) else { return }
+            if request.method != "HEAD" { leftOver = route?.extraBytesLater ?? 0 }
             if headers["connection"]?.lowercased() == "close" { return }
         }
     }

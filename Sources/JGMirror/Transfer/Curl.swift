@@ -188,6 +188,14 @@ final class CurlEasy {
 
     /// Seconds from sending the request to its first response byte: one round trip
     /// plus the server's think time.
+    /// Whether the request ran on a connection an earlier request had opened (libcurl
+    /// made no new one for it).
+    var reusedConnection: Bool {
+        var made = 0
+        guard jg_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK else { return false }
+        return made == 0
+    }
+
     /// Whether the request has left, or is leaving: its connection is made (TLS
     /// included) and libcurl reached the point of sending. Before that, removing the
     /// handle means the server never sees the request.

@@ -170,6 +170,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// A request finished (libcurl's DONE message); decides what the worker does next.
     func requestFinished(_ worker: Worker, code: CURLcode) {
         let errorText = worker.easy?.errorText ?? ""
+        worker.reusedConnection = code != CURLE_OK && worker.easy?.reusedConnection == true
         if !worker.headProcessed, !finished, worker.error == nil, worker.head.status != 0 || isFileSource, code == CURLE_OK {
             if !worker.head.complete, !isFileSource {
                 worker.error = .retryable(

@@ -41,6 +41,7 @@ enum RequestBuilder {
             if let ifRange = shape.ifRange { headers.append("If-Range: \(ifRange)") }
         }
         try easy.setHeaders(headers)
+        if worker.freshConnection { try easy.set(CURLOPT_FRESH_CONNECT, 1) }
         let userdata = Unmanaged.passUnretained(worker).toOpaque()
         try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
         try easy.set(CURLOPT_HEADERDATA, pointer: userdata)

@@ -38,6 +38,7 @@ final class RequestCycle {
             connections: request.connections, isFileSource: item.isFileSource, conditions: request.conditions)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
+        defer { worker.freshConnection = false }
         item.tally.using(crew.workers.count)
         do {
             worker.easy = try engine.takeHandle { easy throws(TransferError) in
@@ -183,6 +184,15 @@ final class RequestCycle {
             : Curl.error(
                 code, detail: errorText, url: request.sources[worker.sourceIndex], effectiveURL: worker.url,
                 duringHead: !worker.headProcessed)
+        if let transportError, transportError.code == .protocolViolation, worker.reusedConnection, !worker.freshConnection {
+            // What an earlier response left on the connection (bytes past its length)
+            // reads as a broken answer: asked once more on a connection of its own
+            // before the failure counts (docs/engine.md#retries).
+            worker.reusedConnection = false
+            worker.freshConnection = true
+            launch(worker)
+            return
+        }
         let facts = RequestEnd.Facts(
             callbackError: worker.error, truncated: worker.truncated, transportError: transportError,
             region: crew.book?.region(of: worker.slot), requestedEnd: worker.requestedEnd, position: worker.pos,

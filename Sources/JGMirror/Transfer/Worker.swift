@@ -66,6 +66,13 @@ final class Worker {
     /// when that host answers.
     var heldFor: String?
 
+    /// The last request ran on a connection an earlier one had opened.
+    var reusedConnection = false
+    /// The next request opens a connection of its own: the last one met a protocol
+    /// error on a reused connection, whose cause may be what an earlier response left
+    /// on it (`RequestCycle.judgeEnd`).
+    var freshConnection = false
+
     // Per request:
     var easy: CurlEasy?
     var host = ""
