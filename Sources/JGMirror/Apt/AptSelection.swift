@@ -27,7 +27,12 @@ struct AptSelection: Sendable, Equatable {
     /// asks for a component or an architecture the Release does not have, or when
     /// nothing of it is there to read (a set must never stand for an empty suite).
     func plan(_ release: AptRelease, file: String) throws(AptError) -> AptIndexPlan {
-        if !release.components.isEmpty, let missing = components.first(where: { !release.components.contains($0) }) {
+        // `main/debian-installer` lies inside `main`: Debian's Components lists only the latter.
+        let listed = { (component: String) in
+            release.components.contains(component)
+                || release.components.contains(String(component.prefix { $0 != "/" }))
+        }
+        if !release.components.isEmpty, let missing = components.first(where: { !listed($0) }) {
             throw .notInRelease(
                 file: file, "has no component '\(missing)' (it lists \(release.components.joined(separator: " ")))")
         }
