@@ -30,7 +30,7 @@ extension AptPoolFile {
         guard parts.count == 3 else {
             throw .malformed(file: file, line: line.number, "expected 'HASH SIZE NAME' in Checksums-Sha256")
         }
-        guard parts[0].utf8.count == 64, parts[0].allSatisfy(\.isASCIIHexDigit) else {
+        guard parts[0].utf8.count == 64, parts[0].utf8.allSatisfy(AptPoolFile.isHexDigit) else {
             throw .malformed(file: file, line: line.number, "Checksums-Sha256 hash is not 64 hex digits")
         }
         guard let size = AptRelease.size(parts[1]) else {

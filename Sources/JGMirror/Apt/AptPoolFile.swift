@@ -53,10 +53,15 @@ struct AptPoolFile: Sendable, Equatable {
 
     /// The lower-case hex of a hash field.
     static func hex(_ field: Deb822Paragraph.Field, digits: Int, file: String) throws(AptError) -> String {
-        guard field.value.utf8.count == digits, field.value.allSatisfy(\.isASCIIHexDigit) else {
+        guard field.value.utf8.count == digits, field.value.utf8.allSatisfy(AptPoolFile.isHexDigit) else {
             throw .malformed(file: file, line: field.line, "\(field.name) is not \(digits) hex digits")
         }
         return field.value.lowercased()
+    }
+
+    /// 0-9, a-f, A-F, on bytes (iterating `Character`s breaks graphemes: slow, and not needed).
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 
     /// A pool file's path must pass `AptPath` and stay out of `dists/`, where the

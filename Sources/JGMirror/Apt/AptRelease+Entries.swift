@@ -15,7 +15,7 @@ extension AptRelease {
             guard parts.count == 3 else {
                 throw .malformed(file: file, line: line.number, "expected 'HASH SIZE PATH' in \(field.name)")
             }
-            guard parts[0].utf8.count == digits, parts[0].allSatisfy(\.isASCIIHexDigit) else {
+            guard parts[0].utf8.count == digits, parts[0].utf8.allSatisfy(AptPoolFile.isHexDigit) else {
                 throw .malformed(file: file, line: line.number, "\(field.name) hash is not \(digits) hex digits")
             }
             guard let size = AptRelease.size(parts[1]) else {

@@ -27,8 +27,13 @@ struct Deb822Paragraph: Sendable, Equatable {
 
     /// The field called `name`, compared without case.
     func field(_ name: String) -> Field? {
-        let wanted = name.lowercased()
-        return fields.first { $0.name.lowercased() == wanted }
+        fields.first { $0.name.utf8.count == name.utf8.count && Self.foldedEqual($0.name, name) }
+    }
+
+    /// ASCII case-insensitive equality: field names are ASCII (`Deb822Reader` checks).
+    private static func foldedEqual(_ a: String, _ b: String) -> Bool {
+        func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+        return zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
     }
 
     /// The first-line value of the field called `name`.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads the paragraphs of a Debian control file one at a time, from bytes that may
 /// come from anyone: any byte sequence gives paragraphs or a `Problem` with its line,
 /// never a crash, and memory stays within the input plus `Limits`.
@@ -28,15 +30,17 @@ struct Deb822Reader {
     }
 
     private let bytes: [UInt8]
-    /// Lower-cased names of the fields to keep; nil keeps every field.
-    private let wanted: Set<String>?
+    /// Lower-cased names of the fields to keep, as bytes: the name of every other
+    /// field (most of a Packages stanza) is compared, never made a `String`. nil
+    /// keeps every field.
+    private let wanted: [[UInt8]]?
     private let limits: Limits
     private var offset = 0
     private var lineNumber = 0
 
     init(_ bytes: [UInt8], wanted: Set<String>? = nil, limits: Limits = Limits()) {
         self.bytes = bytes
-        self.wanted = wanted.map { Set($0.map { $0.lowercased() }) }
+        self.wanted = wanted.map { names in names.map { Array($0.lowercased().utf8) } }
         self.limits = limits
     }
 
@@ -54,9 +58,15 @@ struct Deb822Reader {
     private mutating func nextLine() -> ArraySlice<UInt8>? {
         guard offset < bytes.count else { return nil }
         let start = offset
-        var end = start
-        while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-        offset = end < bytes.count ? end + 1 : end
+        // memchr: a byte loop over an array is slow in debug builds, which the tests run.
+        let newline = bytes.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            return memchr(base + start, 0x0A, buffer.count - start).map {
+                base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        var end = newline ?? bytes.count
+        offset = newline.map { $0 + 1 } ?? end
         lineNumber += 1
         if end > start, bytes[end - 1] == 0x0D { end -= 1 }
         return bytes[start..<end]
@@ -99,11 +109,11 @@ struct Deb822Reader {
             guard count <= limits.maxFields else {
                 throw Problem(line: lineNumber, message: "more than \(limits.maxFields) fields in one paragraph")
             }
-            let (name, rest) = try field(line)
-            let folded = name.lowercased()
-            keeping = wanted?.contains(folded) ?? true
+            let (nameBytes, rest) = try field(line)
+            keeping = wanted.map { $0.contains { Self.equalFolded(nameBytes, $0) } } ?? true
             guard keeping else { continue }
-            guard seen.insert(folded).inserted else {
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            guard seen.insert(name.lowercased()).inserted else {
                 throw Problem(line: lineNumber, message: "field '\(name)' appears twice in one paragraph")
             }
             let value = try Self.text(Self.trimmed(rest), line: lineNumber)
@@ -118,8 +128,14 @@ struct Deb822Reader {
         Problem(line: lineNumber, message: "a paragraph's values exceed \(limits.maxValueBytes) bytes")
     }
 
-    /// A field line's name and the bytes after its colon.
-    private func field(_ line: ArraySlice<UInt8>) throws(Problem) -> (String, ArraySlice<UInt8>) {
+    /// Whether the ASCII `name` is `lowered` without regard to case.
+    private static func equalFolded(_ name: ArraySlice<UInt8>, _ lowered: [UInt8]) -> Bool {
+        name.count == lowered.count
+            && zip(name, lowered).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    }
+
+    /// A field line's name (checked, ASCII) and the bytes after its colon.
+    private func field(_ line: ArraySlice<UInt8>) throws(Problem) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
             throw Problem(line: lineNumber, message: "expected 'Name: value'")
         }
@@ -132,7 +148,7 @@ struct Deb822Reader {
         guard name.allSatisfy({ (0x21...0x7E).contains($0) }), name.first != UInt8(ascii: "-") else {
             throw Problem(line: lineNumber, message: "field name '\(Self.shown(name))' has a character deb822 does not allow")
         }
-        return (String(decoding: name, as: UTF8.self), line[(colon + 1)...])
+        return (name, line[(colon + 1)...])
     }
 
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
