@@ -25,7 +25,8 @@
 #   --size KIB          bytes of random payload per package (default 4)
 #   --suite NAME        Suite and Codename (default testing), dists/NAME
 #   --architectures "A B"  the binary architectures besides all (default amd64)
-#   --valid-for SECONDS Valid-Until = Date + SECONDS (default: no Valid-Until)
+#   --valid-for SECONDS Valid-Until SECONDS after signing (default: no Valid-Until);
+#                       negative: a Release that has expired already
 #   --no-sources        no source packages and no Sources indexes
 #   --no-by-hash        neither Acquire-By-Hash nor by-hash copies
 #   --sha512            SHA512 sections in Release too (apt then asks for by-hash/SHA512)
@@ -209,8 +210,8 @@ EOF
   # the last By-Hash-Keep generations, as a real archive does.
   [ "$by_hash" = 1 ] && fields+=(-o APT::FTPArchive::Release::Acquire-By-Hash=yes
     -o APT::FTPArchive::DoByHash=true -o APT::FTPArchive::By-Hash-Keep=3)
-  [ -n "$valid_for" ] && fields+=(
-    -o APT::FTPArchive::Release::Valid-Until="$(date -u -d "@$((epoch + valid_for))" '+%a, %d %b %Y %H:%M:%S UTC')")
+  # apt-ftparchive ignores a Valid-Until given as is; ValidTime counts from the time it runs.
+  [ -n "$valid_for" ] && fields+=(-o APT::FTPArchive::Release::ValidTime="$valid_for")
   rm -f "$dists/Release" "$dists/InRelease" "$dists/Release.gpg"
   (cd "$dists" && apt-ftparchive -q=2 "${hashes[@]}" "${fields[@]}" release . >"$work/Release.new")
   mv "$work/Release.new" "$dists/Release"
@@ -237,8 +238,9 @@ create() {
     esac
   done
   [[ $packages =~ ^[1-9][0-9]*$ && $size =~ ^[0-9]+$ ]] || die "--packages and --size take numbers"
+  [[ -z $valid_for || $valid_for =~ ^-?[0-9]+$ ]] || die "--valid-for takes seconds"
   [ ! -e "$dir/repo" ] || die "$dir/repo exists already"
-  mkdir -p "$dir/repo/pool" "$work"
+  mkdir -p "$dir/repo/pool/main" "$dir/repo/pool/contrib" "$work"
   save_settings
   : >"$work/packages"
   for i in $(seq 1 "$packages"); do

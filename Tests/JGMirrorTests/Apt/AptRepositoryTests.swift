@@ -121,4 +121,19 @@ import Testing
             await #expect(throws: AptError.self) { _ = try await read(folder, sources: false) }
         }
     }
+
+    @Test(.enabled(if: toolsInstalled, skipReason))
+    func anExpiredReleaseIsRefused() async throws {
+        try await withTestDirectory { dir in
+            let folder = dir + "/r"
+            try await script("create", folder, ["--packages", "2", "--size", "1", "--no-sources", "--valid-for", "-60"])
+            do {
+                _ = try await read(folder, sources: false)
+                Issue.record("a Release past its Valid-Until was taken")
+            } catch let error as AptError {
+                guard case .expired(let file, let validUntil, let now) = error else { throw error }
+                #expect(file == "R" && validUntil < now)
+            }
+        }
+    }
 }
