@@ -64,19 +64,22 @@ save_settings() {
 }
 
 # --- the throwaway keys ---------------------------------------------------------------
-# gpg's agent puts its socket in the home folder, whose path may be too long for a
-# socket: each command works on a copy in a short temporary folder and ends its agent.
+# gpg keeps its daemons' sockets in the home folder, whose path may be too long for a
+# socket: each command works on a copy in a short temporary folder and stops gpg's
+# daemons there when it ends.
 homes=()
 cleanup() {
   for home in "${homes[@]}"; do
-    gpgconf --homedir "$home" --kill gpg-agent 2>/dev/null || true
+    gpgconf --homedir "$home" --kill all 2>/dev/null || true
     rm -rf "$home"
   done
 }
 trap cleanup EXIT
-# Prints a short working copy of the key folder $1 (created with a new key when empty).
+# Sets $home to a short working copy of the key folder $1 (made with a new key when it
+# does not exist). Not in a $(…) subshell: the copy must be in this shell's $homes,
+# or nothing would remove it and stop gpg's daemons there.
 key_home() {
-  local stored=$1 home
+  local stored=$1
   home=$(mktemp -d /tmp/aptkey.XXXXXX)
   homes+=("$home")
   if [ -d "$stored" ]; then
@@ -88,13 +91,12 @@ key_home() {
     cp -a "$home/." "$stored/"
     rm -rf "$stored"/S.* "$stored"/*.lock
   fi
-  echo "$home"
 }
 
 # Signs repo/dists/SUITE/Release with the key in folder $1: InRelease and Release.gpg.
 sign() {
   local home release=$dir/repo/dists/$suite
-  home=$(key_home "$1")
+  key_home "$1"
   rm -f "$release/InRelease" "$release/Release.gpg"
   gpg --homedir "$home" --batch --quiet --yes --digest-algo SHA512 --clearsign -o "$release/InRelease" "$release/Release"
   gpg --homedir "$home" --batch --quiet --yes --digest-algo SHA512 -abs -o "$release/Release.gpg" "$release/Release"
@@ -250,7 +252,7 @@ create() {
     echo "$name $version $arch $component" >>"$work/packages"
   done
   local home
-  home=$(key_home "$dir/.gnupg")
+  key_home "$dir/.gnupg"
   gpg --homedir "$home" --batch --quiet --export >"$dir/keyring.gpg"
   gpg --homedir "$home" --batch --quiet --export --armor >"$dir/keyring.asc"
   index 1
