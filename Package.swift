@@ -41,13 +41,24 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The compressed forms of apt's indexes (Packages.xz, Packages.gz).
+        .systemLibrary(
+            name: "CLZMA",
+            pkgConfig: "liblzma",
+            providers: [.apt(["liblzma-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // The Linux calls Glibc's module hides (`syncfs`, `openat2`, `O_TMPFILE`); not
         // `CSystem`, which swift-system's own module is called.
         .target(name: "CLinux"),
         .target(
             name: "JGMirror",
             dependencies: [
-                "CCurl", "CYAML", "CCrypto", "CLinux",
+                "CCurl", "CYAML", "CCrypto", "CLinux", "CLZMA", "CZlib",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "DequeModule", package: "swift-collections"),

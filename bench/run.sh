@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2 strace
-  libcurl4-openssl-dev libyaml-dev libssl-dev pkg-config)
+  libcurl4-openssl-dev libyaml-dev libssl-dev liblzma-dev zlib1g-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

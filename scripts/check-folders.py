@@ -21,6 +21,7 @@ ORDER = [
     "Plan",           # manifest → items
     "State",          # the state database and its records
     "ChecksumLists",  # lists, signatures, their cache and publishing
+    "Apt",            # apt repositories: deb822, InRelease, Release, indexes, decompression
     "Report",         # JSON report, JUnit, metrics, merge
     "Progress",       # the terminal
     "Sync",           # a run: assessment, transfer, placement, pruning

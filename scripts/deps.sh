@@ -3,7 +3,10 @@
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -euo pipefail
 # gpgv checks signed checksums lists at run time; gnupg makes throwaway keys in the tests.
-packages=(libcurl4-openssl-dev libyaml-dev libssl-dev libsqlite3-dev pkg-config gpgv gnupg)
+# liblzma and zlib read apt's compressed indexes; dpkg-dev (dpkg-deb) and apt-utils
+# (apt-ftparchive) build the tests' signed apt repository (scripts/apt-repo.sh).
+packages=(libcurl4-openssl-dev libyaml-dev libssl-dev libsqlite3-dev liblzma-dev zlib1g-dev pkg-config gpgv gnupg
+  dpkg-dev apt-utils)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
