@@ -57,7 +57,6 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var transferOptions: TransferOptionGroup
 
     func run() async throws {
-        let outputs = try RunOutputs.open([("--report", report, .report)])
         var download = Download(url: url, destination: output)
         download.connections = connections
         download.retries = retries
@@ -66,6 +65,9 @@ struct GetCommand: AsyncParsableCommand {
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
+        // A destination `session` refuses is said there; one it takes no report may replace.
+        let destination = (try? download.destinationFile()).map { [OutputTarget.Guarded.file($0, what: "the destination of -o")] }
+        let outputs = try RunOutputs.open([("--report", report, .report)], guarding: destination ?? [])
         // The bounds are `Download`'s to check, as for any caller of the library.
         guard let segment = Units.parseSize(minSegment) else {
             throw ValidationError("--min-segment takes a size such as \(Rules.minSegment.defaultText), not '\(minSegment)'")
@@ -84,7 +86,7 @@ struct GetCommand: AsyncParsableCommand {
         let result: RunReport
         do {
             result = try await session.runHandlingSignals(
-                progress: progress, clearOnSignal: transferOptions.noResume, notice: Terminal.info)
+                progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs, notice: Terminal.info)
         } catch .manifest(let refusal) {
             // There is no manifest to point into: the refusal is said on its own.
             try Terminal.fail(.usage(UsageError(refusal.message)), command: .get, manifest: nil, outputs: outputs)

@@ -89,6 +89,8 @@ struct ManifestOptionGroup: ParsableArguments {
         listOptions.allowFileURLs = allowFileURLs
         do {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
+            // Before any list is fetched: no output may replace what the run keeps.
+            try outputs?.start(for: manifest, rootOverride: root)
             if !manifest.sets.isEmpty {
                 // sync keeps each list in the tree's cache; plan and verify only read it.
                 let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: !command.writesListCache)
@@ -119,6 +121,9 @@ struct ManifestOptionGroup: ParsableArguments {
             return try await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
         } catch let code as ArgumentParser.ExitCode {
             throw code
+        } catch let refusal as OutputTarget.Refusal {
+            Terminal.error(refusal.message)
+            throw ExitCode(JGMirror.ExitCode.usage)
         } catch let error as ManifestError {
             try fail(.manifest(error), command: command, outputs: outputs)
         } catch let error as UsageError {

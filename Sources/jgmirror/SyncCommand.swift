@@ -84,7 +84,7 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outputs = try operatorOptions.outputs()
+        let outputs = try operatorOptions.outputs(manifest: manifestOptions.manifest)
         // Refused before the lists of `sets:` are fetched (the session refuses it too).
         if delete, !manifestOptions.tags.isEmpty || !manifestOptions.skipTags.isEmpty || manifestOptions.shard != nil {
             try manifestOptions.fail(.usage(.deleteUnderFilter), command: .sync, outputs: outputs)

@@ -235,8 +235,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         route.fault = { _ in .stall(afterBytes: 1000, seconds: 60) }
         server.set("/stuck", route)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(manifest(url: server.url("/stuck"), sha256: sha(body)), to: "m.yaml", in: dir)
-            let report = dir + "/report.json"
+            let report = out + "/report.json"
             let run = try await execute(["sync", path, "--max-duration", "1s", "--report", report, "--progress", "none"])
             #expect(run.status == 1, "\(run.stderr)")
             let items = try loadReport(report)["items"] as? [[String: Any]]
