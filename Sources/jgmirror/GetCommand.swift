@@ -18,16 +18,20 @@ struct GetCommand: AsyncParsableCommand {
     // `.unconditional`: "-1" is the value, for the range check to answer.
     @Option(
         name: [.short, .customLong("connections")], parsing: .unconditional,
-        help: "Connections for the file (\(Rules.connections.rangeText)).")
+        help: "Connections for the file (\(Rules.connections.rangeText)).", transform: wholeNumber)
     var connections = Rules.connections.defaultValue
 
-    @Option(parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).")
+    @Option(
+        parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).",
+        transform: wholeNumber)
     var retries: Int?
 
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
-    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).")
+    @Option(
+        parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).",
+        transform: wholeNumber)
     var tag: Int?
 
     @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. \(Rules.minSegment.defaultText).")

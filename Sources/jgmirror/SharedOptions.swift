@@ -25,15 +25,19 @@ struct ManifestOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("shard-count"), parsing: .unconditional,
-        help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
+        help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).",
+        transform: wholeNumber)
     var shardCount: Int?
 
-    @Option(parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).")
+    @Option(
+        parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).",
+        transform: wholeNumber)
     var connections: Int?
 
     @Option(
         parsing: .unconditional,
-        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).")
+        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).",
+        transform: wholeNumber)
     var retries: Int?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
@@ -148,10 +152,12 @@ struct ManifestOptionGroup: ParsableArguments {
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
-    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).")
+    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).", transform: wholeNumber)
     var jobs = Rules.jobs.defaultValue
 
-    @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.")
+    @Option(
+        name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.",
+        transform: wholeNumber)
     var maxPerHost = Rules.maxPerHost.defaultValue
 
     @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
@@ -244,6 +250,16 @@ func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {
         if let problem = Rules.headerProblem(name: header.name) { throw ValidationError("--header: \(problem)") }
         return header
     }
+}
+
+/// Reads an option's whole number as the manifest reads one (`Units.parseWholeNumber`):
+/// `+3`, `-0` and `0x10` are refused, not taken for 3, 0 and 16. A minus sign is read,
+/// so that `checkRange` tells the range a negative number is outside of.
+func wholeNumber(_ text: String) throws -> Int {
+    guard let value = Units.parseWholeNumber(text, negative: true) else {
+        throw ValidationError("a whole number is written in decimal digits, with no '+' and no '-0'")
+    }
+    return value
 }
 
 /// Refuses a number outside `range`, naming the option and the range.

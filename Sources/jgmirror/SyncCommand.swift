@@ -52,7 +52,8 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
+            "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed.",
+        transform: wholeNumber
     )
     var keep: Int?
 

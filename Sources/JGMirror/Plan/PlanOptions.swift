@@ -41,7 +41,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// Parses `I/N`.
     public init(parsing text: String) throws(UsageError) {
         let parts = text.split(separator: "/")
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+        // A minus sign is read, so that `-1/2` is told the range it is out of.
+        guard parts.count == 2, let index = Units.parseWholeNumber(String(parts[0]), negative: true),
+            let count = Units.parseWholeNumber(String(parts[1]), negative: true)
+        else {
             throw UsageError("--shard takes I/N (for example 0/4) or 'auto', not '\(text)'")
         }
         try self.init(index: index, count: count)
@@ -109,7 +112,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a variable that must hold a whole number.
     private static func number(_ variable: String, _ text: String) throws(UsageError) -> Int {
-        guard let value = Int(text) else { throw UsageError("--shard auto: \(variable)='\(text)' is not a number") }
+        guard let value = Units.parseWholeNumber(text, negative: true) else {
+            throw UsageError("--shard auto: \(variable)='\(text)' is not a number")
+        }
         return value
     }
 
