@@ -63,7 +63,7 @@ struct ManifestOptionGroup: ParsableArguments {
     func validate() throws {
         try checkRange("--connections", connections, Rules.connections.range)
         try checkRange("--retries", retries, Rules.retries)
-        if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1, not \(shardCount)") }
+        try checkRange("--shard-count", shardCount, Rules.shardCount)
         _ = try parseHeaders(headers)
     }
 

@@ -30,7 +30,11 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public var count: Int
 
     public init(index: Int, count: Int) throws(UsageError) {
-        guard count >= 1 else { throw UsageError("shard \(index)/\(count) is out of range: the count N must be at least 1") }
+        guard Rules.shardCount.contains(count) else {
+            throw UsageError(
+                "shard \(index)/\(count) is out of range: the count N must be from \(Rules.shardCount.lowerBound) to \(Rules.shardCount.upperBound)"
+            )
+        }
         guard index >= 0, index < count else {
             throw UsageError("shard \(index)/\(count) is out of range: the index I must be from 0 to \(count - 1)")
         }
