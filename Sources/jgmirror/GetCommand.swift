@@ -18,21 +18,17 @@ struct GetCommand: AsyncParsableCommand {
     // `.unconditional`: "-1" is the value, for the range check to answer.
     @Option(
         name: [.short, .customLong("connections")], parsing: .unconditional,
-        help: "Connections for the file (\(Rules.connections.rangeText)).", transform: wholeNumber)
-    var connections = Rules.connections.defaultValue
+        help: "Connections for the file (\(Rules.connections.rangeText)).")
+    var connections = WholeNumber(Rules.connections.defaultValue)
 
-    @Option(
-        parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).",
-        transform: wholeNumber)
-    var retries: Int?
+    @Option(parsing: .unconditional, help: "Retries per connection (0 to 100; default: connections / 2, at least 1).")
+    var retries: WholeNumber?
 
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
-    @Option(
-        parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).",
-        transform: wholeNumber)
-    var tag: Int?
+    @Option(parsing: .unconditional, help: "Numeric tag echoed in the report (at most 2^53 - 1 either way).")
+    var tag: WholeNumber?
 
     @Option(name: .customLong("min-segment"), help: "Never split below this size, e.g. \(Rules.minSegment.defaultText).")
     var minSegment = Rules.minSegment.defaultText
@@ -62,14 +58,14 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         var download = Download(url: url, destination: output)
-        download.connections = connections
-        download.retries = retries
+        download.connections = connections.value
+        download.retries = retries?.value
         download.sha256 = sha256
-        download.tag = tag
+        download.tag = tag?.value
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
-        // A destination `session` refuses is said there; one it takes no report may replace.
+        // A destination `Download` refuses is said below; one it takes no report may replace.
         let destination = (try? download.destinationFile()).map { [OutputTarget.Guarded.file($0, what: "the destination of -o")] }
         let outputs = try RunOutputs.open([("--report", report, .report)], guarding: destination ?? [])
         // The bounds are `Download`'s to check, as for any caller of the library.

@@ -25,20 +25,16 @@ struct ManifestOptionGroup: ParsableArguments {
 
     @Option(
         name: .customLong("shard-count"), parsing: .unconditional,
-        help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).",
-        transform: wholeNumber)
-    var shardCount: Int?
+        help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
+    var shardCount: WholeNumber?
 
-    @Option(
-        parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).",
-        transform: wholeNumber)
-    var connections: Int?
+    @Option(parsing: .unconditional, help: "Override every item's connection count (\(Rules.connections.rangeText)).")
+    var connections: WholeNumber?
 
     @Option(
         parsing: .unconditional,
-        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).",
-        transform: wholeNumber)
-    var retries: Int?
+        help: "Override every item's retry count (\(Rules.retries.lowerBound) to \(Rules.retries.upperBound)).")
+    var retries: WholeNumber?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
     var headers: [String] = []
@@ -61,9 +57,9 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        try checkRange("--connections", connections, Rules.connections.range)
-        try checkRange("--retries", retries, Rules.retries)
-        try checkRange("--shard-count", shardCount, Rules.shardCount)
+        try checkRange("--connections", connections?.value, Rules.connections.range)
+        try checkRange("--retries", retries?.value, Rules.retries)
+        try checkRange("--shard-count", shardCount?.value, Rules.shardCount)
         _ = try parseHeaders(headers)
     }
 
@@ -112,8 +108,8 @@ struct ManifestOptionGroup: ParsableArguments {
             options.tags = tags
             options.skipTags = skipTags
             options.root = root
-            options.connections = connections
-            options.retries = retries
+            options.connections = connections?.value
+            options.retries = retries?.value
             options.headers = try parseHeaders(headers)
             options.shard = try resolveShard()
             // Consumed: the plan frees the manifest's items chunk by chunk as it resolves them.
@@ -146,19 +142,17 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     private func resolveShard() throws(UsageError) -> Shard? {
-        try Shard.resolve(option: shard, count: shardCount)
+        try Shard.resolve(option: shard, count: shardCount?.value)
     }
 }
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
-    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).", transform: wholeNumber)
-    var jobs = Rules.jobs.defaultValue
+    @Option(parsing: .unconditional, help: "Items in flight at once (\(Rules.jobs.rangeText)).")
+    var jobs = WholeNumber(Rules.jobs.defaultValue)
 
-    @Option(
-        name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.",
-        transform: wholeNumber)
-    var maxPerHost = Rules.maxPerHost.defaultValue
+    @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: "Cap on simultaneous connections to one host.")
+    var maxPerHost = WholeNumber(Rules.maxPerHost.defaultValue)
 
     @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
     var maxRate: String?
@@ -196,8 +190,8 @@ struct TransferOptionGroup: ParsableArguments {
     var noFsync = false
 
     func validate() throws {
-        try checkRange("--jobs", jobs, Rules.jobs.range)
-        try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost.range)
+        try checkRange("--jobs", jobs.value, Rules.jobs.range)
+        try checkRange("--max-per-host", maxPerHost.value, Rules.maxPerHost.range)
         if let maxRate, !Rules.rate.contains(Units.parseRate(maxRate) ?? 0) {
             throw ValidationError("--max-rate takes 1 to 1EiB bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
         }
@@ -220,8 +214,8 @@ struct TransferOptionGroup: ParsableArguments {
 
     func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {
         var options = SyncOptions()
-        options.jobs = jobs
-        options.maxPerHost = maxPerHost
+        options.jobs = jobs.value
+        options.maxPerHost = maxPerHost.value
         options.maxRate = maxRate.flatMap(Units.parseRate)
         options.minFree = minFree.flatMap(Units.parseSize)
         options.resume = !noResume
@@ -252,14 +246,21 @@ func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {
     }
 }
 
-/// Reads an option's whole number as the manifest reads one (`Units.parseWholeNumber`):
-/// `+3`, `-0` and `0x10` are refused, not taken for 3, 0 and 16. A minus sign is read,
-/// so that `checkRange` tells the range a negative number is outside of.
-func wholeNumber(_ text: String) throws -> Int {
-    guard let value = Units.parseWholeNumber(text, negative: true) else {
-        throw ValidationError("a whole number is written in decimal digits, with no '+' and no '-0'")
+/// A whole number option, read as the manifest reads one (`Units.parseWholeNumber`):
+/// `+3`, `-0` and `0x10` are refused, not taken for 3, 0 and 16 as `Int` takes them. A
+/// minus sign is read, so that `checkRange` tells the range a negative number is
+/// outside of.
+struct WholeNumber: ExpressibleByArgument, Sendable {
+    var value: Int
+
+    init(_ value: Int) { self.value = value }
+
+    init?(argument: String) {
+        guard let value = Units.parseWholeNumber(argument, negative: true) else { return nil }
+        self.value = value
     }
-    return value
+
+    var defaultValueDescription: String { String(value) }
 }
 
 /// Refuses a number outside `range`, naming the option and the range.
