@@ -3,8 +3,8 @@ import Foundation
 import Synchronization
 
 /// SIGINT and SIGTERM, handed to whoever watches them (docs/sync.md#interruption): a
-/// sync's session, which stops its transfers, and the run's outputs, which stop
-/// waiting for a reader, so that a signal ends the process however far the run got.
+/// running sync, which stops its transfers, and the run's outputs, which stop waiting
+/// for a reader, so that a signal ends the process however far the run got.
 ///
 /// The first watch ignores both signals' default action (ending the process at once,
 /// with no report and no saved state) and keeps them so for the rest of the process;
