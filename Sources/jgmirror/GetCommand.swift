@@ -19,19 +19,19 @@ struct GetCommand: AsyncParsableCommand {
     @Option(
         name: [.short, .customLong("connections")], parsing: .unconditional,
         help: ArgumentHelp(Rules.connections.optionHelp()))
-    var connections = Rules.connections.defaultValue
+    var connections = WholeNumber(Rules.connections.defaultValue)
 
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
             "\(Rules.retriesRow.help) (\(Rules.retriesRow.bounds ?? ""); default \(Rules.retriesRow.defaultText))."))
-    var retries: Int?
+    var retries: WholeNumber?
 
     @Option(help: "Expected SHA-256 (hex); a mismatch leaves the bytes in FILE.jgbad and exits 3.")
     var sha256: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("\(Rules.tagRow.help) (\(Rules.tagRow.bounds ?? ""))."))
-    var tag: Int?
+    var tag: WholeNumber?
 
     @Option(name: .customLong("min-segment"), help: ArgumentHelp(Rules.minSegment.optionHelp()))
     var minSegment = Rules.minSegment.defaultText
@@ -60,15 +60,17 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var transferOptions: TransferOptionGroup
 
     func run() async throws {
-        let outputs = try RunOutputs.open([("--report", report, .report)])
         var download = Download(url: url, destination: output)
-        download.connections = connections
-        download.retries = retries
+        download.connections = connections.value
+        download.retries = retries?.value
         download.sha256 = sha256
-        download.tag = tag
+        download.tag = tag?.value
         download.insecure = insecure
         download.headers = try parseHeaders(headers)
         download.maxSize = transferOptions.maxSizeBytes
+        // A destination `Download` refuses is said below; one it takes no report may replace.
+        let destination = (try? download.destinationFile()).map { [OutputTarget.Guarded.file($0, what: "the destination of -o")] }
+        let outputs = try RunOutputs.open([("--report", report, .report)], guarding: destination ?? [])
         // The bounds are `Download`'s to check, as for any caller of the library.
         guard let segment = Units.parseSize(minSegment) else {
             throw ValidationError("--min-segment takes a size such as \(Rules.minSegment.defaultText), not '\(minSegment)'")
@@ -87,7 +89,7 @@ struct GetCommand: AsyncParsableCommand {
         let result: RunReport
         do {
             result = try await session.runHandlingSignals(
-                progress: progress, clearOnSignal: transferOptions.noResume, notice: Terminal.info)
+                progress: progress, clearOnSignal: transferOptions.noResume, outputs: outputs, notice: Terminal.info)
         } catch .manifest(let refusal) {
             // There is no manifest to point into: the refusal is said on its own.
             try Terminal.fail(.usage(UsageError(refusal.message)), command: .get, manifest: nil, outputs: outputs)

@@ -19,28 +19,32 @@ struct OperatorOptionGroup: ParsableArguments {
     @Option(help: "Write JSON Lines events there as they happen ('-' for stdout).")
     var events: String?
 
-    /// Decides where each output goes and opens the events stream, before anything
-    /// is fetched (docs/safety.md#output-files): exits 2 naming the option and the path
-    /// for one no output may take; an events file that cannot be opened is said once,
-    /// and the run goes on without it (exit 4).
-    func outputs() throws(ArgumentParser.ExitCode) -> RunOutputs {
-        try RunOutputs.open([
-            ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
-            ("--events", events, .events),
-        ])
+    /// Decides where each output goes, before anything is read or fetched
+    /// (docs/safety.md#output-files): exits 2 naming the option and the path for one
+    /// no output may take, or one that would replace `manifest`. The events stream is
+    /// opened once the manifest says where its root is (`ManifestOptionGroup.loadPlan`).
+    func outputs(manifest: String) throws(ArgumentParser.ExitCode) -> RunOutputs {
+        try RunOutputs.open(
+            [
+                ("--report", report, .report), ("--junit", junit, .junit), ("--metrics", metrics, .metrics),
+                ("--events", events, .events),
+            ], guarding: [.file(manifest, what: "the manifest")])
     }
 }
 
 /// The command line's side of the outputs of a run: it names them and says what
 /// went wrong; the library writes them.
 extension RunOutputs {
-    /// Resolves each option given and opens the events stream; says what is wrong and
-    /// ends the command with exit 2 for a path no output may take or one named twice.
+    /// Resolves each option given; says what is wrong and ends the command with exit 2
+    /// for a path no output may take, one named twice, or one that would replace what
+    /// `guarded` names.
     static func open(
-        _ options: [(option: String, path: String?, role: Role)]
+        _ options: [(option: String, path: String?, role: Role)], guarding guarded: [OutputTarget.Guarded] = []
     ) throws(ArgumentParser.ExitCode) -> RunOutputs {
         do {
-            return try RunOutputs(options) { Terminal.error($0) }
+            let outputs = try RunOutputs(options) { Terminal.error($0) }
+            try outputs.refuse(guarded)
+            return outputs
         } catch {
             Terminal.error(error.message)
             throw ExitCode(JGMirror.ExitCode.usage)

@@ -27,15 +27,15 @@ struct ManifestOptionGroup: ParsableArguments {
     @Option(
         name: .customLong("shard-count"), parsing: .unconditional,
         help: "Shard count for --shard auto (needed under Kubernetes; checked against a Slurm array).")
-    var shardCount: Int?
+    var shardCount: WholeNumber?
 
     @Option(parsing: .unconditional, help: ArgumentHelp(Rules.connections.optionHelp("Override every item's connections")))
-    var connections: Int?
+    var connections: WholeNumber?
 
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp("Override every item's retries (\(Rules.retriesRow.bounds ?? ""))."))
-    var retries: Int?
+    var retries: WholeNumber?
 
     @Option(name: .customLong("header"), help: "Extra request header 'K: V' for every item (repeatable).")
     var headers: [String] = []
@@ -58,9 +58,9 @@ struct ManifestOptionGroup: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        try checkRange("--connections", connections, Rules.connections.range)
-        try checkRange("--retries", retries, Rules.retries)
-        if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1, not \(shardCount)") }
+        try checkRange("--connections", connections?.value, Rules.connections.range)
+        try checkRange("--retries", retries?.value, Rules.retries)
+        try checkRange("--shard-count", shardCount?.value, Rules.shardCount)
         _ = try parseHeaders(headers)
     }
 
@@ -90,6 +90,8 @@ struct ManifestOptionGroup: ParsableArguments {
         listOptions.allowFileURLs = allowFileURLs
         do {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
+            // Before any list is fetched: no output may replace what the run keeps.
+            try outputs?.start(for: manifest, rootOverride: root)
             if !manifest.sets.isEmpty {
                 // sync keeps each list in the tree's cache; plan and verify only read it.
                 let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: !command.writesListCache)
@@ -107,8 +109,8 @@ struct ManifestOptionGroup: ParsableArguments {
             options.tags = tags
             options.skipTags = skipTags
             options.root = root
-            options.connections = connections
-            options.retries = retries
+            options.connections = connections?.value
+            options.retries = retries?.value
             options.headers = try parseHeaders(headers)
             options.shard = try resolveShard()
             // Consumed: the plan frees the manifest's items chunk by chunk as it resolves them.
@@ -120,6 +122,9 @@ struct ManifestOptionGroup: ParsableArguments {
             return try await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
         } catch let code as ArgumentParser.ExitCode {
             throw code
+        } catch let refusal as OutputTarget.Refusal {
+            Terminal.error(refusal.message)
+            throw ExitCode(JGMirror.ExitCode.usage)
         } catch let error as ManifestError {
             try fail(.manifest(error), command: command, outputs: outputs)
         } catch let error as UsageError {
@@ -138,17 +143,17 @@ struct ManifestOptionGroup: ParsableArguments {
     }
 
     private func resolveShard() throws(UsageError) -> Shard? {
-        try Shard.resolve(option: shard, count: shardCount)
+        try Shard.resolve(option: shard, count: shardCount?.value)
     }
 }
 
 /// Options for commands that transfer (`sync`, `get`).
 struct TransferOptionGroup: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp(Rules.jobs.optionHelp()))
-    var jobs = Rules.jobs.defaultValue
+    var jobs = WholeNumber(Rules.jobs.defaultValue)
 
     @Option(name: .customLong("max-per-host"), parsing: .unconditional, help: ArgumentHelp(Rules.maxPerHost.optionHelp()))
-    var maxPerHost = Rules.maxPerHost.defaultValue
+    var maxPerHost = WholeNumber(Rules.maxPerHost.defaultValue)
 
     @Option(name: .customLong("max-rate"), help: "Overall bandwidth cap in bytes/s, e.g. 20M, 500k or 1.5MiB.")
     var maxRate: String?
@@ -184,8 +189,8 @@ struct TransferOptionGroup: ParsableArguments {
     var noFsync = false
 
     func validate() throws {
-        try checkRange("--jobs", jobs, Rules.jobs.range)
-        try checkRange("--max-per-host", maxPerHost, Rules.maxPerHost.range)
+        try checkRange("--jobs", jobs.value, Rules.jobs.range)
+        try checkRange("--max-per-host", maxPerHost.value, Rules.maxPerHost.range)
         if let maxRate, !Rules.rate.contains(Units.parseRate(maxRate) ?? 0) {
             throw ValidationError("--max-rate takes 1 to 1EiB bytes per second such as 20M, 500k or 1.5MiB, not '\(maxRate)'")
         }
@@ -208,8 +213,8 @@ struct TransferOptionGroup: ParsableArguments {
 
     func syncOptions(allowFileURLs: Bool, requireChecksums: Bool) -> SyncOptions {
         var options = SyncOptions()
-        options.jobs = jobs
-        options.maxPerHost = maxPerHost
+        options.jobs = jobs.value
+        options.maxPerHost = maxPerHost.value
         options.maxRate = maxRate.flatMap(Units.parseRate)
         options.minFree = minFree.flatMap(Units.parseSize)
         options.resume = !noResume
@@ -238,6 +243,23 @@ func parseHeaders(_ lines: [String]) throws(ValidationError) -> [HTTPHeader] {
         if let problem = Rules.headerProblem(name: header.name) { throw ValidationError("--header: \(problem)") }
         return header
     }
+}
+
+/// A whole number option, read as the manifest reads one (`Units.parseWholeNumber`):
+/// `+3`, `-0` and `0x10` are refused, not taken for 3, 0 and 16 as `Int` takes them. A
+/// minus sign is read, so that `checkRange` tells the range a negative number is
+/// outside of.
+struct WholeNumber: ExpressibleByArgument, Sendable {
+    var value: Int
+
+    init(_ value: Int) { self.value = value }
+
+    init?(argument: String) {
+        guard let value = Units.parseWholeNumber(argument, negative: true) else { return nil }
+        self.value = value
+    }
+
+    var defaultValueDescription: String { String(value) }
 }
 
 /// Refuses a number outside `range`, naming the option and the range.

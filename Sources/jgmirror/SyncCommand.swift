@@ -54,7 +54,7 @@ struct SyncCommand: AsyncParsableCommand {
         help:
             "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
     )
-    var keep: Int?
+    var keep: WholeNumber?
 
     /// Fault injection for the crash test, not an interface: set to a step of
     /// snapshot publishing (`cloning`, `built`, `renamed`, `swapped`, `pruning`), the
@@ -71,7 +71,7 @@ struct SyncCommand: AsyncParsableCommand {
     static let crashAfterDeletions = "JGMIRROR_TEST_CRASH_AFTER_DELETIONS"
 
     func validate() throws {
-        if let keep, let problem = Rules.keep.problem(keep) { throw ValidationError("--keep \(problem)") }
+        if let keep, let problem = Rules.keep.problem(keep.value) { throw ValidationError("--keep \(problem)") }
         do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
         if let maxDuration {
             guard let seconds = Units.parseDuration(maxDuration) else {
@@ -84,7 +84,7 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let outputs = try operatorOptions.outputs()
+        let outputs = try operatorOptions.outputs(manifest: manifestOptions.manifest)
         // Refused before the lists of `sets:` are fetched (the session refuses it too).
         if delete, !manifestOptions.tags.isEmpty || !manifestOptions.skipTags.isEmpty || manifestOptions.shard != nil {
             try manifestOptions.fail(.usage(.deleteUnderFilter), command: .sync, outputs: outputs)
@@ -102,7 +102,7 @@ struct SyncCommand: AsyncParsableCommand {
         options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
         options.backupDir = backupDir
         options.publish = publish
-        options.keep = keep
+        options.keep = keep?.value
         let environment = ProcessInfo.processInfo.environment
         if environment[Self.crashBeforeRecording] != nil {
             options.beforeRecording = {

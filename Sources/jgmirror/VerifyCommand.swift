@@ -16,7 +16,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var progress: ProgressRenderer.Mode = .lines
 
     func run() async throws {
-        let outputs = try operatorOptions.outputs()
+        let outputs = try operatorOptions.outputs(manifest: manifestOptions.manifest)
         let plan = try await manifestOptions.loadPlan(
             command: .verify, outputs: outputs, transfer: trust.listOptions)
         let report: RunReport

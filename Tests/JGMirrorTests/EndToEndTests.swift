@@ -35,27 +35,28 @@ import Testing
     @Test func theReportIsPlacedWholeAndPlanHasNone() async throws {
         server.set("/a", TestServer.Route(body: [1, 2, 3]))
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write("version: 1\nitems:\n  - url: \(server.url("/a"))\n    dest: a.bin\n", to: "site.yaml", in: dir)
             let run = try await execute([
-                "sync", path, "--progress", "none", "--report", dir + "/r.json", "--junit", dir + "/j.xml",
+                "sync", path, "--progress", "none", "--report", out + "/r.json", "--junit", out + "/j.xml",
             ])
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 0)
+            #expect(try loadReport(out + "/r.json")["exit_code"] as? Int == 0)
             // The mode any file the user writes gets (under the umask the test runs with).
-            #expect(FileManager.default.createFile(atPath: dir + "/plain", contents: nil))
+            #expect(FileManager.default.createFile(atPath: out + "/plain", contents: nil))
             let mode = { (path: String) in try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
-            #expect(try mode(dir + "/r.json") == mode(dir + "/plain"))
-            let leftOver = { try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("r.json.") } }
+            #expect(try mode(out + "/r.json") == mode(out + "/plain"))
+            let leftOver = { try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix("r.json.") } }
             #expect(try leftOver().isEmpty)
             // A report that cannot be written is a local failure, and leaves nothing; a
             // folder where the file would go is refused before the run
             // (docs/safety.md#output-files).
-            let failed = try await execute(["sync", path, "--progress", "none", "--report", dir + "/missing/r.json"])
-            #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(dir)/missing/r.json"), "\(failed.stderr)")
-            try FileManager.default.removeItem(atPath: dir + "/r.json")
-            try FileManager.default.createDirectory(atPath: dir + "/r.json", withIntermediateDirectories: false)
-            let onFolder = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
-            #expect(onFolder.status == 2 && onFolder.stderr.contains("--report \(dir)/r.json: a folder"), "\(onFolder.stderr)")
+            let failed = try await execute(["sync", path, "--progress", "none", "--report", out + "/missing/r.json"])
+            #expect(failed.status == 4 && failed.stderr.contains("cannot write report \(out)/missing/r.json"), "\(failed.stderr)")
+            try FileManager.default.removeItem(atPath: out + "/r.json")
+            try FileManager.default.createDirectory(atPath: out + "/r.json", withIntermediateDirectories: false)
+            let onFolder = try await execute(["sync", path, "--progress", "none", "--report", out + "/r.json"])
+            #expect(onFolder.status == 2 && onFolder.stderr.contains("--report \(out)/r.json: a folder"), "\(onFolder.stderr)")
             #expect(try leftOver().isEmpty)
             let plan = try await execute(["plan", path, "--report", dir + "/p.json"])
             #expect(plan.status == 2 && plan.stderr.contains("Unknown option '--report'"), "\(plan.stderr)")
@@ -73,6 +74,7 @@ import Testing
             if index == 20 { lines.append("    tags: [bad]") }
         }
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
             let first = try await execute(["sync", path, "--progress", "none", "--report", "-"])
             #expect(first.status == 3)
@@ -88,10 +90,10 @@ import Testing
             #expect(exists(dir + "/files/f0.bin"))
 
             let before = server.requests().count
-            let second = try await execute(["sync", path, "--skip-tag", "bad", "--report", dir + "/r2.json"])
+            let second = try await execute(["sync", path, "--skip-tag", "bad", "--report", out + "/r2.json"])
             #expect(second.status == 0)
             #expect(server.requests().count == before)
-            let again = try loadReport(dir + "/r2.json")
+            let again = try loadReport(out + "/r2.json")
             #expect((again["totals"] as? [String: Any])?["unchanged"] as? Int == 20)
             #expect(second.stderr.contains("20 unchanged"))
         }
@@ -114,6 +116,7 @@ import Testing
     @Test func killedSyncResumesOnTheNextRun() async throws {
         let body = serveSlowly("/big", bytes: 12 << 20, seed: 77, bytesPerSecond: 128 << 10)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let yaml =
                 "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    sha256: \(sha(body))\n    connections: 3\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
@@ -124,9 +127,9 @@ import Testing
             #expect(exists(dir + "/big.bin.jgpart"))
 
             server.update("/big") { $0.bytesPerSecond = nil }
-            let second = try await execute(["sync", path, "--report", dir + "/r.json"])
+            let second = try await execute(["sync", path, "--report", out + "/r.json"])
             #expect(second.status == 0)
-            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            let items = try #require(try loadReport(out + "/r.json")["items"] as? [[String: Any]])
             let resumed = try #require(items.first?["resumed_from"] as? Int)
             let downloaded = try #require(items.first?["bytes_downloaded"] as? Int)
             #expect(resumed > 0)
@@ -138,14 +141,15 @@ import Testing
     @Test func sigintExits130WithReportAndState() async throws {
         _ = serveSlowly("/big", bytes: 12 << 20, seed: 78, bytesPerSecond: 256 << 10)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let yaml =
                 "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
-            let (process, _, _) = try launch(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
+            let (process, _, _) = try launch(["sync", path, "--progress", "none", "--report", out + "/r.json"])
             #expect(await send(SIGINT, to: process, within: 60) { exists(dir + "/big.bin.jgd") })
             #expect(await waitFor(seconds: 60, process: process))
             #expect(process.terminationStatus == 130)
-            let report = try loadReport(dir + "/r.json")
+            let report = try loadReport(out + "/r.json")
             #expect(report["exit_code"] as? Int == 130)
             #expect((report["items"] as? [[String: Any]])?.first?["status"] as? String == "interrupted")
             #expect(exists(dir + "/big.bin.jgd") && exists(dir + "/big.bin.jgpart"))
@@ -235,12 +239,13 @@ import Testing
             lines += ["  - url: \(server.url("/ok\(index)"))", "    dest: ok\(index).bin"]
         }
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(lines.joined(separator: "\n") + "\n", to: "m.yaml", in: dir)
             let run = try await execute([
-                "sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", dir + "/r.json",
+                "sync", path, "--jobs", "1", "--fail-fast", "--retry-delay", "10ms", "--report", out + "/r.json",
             ])
             #expect(run.status == 1)
-            let report = try loadReport(dir + "/r.json")
+            let report = try loadReport(out + "/r.json")
             let items = try #require(report["items"] as? [[String: Any]])
             #expect(items.first?["status"] as? String == "failed")
             #expect(items.dropFirst().allSatisfy { $0["status"] as? String == "skipped" })
@@ -251,6 +256,7 @@ import Testing
     @Test func credentialsAndRedactedHeadersAppearInNoReportOrLog() async throws {
         server.set("/secret", TestServer.Route(body: TestServer.bytes(count: 2000, seed: 9)))
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let url = server.url("/secret").replacingOccurrences(of: "http://", with: "http://alice:hunter2@")
             let yaml = """
                 version: 1
@@ -267,13 +273,13 @@ import Testing
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try await execute(
                 [
-                    "sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", dir + "/r.json",
-                    "--junit", dir + "/j.xml", "--header", "Cookie: session=c00kie",
+                    "sync", path, "--verbose", "--progress", "lines", "--retry-delay", "10ms", "--report", out + "/r.json",
+                    "--junit", out + "/j.xml", "--header", "Cookie: session=c00kie",
                 ],
                 environment: ["JG_TEST_TOKEN": "xyzzy"])
             #expect(run.status == 1)
-            let report = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
-            let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
+            let report = try String(contentsOfFile: out + "/r.json", encoding: .utf8)
+            let junit = try String(contentsOfFile: out + "/j.xml", encoding: .utf8)
             for secret in ["hunter2", "xyzzy", "key-s3cr3t"] {
                 #expect(
                     !report.contains(secret) && !junit.contains(secret) && !run.stderr.contains(secret)
@@ -292,10 +298,11 @@ import Testing
         let body = TestServer.bytes(count: 50_000, seed: 11)
         server.set("/mirror/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(
                 "version: 1\nitems:\n  - url: \(server.url("/gone/f"))\n    mirrors: [\(server.url("/mirror/f"))]\n    dest: f.bin\n    sha256: \(sha(body))\n",
                 to: "m.yaml", in: dir)
-            let run = try await execute(["sync", path, "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--report", out + "/r.json"])
             #expect(run.status == 0)
             #expect(fileSHA(dir + "/f.bin") == sha(body))
         }
@@ -361,16 +368,17 @@ import Testing
         let body = TestServer.bytes(count: 3 << 20, seed: 5)
         server.set("/big", TestServer.Route(body: body, etag: "\"b\""))
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(
                 "version: 1\nitems:\n  - {url: \(server.url("/big")), dest: big.bin, connections: 4, min_segment: 256KiB}\n",
                 to: "m.yaml", in: dir)
             let script = "ulimit -f 1024; exec \"$0\" sync \"$1\" --report \"$2\""
-            let limited = try await runProgram("/bin/sh", ["-c", script, jgmirrorBinary, path, dir + "/r.json"])
+            let limited = try await runProgram("/bin/sh", ["-c", script, jgmirrorBinary, path, out + "/r.json"])
             let stderr = limited.stderr
             #expect(limited.status == 4 && !limited.signalled, "\(stderr)")
             #expect(stderr.contains(dir + "/big.bin.jgpart"), "\(stderr)")
             #expect(!exists(dir + "/big.bin"))
-            #expect(try loadReport(dir + "/r.json")["exit_code"] as? Int == 4)
+            #expect(try loadReport(out + "/r.json")["exit_code"] as? Int == 4)
         }
     }
 

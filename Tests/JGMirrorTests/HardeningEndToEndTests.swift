@@ -22,10 +22,11 @@ import Testing
         route.endless = true
         server.set("/e", route)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = oneItem(server.url("/e"), in: dir, extra: "connections: 1")
-            let run = try await execute(["sync", path, "--max-size", "1MiB", "--progress", "none", "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--max-size", "1MiB", "--progress", "none", "--report", out + "/r.json"])
             #expect(run.status == 1, "\(run.stderr)")
-            let item = try #require((try loadReport(dir + "/r.json")["items"] as? [[String: Any]])?.first)
+            let item = try #require((try loadReport(out + "/r.json")["items"] as? [[String: Any]])?.first)
             #expect((item["error"] as? [String: Any])?["code"] as? String == "too_large")
             #expect(!exists(dir + "/out.bin") && !exists(dir + "/out.bin.jgpart"))
         }
@@ -105,16 +106,17 @@ import Testing
 
     @Test func tagFilterThatSelectsNothingExitsTwoButAnEmptyShardPasses() async throws {
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(
                 "version: 1\nitems:\n  - {url: http://127.0.0.1:9/a, tags: [nightly]}\n  - {url: http://127.0.0.1:9/b, tags: [iso]}\n",
                 to: "m.yaml", in: dir)
-            let typo = try await execute(["sync", path, "--tag", "nigthly", "--report", dir + "/r.json"])
+            let typo = try await execute(["sync", path, "--tag", "nigthly", "--report", out + "/r.json"])
             #expect(typo.status == 2)
             #expect(
                 typo.stderr.contains(
                     "--tag nigthly selects no item (no item has the tag nigthly); the manifest's tags are: iso, nightly"),
                 "\(typo.stderr)")
-            let error = try loadReport(dir + "/r.json")["error"] as? [String: Any]
+            let error = try loadReport(out + "/r.json")["error"] as? [String: Any]
             #expect(error?["code"] as? String == "usage")
             // Two items over 64 shards: most shards are empty, and that is fine.
             let shard = try #require(
@@ -225,6 +227,7 @@ import Testing
         slow.bytesPerSecond = 1 << 20
         server.set("/large", slow)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let yaml = """
                 version: 1
                 items:
@@ -234,25 +237,25 @@ import Testing
                 """
             let path = write(yaml, to: "m.yaml", in: dir)
             let arguments = [
-                "sync", path, "--events", "-", "--progress", "none", "--report", dir + "/r.json", "--metrics", dir + "/m.prom",
+                "sync", path, "--events", "-", "--progress", "none", "--report", out + "/r.json", "--metrics", out + "/m.prom",
             ]
             let closed = try await executeWithStdoutClosed(arguments)
             let stderr = closed.stderr
             #expect(!closed.signalled && closed.status == 4, "\(closed.status) \(stderr)")
             #expect(stderr.contains("jgmirror: cannot write events: Broken pipe; the run goes on without them"), "\(stderr)")
-            let written = try loadReport(dir + "/r.json")
+            let written = try loadReport(out + "/r.json")
             #expect(written["exit_code"] as? Int == 4)
             let items = try #require(written["items"] as? [[String: Any]])
             #expect(items.map { $0["status"] as? String } == ["unverified", "unverified"])
             #expect(fileSHA(dir + "/large.bin") == sha(large))
-            let metrics = try String(contentsOfFile: dir + "/m.prom", encoding: .utf8)
+            let metrics = try String(contentsOfFile: out + "/m.prom", encoding: .utf8)
             let exitLine = metrics.split(separator: "\n").first { $0.hasPrefix("jgmirror_last_run_exit_code") }
             #expect(exitLine.map { Double($0.split(separator: " ").last ?? "") == 4 } == true, "\(metrics)")
 
             // verify goes the same way; plan, whose stdout is all it does, ends as SIGPIPE ends it.
-            let verifying = try await executeWithStdoutClosed(["verify", path, "--events", "-", "--report", dir + "/v.json"])
+            let verifying = try await executeWithStdoutClosed(["verify", path, "--events", "-", "--report", out + "/v.json"])
             #expect(!verifying.signalled && verifying.status == 4, "\(verifying.stderr)")
-            #expect(try loadReport(dir + "/v.json")["exit_code"] as? Int == 4)
+            #expect(try loadReport(out + "/v.json")["exit_code"] as? Int == 4)
             let planning = try await executeWithStdoutClosed(["plan", path])
             #expect(planning.signalled && planning.status == SIGPIPE)
         }
@@ -432,6 +435,7 @@ import Testing
         route.bytesPerSecond = 32 << 10
         server.set("/slow", route)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = oneItem(server.url("/slow"), in: dir, extra: "connections: 1")
             let (first, _, _) = try launch(["sync", path, "--progress", "none"])
             defer {
@@ -439,12 +443,12 @@ import Testing
                 first.waitUntilExit()
             }
             #expect(await waitFor(seconds: 60) { exists(dir + "/out.bin.jgpart") })
-            let second = try await execute(["sync", path, "--report", dir + "/r.json"])
+            let second = try await execute(["sync", path, "--report", out + "/r.json"])
             #expect(second.status == 4)
             #expect(second.stderr.hasPrefix("jgmirror: another jgmirror sync holds"), "\(second.stderr)")
             #expect(
                 second.stderr.split(separator: "\n").count == 1 && !second.stderr.contains("nothing to do"), "\(second.stderr)")
-            #expect((try loadReport(dir + "/r.json")["error"] as? [String: Any])?["code"] as? String == "locked")
+            #expect((try loadReport(out + "/r.json")["error"] as? [String: Any])?["code"] as? String == "locked")
         }
     }
 

@@ -235,8 +235,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         route.fault = { _ in .stall(afterBytes: 1000, seconds: 60) }
         server.set("/stuck", route)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let path = write(manifest(url: server.url("/stuck"), sha256: sha(body)), to: "m.yaml", in: dir)
-            let report = dir + "/report.json"
+            let report = out + "/report.json"
             let run = try await execute(["sync", path, "--max-duration", "1s", "--report", report, "--progress", "none"])
             #expect(run.status == 1, "\(run.stderr)")
             let items = try loadReport(report)["items"] as? [[String: Any]]
@@ -349,9 +350,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         server.set("/r", route)
         try await withTestDirectory { dir in
             let path = write(manifest(url: server.url("/r"), extra: "retries: 3"), to: "m.yaml", in: dir)
-            let run = try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"])
+            let run = try await execute(["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"])
             #expect(run.status == 1, "\(run.stderr)")
-            let item = try #require((try loadReport(dir + "/r.json")["items"] as? [[String: Any]])?.first)
+            let item = try #require((try loadReport(outputs(beside: dir) + "/r.json")["items"] as? [[String: Any]])?.first)
             #expect((item["error"] as? [String: Any])?["code"] as? String == "rate_limited", "\(item)")
             // Not asked again at once, as a wait of no time would be.
             #expect(server.gets("/r").count == 1)

@@ -10,9 +10,9 @@ import Testing
 
     init() throws { server = try TestServer() }
 
-    /// Two good items and one 404, so the run exits 1.
+    /// Two good items and one 404, so the run exits 1; mirrored into `dir/mirror`.
     func threeItemManifest(in dir: String) -> String {
-        var lines = ["version: 1", "items:"]
+        var lines = ["version: 1", "root: mirror", "items:"]
         for index in 0..<2 {
             let body = TestServer.bytes(count: 300_000 + index, seed: UInt64(900 + index))
             server.set("/e\(index)", TestServer.Route(body: body))
@@ -74,7 +74,7 @@ import Testing
         server.set("/slow", route)
         try await withTestDirectory { dir in
             let path = write(
-                "version: 1\nitems:\n  - url: \(server.url("/slow"))\n    dest: slow.bin\n    connections: 1\n    sha256: \(sha(body))\n",
+                "version: 1\nroot: mirror\nitems:\n  - url: \(server.url("/slow"))\n    dest: slow.bin\n    connections: 1\n    sha256: \(sha(body))\n",
                 to: "m.yaml", in: dir)
             let run = try await execute(["sync", path, "--events", dir + "/events.jsonl", "--progress", "none"])
             #expect(run.status == 0)
@@ -153,7 +153,7 @@ import Testing
         server.set("/big", route)
         try await withTestDirectory { dir in
             let yaml =
-                "version: 1\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
+                "version: 1\nroot: mirror\nitems:\n  - url: \(server.url("/big"))\n    dest: big.bin\n    connections: 2\n    min_segment: 256KiB\n"
             let path = write(yaml, to: "m.yaml", in: dir)
             let (process, _, _) = try launch([
                 "sync", path, "--progress", "none", "--metrics", dir + "/m.prom", "--events", dir + "/e.jsonl",

@@ -12,11 +12,11 @@ import Testing
 
     init() throws { server = try TestServer() }
 
-    /// One good item.
+    /// One good item, mirrored into `dir/mirror`.
     func oneItemManifest(in dir: String) -> String {
         let body = TestServer.bytes(count: 40_000, seed: 31)
         server.set("/one", TestServer.Route(body: body))
-        return write(manifest(url: server.url("/one"), sha256: sha(body)), to: "m.yaml", in: dir)
+        return write(manifest(url: server.url("/one"), sha256: sha(body), root: "mirror"), to: "m.yaml", in: dir)
     }
 
     func fileType(_ path: String) -> mode_t? {
@@ -173,7 +173,7 @@ import Testing
             let report = try loadReport(dir + "/r.json")
             #expect(report["exit_code"] as? Int == 4)
             #expect((report["totals"] as? [String: Any])?["downloaded"] as? Int == 1)
-            #expect(exists(dir + "/mirror/out.bin") || exists(dir + "/out.bin"))
+            #expect(exists(dir + "/mirror/out.bin"))
             #expect(try await prometheusSamples(dir + "/m.prom")["jgmirror_last_run_exit_code{manifest=\(path)}"] == 4)
             #expect(exists(dir + "/j.xml"))
         }
@@ -194,6 +194,24 @@ import Testing
             #expect(event["event"] as? String == "run_finished" && event["exit_code"] as? Int == 4)
             // No temporary file is left beside the outputs.
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".tmp") }.isEmpty)
+        }
+    }
+
+    /// A device that fails every write takes no file's place, so nothing can be written
+    /// again; the events' last line, written after it, carries its failure.
+    @Test func aReportOnDevFullMakesTheEventsAndMetricsSayExit4() async throws {
+        try await withTestDirectory { dir in
+            let path = oneItemManifest(in: dir)
+            let run = try await execute([
+                "sync", path, "--progress", "none", "--report", "/dev/full", "--events", dir + "/e.jsonl", "--metrics",
+                dir + "/m.prom",
+            ])
+            #expect(run.status == 4)
+            #expect(run.stderr.contains("cannot write report /dev/full: No space left on device"), "\(run.stderr)")
+            #expect(try await prometheusSamples(dir + "/m.prom")["jgmirror_last_run_exit_code{manifest=\(path)}"] == 4)
+            let last = try #require(try String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8).split(separator: "\n").last)
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+            #expect(event["event"] as? String == "run_finished" && event["exit_code"] as? Int == 4, "\(last)")
         }
     }
 

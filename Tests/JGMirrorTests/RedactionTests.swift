@@ -64,6 +64,7 @@ import Testing
         moved.redirect = server.url("/gone.bin?token=REDIRECTSECRET&part=2")
         server.set("/moved.bin", moved)
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let yaml = """
                 version: 1
                 defaults:
@@ -91,20 +92,20 @@ import Testing
             expectClean(plan.stdout + plan.stderr, "plan")
 
             let run = try await execute([
-                "sync", path, "--verbose", "--progress", "lines", "--report", dir + "/r.json", "--junit", dir + "/j.xml",
-                "--events", dir + "/e.jsonl", "--metrics", dir + "/m.prom",
+                "sync", path, "--verbose", "--progress", "lines", "--report", out + "/r.json", "--junit", out + "/j.xml",
+                "--events", out + "/e.jsonl", "--metrics", out + "/m.prom",
             ])
             #expect(run.status == 1, "\(run.stderr)")
             expectClean(run.stdout + run.stderr, "stderr")
             #expect(run.stderr.contains("http_404"), "\(run.stderr)")
-            let report = try String(contentsOfFile: dir + "/r.json", encoding: .utf8)
+            let report = try String(contentsOfFile: out + "/r.json", encoding: .utf8)
             expectClean(report, "report")
             #expect(report.contains("token=***"))
-            let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
+            let junit = try String(contentsOfFile: out + "/j.xml", encoding: .utf8)
             expectClean(junit, "JUnit")
             #expect(junit.contains("token=***"))
-            expectClean(try String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8), "events")
-            expectClean(try String(contentsOfFile: dir + "/m.prom", encoding: .utf8), "metrics")
+            expectClean(try String(contentsOfFile: out + "/e.jsonl", encoding: .utf8), "events")
+            expectClean(try String(contentsOfFile: out + "/m.prom", encoding: .utf8), "metrics")
             // The item with a secret in its URL was still fetched with it.
             #expect(fileSHA(dir + "/ok.bin") == sha(body))
         }

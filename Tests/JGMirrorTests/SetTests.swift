@@ -204,6 +204,7 @@ import Testing
     @Test func planShowsTheExpandedItemsAndTagAndShardSelectAmongThem() async throws {
         serveSums(sums(["a.iso", "b.img", "notes.txt"]))
         try await withTestDirectory { dir in
+            let out = outputs(beside: dir)
             let yaml = """
                 version: 1
                 sets:
@@ -221,9 +222,9 @@ import Testing
             #expect(plan.stdout.contains(server.url("/rel/notes.txt")))
             #expect(fileRequests().isEmpty)
 
-            let tagged = try await execute(["sync", path, "--tag", "rel", "--report", dir + "/r.json", "--progress", "none"])
+            let tagged = try await execute(["sync", path, "--tag", "rel", "--report", out + "/r.json", "--progress", "none"])
             #expect(tagged.status == 0)
-            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            let items = try #require(try loadReport(out + "/r.json")["items"] as? [[String: Any]])
             #expect(Set(items.compactMap { $0["dest"] as? String }) == ["rel/a.iso", "rel/b.img", "rel/notes.txt"])
 
             // Every expanded item is in exactly one of two shards.
@@ -326,10 +327,11 @@ import Testing
             server.set("/rel/SHA256SUMS.gpg", TestServer.Route(body: try keys.sign(text, with: keys.trusted)))
             serveSums(text.replacingOccurrences(of: "b.img", with: "notes.txt"))
             try await withTestDirectory { dir in
+                let out = outputs(beside: dir)
                 let path = write(signedSet(keyring: keys.keyring), to: "m.yaml", in: dir)
-                let run = try await execute(["sync", path, "--report", dir + "/r.json", "--progress", "none"])
+                let run = try await execute(["sync", path, "--report", out + "/r.json", "--progress", "none"])
                 #expect(run.status == 3)
-                let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+                let items = try #require(try loadReport(out + "/r.json")["items"] as? [[String: Any]])
                 #expect(items.count == 2)
                 for item in items {
                     #expect(item["status"] as? String == "failed")

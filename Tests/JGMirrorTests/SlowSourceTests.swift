@@ -30,10 +30,10 @@ import Testing
                 manifest(url: server.url("/t"), sha256: sha(body), extra: "timeout: 3s\nretries: 1" + connections), to: "m.yaml",
                 in: dir)
             let run = try #require(
-                try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"], endingWithin: 60),
+                try await execute(["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
                 "the run did not end within 60 s")
             #expect(run.status == 1, "\(run.stderr)")
-            let item = try #require((try loadReport(dir + "/r.json")["items"] as? [[String: Any]])?.first)
+            let item = try #require((try loadReport(outputs(beside: dir) + "/r.json")["items"] as? [[String: Any]])?.first)
             let error = item["error"] as? [String: Any]
             #expect(error?["code"] as? String == "too_slow", "\(item)")
             #expect((error?["message"] as? String)?.contains("under min_rate") == true, "\(item)")
@@ -75,10 +75,10 @@ import Testing
                 """
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try #require(
-                try await execute(["sync", path, "--progress", "none", "--report", dir + "/r.json"], endingWithin: 60),
+                try await execute(["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
                 "the run did not end within 60 s")
             #expect(run.status == 1, "\(run.stderr)")
-            let items = try #require(try loadReport(dir + "/r.json")["items"] as? [[String: Any]])
+            let items = try #require(try loadReport(outputs(beside: dir) + "/r.json")["items"] as? [[String: Any]])
             let codes = items.map { ($0["error"] as? [String: Any])?["code"] as? String }
             #expect(codes.contains("too_slow"), "\(items)")
             #expect(fileSHA(dir + "/own.bin") == sha(file))

@@ -10,8 +10,20 @@ import TestServer
 func withTestDirectory<T>(_ body: (String) async throws -> T) async rethrows -> T {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
+    defer {
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: outputs(beside: path))
+    }
     return try await body(path)
+}
+
+/// A folder beside the test directory `dir`, made on first use and removed with it:
+/// where the reports go of a manifest that mirrors into `dir` itself, as no output may
+/// be written inside the root.
+func outputs(beside dir: String) -> String {
+    let folder = dir + ".out"
+    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
 }
 
 /// Writes `text` as `name` in `directory` and returns its path.
@@ -55,9 +67,9 @@ func syncSets(_ yaml: String, in dir: String, options: SyncOptions = testOptions
     return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
 }
 
-/// A one-item manifest for `url`.
-func manifest(url: String, sha256: String? = nil, extra: String = "") -> String {
-    var text = "version: 1\nitems:\n  - url: \(url)\n    dest: out.bin\n"
+/// A one-item manifest for `url`, mirrored into `root` when given.
+func manifest(url: String, sha256: String? = nil, extra: String = "", root: String? = nil) -> String {
+    var text = "version: 1\n" + (root.map { "root: \($0)\n" } ?? "") + "items:\n  - url: \(url)\n    dest: out.bin\n"
     if let sha256 { text += "    sha256: \(sha256)\n" }
     if !extra.isEmpty { text += extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n") + "\n" }
     return text

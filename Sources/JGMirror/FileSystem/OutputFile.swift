@@ -35,28 +35,27 @@ public enum OutputFile {
     /// closing an uncommitted one removes its temporary file.
     public final class Writer {
         private let kind: OutputTarget.Kind
+        /// How long a stream waits for its reader.
+        private let patience: OutputPatience
         /// `nil` once closed.
         private var descriptor: FileDescriptor?
         /// The fresh name a replaced file is written under until `commit()`.
         private var temporary: String?
-        /// The first write's failure; later pieces are dropped.
-        private var failure: Errno?
+        /// Why the first write failed; later pieces are dropped.
+        private var failure: String?
 
         /// Opens the output: a fresh file beside a replaced one, the device or FIFO
-        /// itself (a FIFO waits for its reader, as `echo > fifo` does), or stdout.
-        public init(_ kind: OutputTarget.Kind) throws(Failure) {
+        /// itself, or stdout. A FIFO waits for its reader, as `echo > fifo` does, and a
+        /// stream for room, each for as long as `patience` allows
+        /// (docs/safety.md#output-files).
+        public init(_ kind: OutputTarget.Kind, patience: OutputPatience = .standard) throws(Failure) {
             self.kind = kind
+            self.patience = patience
             switch kind {
             case .standardOutput:
                 descriptor = .standardOutput
             case .inPlace(let path):
-                // No O_CREAT: a device or FIFO gone since the run started is a failure,
-                // never a regular file made in its place.
-                let opened: FileDescriptor
-                do {
-                    opened = try FileDescriptor.open(
-                        FilePath(path), .writeOnly, options: [.closeOnExec, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
-                } catch { throw Failure(error) }
+                let opened = try Self.openInPlace(path, patience: patience)
                 var status = stat()
                 let mode = fstat(opened.rawValue, &status) == 0 ? status.st_mode & S_IFMT : 0
                 guard mode == S_IFCHR || mode == S_IFIFO else {
@@ -88,19 +87,25 @@ public enum OutputFile {
         public func write(_ piece: String) {
             guard failure == nil, let descriptor else { return }
             var piece = piece
-            do { try piece.withUTF8 { _ = try descriptor.writeAll($0) } } catch { failure = error as? Errno ?? .ioError }
+            if isReplacedFile {
+                do { try piece.withUTF8 { _ = try descriptor.writeAll($0) } } catch {
+                    failure = (error as? Errno ?? .ioError).description
+                }
+            } else {
+                failure = piece.withUTF8 { writeStream(descriptor.rawValue, $0, patience: patience) }
+            }
         }
 
         /// Why a write failed, once one has: the output takes no more.
-        public var failureReason: String? { failure?.description }
+        public var failureReason: String? { failure }
 
         /// Throws the first write's failure; syncs a replaced file to disk, so that the
         /// rename never publishes a name whose bytes a power cut could lose.
         public func flush() throws(Failure) {
             if failure == nil, isReplacedFile, let descriptor, fsync(descriptor.rawValue) != 0 {
-                failure = Errno(rawValue: errno)
+                failure = Errno(rawValue: errno).description
             }
-            if let failure { throw Failure(failure) }
+            if let failure { throw Failure(reason: failure) }
         }
 
         private var isReplacedFile: Bool {
@@ -113,6 +118,28 @@ public enum OutputFile {
             guard case .replaced(let path) = kind, let temporary else { return }
             guard rename(temporary, path) == 0 else { throw Failure(errno: errno) }
             self.temporary = nil
+        }
+
+        /// Opens a device or FIFO for writing without blocking: no O_CREAT, so that one
+        /// gone since the run started is a failure, never a regular file made in its
+        /// place; a FIFO with no reader yet is opened again until one comes.
+        private static func openInPlace(_ path: String, patience: OutputPatience) throws(Failure) -> FileDescriptor {
+            let since = ContinuousClock.now
+            let options: FileDescriptor.OpenOptions = [
+                .closeOnExec, .nonBlocking, FileDescriptor.OpenOptions(rawValue: O_NOCTTY),
+            ]
+            while true {
+                do { return try FileDescriptor.open(FilePath(path), .writeOnly, options: options) } catch {
+                    // ENXIO: a FIFO that no process has open for reading.
+                    guard (error as? Errno)?.rawValue == ENXIO, isFIFO(path) else { throw Failure(error) }
+                    if let reason = patience.pauseForReader(since: since) { throw Failure(reason: reason) }
+                }
+            }
+        }
+
+        private static func isFIFO(_ path: String) -> Bool {
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO
         }
 
         /// Closes the output (never stdout), removing an uncommitted temporary file.
@@ -137,4 +164,25 @@ func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         done += written
     }
     return 0
+}
+
+/// Writes all of `bytes` to a stream (stdout, a FIFO, a character device) as its reader
+/// takes them, never blocking past what `patience` allows: each write waits in poll(2)
+/// for room and passes at most `PIPE_BUF` bytes, which a pipe with room takes at once
+/// (a stdout shared with other processes cannot be made non-blocking). Nil, or why the
+/// stream stopped taking bytes.
+func writeStream(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>, patience: OutputPatience) -> String? {
+    var done = 0
+    var progress = ContinuousClock.now
+    while done < bytes.count {
+        if let reason = patience.waitUntilWritable(fd, since: progress) { return reason }
+        let written = write(fd, bytes.baseAddress! + done, min(bytes.count - done, Int(PIPE_BUF)))
+        if written < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            return Errno(rawValue: errno).description
+        }
+        done += written
+        progress = .now
+    }
+    return nil
 }

@@ -116,7 +116,7 @@ public struct OutputTarget: Sendable, Equatable {
     }
 
     /// `path` with every link and `..` resolved, when it exists.
-    private static func resolvedPath(_ path: String) -> String? {
+    static func resolvedPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

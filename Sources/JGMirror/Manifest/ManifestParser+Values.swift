@@ -3,10 +3,18 @@ import Foundation
 /// Typed values: a key's scalar read as a string, number, size, duration, flag,
 /// list or headers, with the error naming where it stands.
 extension ManifestParser {
-    mutating func readScalar(_ key: String, expecting kind: String) throws(ManifestError) -> (String, SourceLocation) {
+    /// A key's scalar; a core tag on it must be one of `tags`, those that agree with
+    /// `kind` (docs/manifest.md#values): `connections: !!str 3` says the value is not
+    /// a number, and is refused rather than read as one.
+    mutating func readScalar(
+        _ key: String, expecting kind: String, tags: Set<YAMLTag> = [.str]
+    ) throws(ManifestError) -> (String, SourceLocation) {
         let (event, location) = try next()
         switch event {
-        case .scalar(let text, _):
+        case .scalar(let text, let tag):
+            if let tag, !tags.contains(tag) {
+                throw error(location, "'\(key)' expects \(kind), not a value tagged \(tag.spelling)")
+            }
             return (text, location)
         case .alias:
             throw error(location, "YAML aliases are not supported in manifests ('\(key)')")
@@ -21,8 +29,8 @@ extension ManifestParser {
     }
 
     mutating func readInt(_ key: String, range: ClosedRange<Int>) throws(ManifestError) -> (Int, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a whole number")
-        guard let value = Int(text), range.contains(value) else {
+        let (text, location) = try readScalar(key, expecting: "a whole number", tags: [.int])
+        guard let value = Units.parseWholeNumber(text, negative: range.lowerBound < 0), range.contains(value) else {
             if range.upperBound == Int.max || range.lowerBound == Int.min {
                 throw error(location, "'\(key)' must be a whole number, not '\(text)'")
             }
@@ -33,7 +41,7 @@ extension ManifestParser {
     }
 
     mutating func readSize(_ key: String) throws(ManifestError) -> (Int64, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a size")
+        let (text, location) = try readScalar(key, expecting: "a size", tags: [.str, .int])
         guard let value = Units.parseSize(text) else {
             throw error(location, "'\(key)' must be a size such as 4096, 512KiB, 1MiB or 2GB, not '\(text)'")
         }
@@ -42,7 +50,7 @@ extension ManifestParser {
     }
 
     mutating func readDuration(_ key: String) throws(ManifestError) -> (Double, SourceLocation) {
-        let (text, location) = try readScalar(key, expecting: "a duration")
+        let (text, location) = try readScalar(key, expecting: "a duration", tags: [.str, .int, .float])
         guard let value = Units.parseDuration(text) else {
             throw error(location, "'\(key)' must be a duration such as 500ms, 30s or 2m, not '\(text)'")
         }
@@ -50,7 +58,7 @@ extension ManifestParser {
     }
 
     mutating func readBool(_ key: String) throws(ManifestError) -> Bool {
-        let (text, location) = try readScalar(key, expecting: "true or false")
+        let (text, location) = try readScalar(key, expecting: "true or false", tags: [.bool])
         switch text.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false

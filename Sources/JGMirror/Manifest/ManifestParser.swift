@@ -120,7 +120,7 @@ struct ManifestParser {
         case "host_grace": hosts.hostGrace = try duration(Rules.hostGrace)
         case "max_wait": hosts.maxWait = try duration(Rules.maxWait)
         case "min_rate":
-            let (text, location) = try readScalar(key, expecting: "a rate")
+            let (text, location) = try readScalar(key, expecting: "a rate", tags: [.str, .int])
             guard let rate = Units.parseRate(text), Rules.minRate.range.contains(rate) else {
                 throw error(location, "'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not '\(text)'")
             }

@@ -11,8 +11,8 @@ enum YAMLEvent: Equatable {
     case mappingEnd
     case sequenceStart
     case sequenceEnd
-    /// A scalar's text; `plain` is false for quoted and block scalars.
-    case scalar(String, plain: Bool)
+    /// A scalar's text, and the core tag written before it (`!!str 3`), if any.
+    case scalar(String, tag: YAMLTag?)
     /// An alias (`*name`); the manifest grammar does not resolve them.
     case alias
 
@@ -25,6 +25,23 @@ enum YAMLEvent: Equatable {
         case .alias: "an alias"
         default: "the end of a block"
         }
+    }
+}
+
+/// An explicit tag of YAML's core schema on a scalar (docs/manifest.md#values): the
+/// manifest takes a tag only where it agrees with what the key expects (`!!int` on a
+/// number), and no other tag at all.
+enum YAMLTag: String, Equatable, CaseIterable {
+    case str, int, float, bool, null
+
+    /// As a manifest writes it: `!!str`.
+    var spelling: String { "!!" + rawValue }
+
+    /// The core tag libyaml resolved `tag` to (`tag:yaml.org,2002:str`), or nil.
+    init?(resolved tag: String) {
+        let prefix = "tag:yaml.org,2002:"
+        guard tag.hasPrefix(prefix) else { return nil }
+        self.init(rawValue: String(tag.dropFirst(prefix.count)))
     }
 }
 
@@ -42,7 +59,7 @@ final class YAMLEventReader {
     /// The name errors use for the source: the manifest's path as given.
     let sourceName: String
 
-    /// Reads from the file at `path`.
+    /// Reads from the file at `path`, which must be UTF-8: libyaml would read UTF-16 too.
     init(path: String) throws(ManifestError) {
         sourceName = path
         self.path = path
@@ -55,6 +72,15 @@ final class YAMLEventReader {
             fclose(handle)
             throw ManifestError(file: path, location: nil, message: "is a folder, not a manifest; give the path of the YAML file")
         }
+        var head = [UInt8](repeating: 0, count: 4)
+        let read = fread(&head, 1, head.count, handle)
+        rewind(handle)
+        if let encoding = Self.otherEncoding(head.prefix(read)) {
+            fclose(handle)
+            throw ManifestError(
+                file: path, location: SourceLocation(line: 1, column: 1),
+                message: "the manifest must be UTF-8, but it starts with the byte order mark of \(encoding); save it as UTF-8")
+        }
         file = handle
         parser = .allocate(capacity: 1)
         guard yaml_parser_initialize(parser) == 1 else {
@@ -62,7 +88,17 @@ final class YAMLEventReader {
             parser.deallocate()
             throw ManifestError(file: path, location: nil, message: "cannot initialise the YAML parser")
         }
+        // libyaml decodes UTF-16 when a byte order mark says so: refused above.
         yaml_parser_set_input_file(parser, handle)
+    }
+
+    /// The encoding other than UTF-8 whose byte order mark `head` starts with.
+    static func otherEncoding(_ head: ArraySlice<UInt8>) -> String? {
+        let marks: [([UInt8], String)] = [
+            ([0x00, 0x00, 0xFE, 0xFF], "UTF-32BE"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32LE"), ([0xFE, 0xFF], "UTF-16BE"),
+            ([0xFF, 0xFE], "UTF-16LE"),
+        ]
+        return marks.first { head.starts(with: $0.0) }?.1
     }
 
     /// Reads from an in-memory document; `name` stands for the file in errors.
@@ -96,6 +132,7 @@ final class YAMLEventReader {
         }
         defer { yaml_event_delete(&event) }
         let location = SourceLocation(line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
+        let tag = try self.tag(of: &event, at: location)
         let converted: YAMLEvent
         switch event.type {
         case YAML_STREAM_START_EVENT: converted = .streamStart
@@ -117,11 +154,33 @@ final class YAMLEventReader {
             } else {
                 text = ""
             }
-            converted = .scalar(text, plain: jg_event_scalar_plain(&event) != 0)
+            converted = .scalar(text, tag: tag)
         default:
             throw ManifestError(file: sourceName, location: location, message: "unexpected YAML event")
         }
         return (converted, location)
+    }
+
+    /// The core tag of a scalar, nil when it has none; throws for a tag the manifest
+    /// takes nowhere (`!foo`, `!!binary`, `!`), and for a mapping or list tagged other
+    /// than `!!map` or `!!seq`.
+    private func tag(of event: inout yaml_event_t, at location: SourceLocation) throws(ManifestError) -> YAMLTag? {
+        guard let written = jg_event_tag(&event).map({ String(cString: $0) }) else { return nil }
+        let core = YAMLTag(resolved: written)
+        let collection =
+            event.type == YAML_MAPPING_START_EVENT
+            ? "tag:yaml.org,2002:map"
+            : event.type == YAML_SEQUENCE_START_EVENT ? "tag:yaml.org,2002:seq" : nil
+        if let collection, written == collection { return nil }
+        guard collection == nil, let core else {
+            let shown = written.hasPrefix("tag:yaml.org,2002:") ? "!!" + written.dropFirst(18) : written
+            throw ManifestError(
+                file: sourceName, location: location,
+                message:
+                    "the YAML tag '\(Rules.printable(String(shown)))' is not taken here; write the value without a tag (a manifest's values are plain)"
+            )
+        }
+        return core
     }
 
     private func syntaxError() -> ManifestError {

@@ -30,7 +30,11 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public var count: Int
 
     public init(index: Int, count: Int) throws(UsageError) {
-        guard count >= 1 else { throw UsageError("shard \(index)/\(count) is out of range: the count N must be at least 1") }
+        guard Rules.shardCount.contains(count) else {
+            throw UsageError(
+                "shard \(index)/\(count) is out of range: the count N must be from \(Rules.shardCount.lowerBound) to \(Rules.shardCount.upperBound)"
+            )
+        }
         guard index >= 0, index < count else {
             throw UsageError("shard \(index)/\(count) is out of range: the index I must be from 0 to \(count - 1)")
         }
@@ -41,7 +45,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// Parses `I/N`.
     public init(parsing text: String) throws(UsageError) {
         let parts = text.split(separator: "/")
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+        // A minus sign is read, so that `-1/2` is told the range it is out of.
+        guard parts.count == 2, let index = Units.parseWholeNumber(String(parts[0]), negative: true),
+            let count = Units.parseWholeNumber(String(parts[1]), negative: true)
+        else {
             throw UsageError("--shard takes I/N (for example 0/4) or 'auto', not '\(text)'")
         }
         try self.init(index: index, count: count)
@@ -109,7 +116,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a variable that must hold a whole number.
     private static func number(_ variable: String, _ text: String) throws(UsageError) -> Int {
-        guard let value = Int(text) else { throw UsageError("--shard auto: \(variable)='\(text)' is not a number") }
+        guard let value = Units.parseWholeNumber(text, negative: true) else {
+            throw UsageError("--shard auto: \(variable)='\(text)' is not a number")
+        }
         return value
     }
 

@@ -8,8 +8,11 @@ import Foundation
 /// Replaced files are all written under temporary names first, so that a failure is
 /// known before any of them appears; the code then includes it, they are written again
 /// with it, and only then renamed. A stream (stdout, a FIFO, a device, the events
-/// stream) cannot be taken back: each is written once, after the files, and should one
-/// fail, the files are written again with the new code.
+/// stream) cannot be taken back: each is written once, after the files, the events'
+/// last line after every other output, so that it carries what they came to; should
+/// one fail, the files are written again with the new code. A stream waits for its
+/// reader only as long as `patience` allows, and a signal while the batch is written
+/// makes the code 130 (docs/safety.md#output-files).
 public struct OutputBatch {
     /// One output: where it goes and how a report is rendered into it.
     public struct Output {
@@ -55,6 +58,11 @@ public struct OutputBatch {
             }
         }
 
+        /// Events of a run that ended before its stream was opened: `run_finished` alone.
+        public static func eventsEnd(_ target: OutputTarget) -> Output {
+            Output(target: target, name: "events") { report, write in write(EventLine.runFinished(report) + "\n") }
+        }
+
         /// Written under a temporary name and renamed, so it can be written again.
         var isReplaced: Bool {
             guard stream == nil, case .replaced = target.kind else { return false }
@@ -71,67 +79,112 @@ public struct OutputBatch {
     }
 
     public let outputs: [Output]
+    /// How long each stream waits for its reader, and whether a signal came.
+    let patience: OutputPatience
 
-    public init(_ outputs: [Output]) { self.outputs = outputs }
+    public init(_ outputs: [Output], patience: OutputPatience = .standard) {
+        self.outputs = outputs
+        self.patience = patience
+    }
 
     /// Writes every output for `report`, whose exit code is the run's so far.
     public func write(_ report: RunReport) -> Outcome {
-        var code = report.exitCode
+        var writing = Writing(batch: self, report: report)
+        while true {
+            let start = writing.code
+            if patience.isInterrupted { writing.code = ExitCode.combine([writing.code, .interrupted]) }
+            writing.replaceFiles()
+            // Files written with a code that no longer holds are written again.
+            if writing.code != start { continue }
+            guard writing.writeNextStream() else { break }
+        }
+        return Outcome(exitCode: writing.code, failures: writing.failures)
+    }
+}
+
+extension OutputBatch {
+    /// Where writing a batch stands: the code so far and what each output came to.
+    private struct Writing {
+        let batch: OutputBatch
+        let report: RunReport
+        var code: ExitCode
         var failures: [String] = []
         var failed = Set<Int>()
-        // The code each replaced file was renamed into place with.
+        /// The code each replaced file was renamed into place with.
         var carried: [Int: ExitCode] = [:]
         var streamed = Set<Int>()
-        func fail(_ index: Int, _ reason: String) {
+
+        init(batch: OutputBatch, report: RunReport) {
+            self.batch = batch
+            self.report = report
+            code = report.exitCode
+        }
+
+        mutating func fail(_ index: Int, _ reason: String) {
             failed.insert(index)
-            let output = outputs[index]
+            let output = batch.outputs[index]
             failures.append("cannot write \(output.name) \(Rules.printable(output.target.given)): \(reason)")
             code = ExitCode.combine([code, .local])
         }
+
         func render(_ output: Output, into writer: OutputFile.Writer) throws(OutputFile.Failure) {
             var final = report
             final.exitCode = code
             output.render(final, writer.write)
             try writer.flush()
         }
-        while true {
-            let start = code
-            var staged: [(Int, OutputFile.Writer)] = []
-            for (index, output) in outputs.enumerated()
-            where output.isReplaced && !failed.contains(index) && carried[index] != code {
-                do {
-                    let writer = try OutputFile.Writer(output.target.kind)
-                    staged.append((index, writer))
-                    try render(output, into: writer)
-                } catch {
-                    staged.removeAll { $0.0 == index }
-                    fail(index, error.reason)
+
+        /// Writes every replaced file not yet carrying `code` under its temporary name,
+        /// again while one failing changes the code, then renames them all into place.
+        mutating func replaceFiles() {
+            while true {
+                let start = code
+                var staged: [(Int, OutputFile.Writer)] = []
+                for (index, output) in batch.outputs.enumerated()
+                where output.isReplaced && !failed.contains(index) && carried[index] != code {
+                    do {
+                        let writer = try OutputFile.Writer(output.target.kind, patience: batch.patience)
+                        staged.append((index, writer))
+                        try render(output, into: writer)
+                    } catch {
+                        staged.removeAll { $0.0 == index }
+                        fail(index, error.reason)
+                    }
                 }
+                if code != start {
+                    for (_, writer) in staged { writer.close() }
+                    continue
+                }
+                for (index, writer) in staged {
+                    do {
+                        try writer.commit()
+                        carried[index] = code
+                    } catch { fail(index, error.reason) }
+                    writer.close()
+                }
+                return
             }
-            if code != start {
-                // Written with a code that no longer holds: written again.
-                for (_, writer) in staged { writer.close() }
-                continue
-            }
-            for (index, writer) in staged {
-                do {
-                    try writer.commit()
-                    carried[index] = code
-                } catch { fail(index, error.reason) }
-                writer.close()
-            }
-            if code != start { continue }
-            let next = outputs.indices.first { !outputs[$0].isReplaced && !streamed.contains($0) && !failed.contains($0) }
-            guard let index = next else { break }
+        }
+
+        /// Writes the next stream, a stream opened before the run (the events) last;
+        /// false when none is left.
+        mutating func writeNextStream() -> Bool {
+            let outputs = batch.outputs
+            let pending = outputs.indices.filter { !outputs[$0].isReplaced && !streamed.contains($0) && !failed.contains($0) }
+            guard let index = pending.first(where: { outputs[$0].stream == nil }) ?? pending.first else { return false }
             streamed.insert(index)
             let output = outputs[index]
             do {
                 let writer: OutputFile.Writer
-                if let stream = output.stream { writer = stream } else { writer = try OutputFile.Writer(output.target.kind) }
+                if let stream = output.stream {
+                    writer = stream
+                } else {
+                    writer = try OutputFile.Writer(output.target.kind, patience: batch.patience)
+                }
                 defer { writer.close() }
                 try render(output, into: writer)
             } catch { fail(index, error.reason) }
+            return true
         }
-        return Outcome(exitCode: code, failures: failures)
     }
 }

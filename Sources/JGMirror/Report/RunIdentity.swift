@@ -55,11 +55,17 @@ public struct RunIdentity: Sendable, Equatable, Decodable {
         skipTags = try container.decodeIfPresent([String].self, forKey: .skipTags) ?? []
         if let text = try container.decodeIfPresent(String.self, forKey: .shard) {
             do { shard = try Shard(parsing: text) } catch {
-                throw DecodingError.dataCorruptedError(forKey: .shard, in: container, debugDescription: "not a shard I/N")
+                throw DecodingError.dataCorruptedError(forKey: .shard, in: container, debugDescription: Self.shardProblem(error))
             }
         }
         shardCount = try container.decodeIfPresent(Int.self, forKey: .shardCount)
         host = try container.decodeIfPresent(String.self, forKey: .host)
+    }
+
+    /// Why a report's shard is refused: `shard 0/1000000000 is out of range: …`, or
+    /// that it is not `I/N` at all.
+    static func shardProblem(_ error: UsageError) -> String {
+        error.message.hasPrefix("shard ") ? error.message : "not a shard I/N"
     }
 
     var json: JSONValue {
@@ -119,10 +125,10 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard let shard = try? Shard(parsing: try container.decode(String.self, forKey: .shard)) else {
-            throw DecodingError.dataCorruptedError(forKey: .shard, in: container, debugDescription: "not a shard I/N")
+        do { shard = try Shard(parsing: try container.decode(String.self, forKey: .shard)) } catch let error as UsageError {
+            throw DecodingError.dataCorruptedError(
+                forKey: .shard, in: container, debugDescription: RunIdentity.shardProblem(error))
         }
-        self.shard = shard
         host = try container.decodeIfPresent(String.self, forKey: .host)
         guard let started = RunReport.parseTimestamp(try container.decode(String.self, forKey: .started)),
             let finished = RunReport.parseTimestamp(try container.decode(String.self, forKey: .finished))

@@ -66,11 +66,7 @@ extension RunReport {
         let everything = named.map(\.report) + unnamed.map(\.report)
         let started = everything.map(\.started).min() ?? Date()
         let finished = everything.map(\.finished).max() ?? started
-        var missing: [Shard] = []
-        if let identity {
-            let count = identity.effectiveShard.count
-            missing = (0..<count).filter { latest[$0] == nil }.compactMap { try? Shard(index: $0, count: count) }
-        }
+        let missing = identity.map { ShardSpan.missing(from: latest.keys, count: $0.effectiveShard.count) } ?? []
         var codes = parts.map(\.exitCode) + [ExitCode.forResults(items)]
         if !missing.isEmpty { codes.append(ErrorCode.shardMissing.exitCode) }
         var merged = RunReport(
@@ -87,9 +83,9 @@ extension RunReport {
         merged.missingShards = missing
         if !missing.isEmpty {
             let list = missing.map(\.description).joined(separator: ", ")
+            let one = missing.count == 1 && missing[0].size == 1
             merged.error = ItemError(
-                code: .shardMissing,
-                message: "no report of shard\(missing.count == 1 ? "" : "s") \(list): the merged report is incomplete")
+                code: .shardMissing, message: "no report of shard\(one ? "" : "s") \(list): the merged report is incomplete")
         } else {
             merged.error = parts.compactMap(\.error).first
         }

@@ -31,8 +31,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
     /// A merged report's shard reports, every attempt of each shard
     /// (docs/reports.md#merging-shard-reports).
     public var attempts: [ShardAttempt] = []
-    /// The shards a merged report has no report of: it is `incomplete`, exit 1.
-    public var missingShards: [Shard] = []
+    /// The shards a merged report has no report of, in runs: it is `incomplete`, exit 1.
+    public var missingShards: [ShardSpan] = []
 
     /// Whether a merged report lacks a shard.
     public var isIncomplete: Bool { !missingShards.isEmpty }
@@ -172,12 +172,13 @@ public struct RunReport: Sendable, Decodable, Equatable {
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         run = try container.decodeIfPresent(RunIdentity.self, forKey: .run)
         attempts = try container.decodeIfPresent([ShardAttempt].self, forKey: .attempts) ?? []
-        var missing: [Shard] = []
+        var missing: [ShardSpan] = []
         for text in try container.decodeIfPresent([String].self, forKey: .missingShards) ?? [] {
-            guard let shard = try? Shard(parsing: text) else {
-                throw DecodingError.dataCorruptedError(forKey: .missingShards, in: container, debugDescription: "not a shard I/N")
+            guard let span = ShardSpan(parsing: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .missingShards, in: container, debugDescription: "not a shard I/N or I-J/N")
             }
-            missing.append(shard)
+            missing.append(span)
         }
         missingShards = missing
         hosts = try container.decodeIfPresent([HostSummary].self, forKey: .hosts) ?? []

@@ -95,6 +95,10 @@ public enum Rules {
     /// A numeric `tag` (`tag:`, `get --tag`): what every JSON reader holds exactly,
     /// ±(2^53 − 1), as reports carry it as a JSON number.
     public static let tag: ClosedRange<Int> = -(1 << 53 - 1)...(1 << 53 - 1)
+    /// The shards of a run (`--shard I/N`, `--shard-count`, a report's shard): at most
+    /// 100,000, as many as a Kubernetes Indexed Job may have and far more than a
+    /// Slurm array (1,001 by default). A report claiming more is not a report.
+    public static let shardCount: ClosedRange<Int> = 1...100_000
     /// Bytes per second of `--max-rate`: at least one, at most `maximumSize`.
     public static let rate: ClosedRange<Int64> = 1...maximumSize
     /// The longest URL accepted. libcurl refuses more than 8 MB; servers commonly refuse

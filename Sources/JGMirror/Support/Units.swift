@@ -7,7 +7,8 @@ public enum Units {
     /// Binary units (`KiB`, `MiB`, `GiB`, and the short `K`, `M`, `G` used by
     /// `--max-rate`, as curl's `--limit-rate` does) are powers of 1024; decimal units
     /// (`KB`, `MB`, `GB`) are powers of 1000. Units are read in any case (`1k`,
-    /// `20m`, `1gib`). Returns nil for anything else.
+    /// `20m`, `1gib`). The number is `parseDecimal`'s, a bare one `parseWholeNumber`'s.
+    /// Returns nil for anything else.
     public static func parseSize(_ text: String) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let multipliers: [(String, Double)] = [
@@ -18,13 +19,12 @@ public enum Units {
         ]
         for (suffix, factor) in multipliers where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
-            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+            guard let value = parseDecimal(number) else { return nil }
             let bytes = (value * factor).rounded()
             guard bytes < Double(Int64.max) else { return nil }
             return Int64(bytes)
         }
-        guard let value = Int64(trimmed), value >= 0 else { return nil }
-        return value
+        return parseWholeNumber(trimmed).map(Int64.init)
     }
 
     /// Parses a rate in bytes per second: a size (`20M`, `500k`, `1.5MiB`), optionally
@@ -35,17 +35,45 @@ public enum Units {
         return parseSize(trimmed)
     }
 
-    /// Parses a duration such as `30s`, `250ms` or `2m` into seconds; a bare number is seconds.
+    /// Parses a duration such as `30s`, `250ms`, `1.5s` or `2m` into seconds; a bare
+    /// number is seconds. The number is `parseDecimal`'s.
     public static func parseDuration(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
-            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
-            return value * factor
+            return parseDecimal(number).map { $0 * factor }
         }
-        guard let value = Double(trimmed), value >= 0, value.isFinite else { return nil }
+        return parseDecimal(trimmed)
+    }
+
+    /// Parses a whole number as manifests and the command line write it
+    /// (docs/manifest.md#values): decimal digits, with a minus sign only where
+    /// `negative` numbers make sense (a `tag`) and never on zero (`-0`). No `+`, no
+    /// `0x`, no spaces, nothing past `Int`; nil for anything else.
+    public static func parseWholeNumber(_ text: String, negative: Bool = false) -> Int? {
+        var digits = Substring(text)
+        let minus = digits.hasPrefix("-")
+        if minus {
+            guard negative else { return nil }
+            digits = digits.dropFirst()
+        }
+        guard isDigits(digits), let value = Int(digits) else { return nil }
+        if minus { return value == 0 ? nil : -value }
         return value
+    }
+
+    /// The number of a size or a duration: decimal digits, with a fraction after a point
+    /// (`1.5`); no sign, exponent, `0x`, `inf` or `nan`, which `Double` would all read.
+    static func parseDecimal(_ text: String) -> Double? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.allSatisfy(isDigits), let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+
+    /// Whether `text` is one or more of the ASCII digits 0–9.
+    private static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     /// Formats a byte count for people: `1.5 MiB`.

@@ -20,12 +20,12 @@ public struct DeleteLimits: Sendable, Equatable {
     public init(parsing values: [String]) throws(UsageError) {
         for value in values {
             if value.hasSuffix("%") {
-                guard let percent = Double(value.dropLast()), percent.isFinite, (0...100).contains(percent) else {
+                guard let percent = Units.parseDecimal(String(value.dropLast())), (0...100).contains(percent) else {
                     throw UsageError("--max-delete takes a count such as 1000 or a share from 0% to 100%, not '\(value)'")
                 }
                 share = percent / 100
             } else {
-                guard let count = Int(value), count >= 0 else {
+                guard let count = Units.parseWholeNumber(value) else {
                     throw UsageError("--max-delete takes a count such as 1000 or a share from 0% to 100%, not '\(value)'")
                 }
                 self.count = count

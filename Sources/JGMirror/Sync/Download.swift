@@ -67,6 +67,13 @@ public struct Download: Sendable {
         return SyncSession(plan: plan, options: options, command: .get, usesState: false)
     }
 
+    /// The path of the file `destination` stands for: an output that would replace it
+    /// is refused (docs/safety.md#output-files).
+    public func destinationFile() throws(UsageError) -> String {
+        let (folder, name) = try Download.split(destination, url: url)
+        return (folder == "/" ? "" : folder) + "/" + name
+    }
+
     /// The folder and the file name `destination` stands for.
     static func split(_ destination: String, url: String) throws(UsageError) -> (folder: String, name: String) {
         let absolute = URL(fileURLWithPath: destination).standardizedFileURL.path

@@ -1,30 +1,22 @@
-import Dispatch
 import Foundation
 
 extension SyncSession {
     /// Runs the session as a command does: its events go to `outputs` (the `--events`
     /// stream) and to `progress`, and SIGINT or SIGTERM cancel it, keeping resume
     /// state (or clearing it when `clearOnSignal`, `--no-resume`) after `notice` is told
-    /// why. An interrupted run's report exits 130; one stopped at `--max-duration`
-    /// keeps its own code.
+    /// why. From here until `outputs` are finished, a signal also cuts short any wait
+    /// for a reader of an output (docs/safety.md#output-files). An interrupted run's
+    /// report exits 130; one stopped at `--max-duration` keeps its own code.
     public func runHandlingSignals(
         progress: ProgressRenderer, clearOnSignal: Bool, outputs: RunOutputs? = nil,
         notice: @escaping @Sendable (String) -> Void
     ) async throws(SyncError) -> RunReport {
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [self] in
-                notice("jgmirror: interrupted; stopping transfers and saving resume state")
-                cancel(clearingState: clearOnSignal)
-            }
-            source.resume()
-            sources.append(source)
+        outputs?.watchSignals()
+        let watch = SignalWatch.shared.watch { [self] _ in
+            notice("jgmirror: interrupted; stopping transfers and saving resume state")
+            cancel(clearingState: clearOnSignal)
         }
-        defer {
-            for source in sources { source.cancel() }
-        }
+        defer { watch.end() }
         // One stream has one reader: it writes each event line, then shows the event.
         // (A second stream to the display cost a thread wake-up per event: 30 ms of a
         // 2000-file sync.)
