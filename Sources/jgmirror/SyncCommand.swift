@@ -26,7 +26,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("max-delete"),
         help:
-            "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root or a set's folder (default 1000 and 50%; repeat to set both; 0 forbids deleting)."
+            "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root; a set whose folder would lose more than P% fails alone (list_shrunk, exit 1, none of it deleted) (default 1000 and 50%; repeat to set both; 0 forbids deleting)."
     )
     var maxDelete: [String] = []
 

@@ -50,6 +50,9 @@ public struct Manifest: Sendable {
     /// The destination folders of the manifest's sets (`""`: the root), kept once the
     /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
     public var setFolders: [String] = []
+    /// The list URL of each of `setFolders` (the first set's, where two share a
+    /// folder), for what a report says of the set.
+    public var setLists: [String: String] = [:]
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []

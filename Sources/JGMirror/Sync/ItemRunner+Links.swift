@@ -40,6 +40,8 @@ extension ItemRunner {
                             try root.makeFolders(folder)
                             madeFolders.withLock { _ = $0.insert(folder) }
                         }
+                        // A mirrored file the link replaces is kept as a replaced file is.
+                        try backup?.keepReplaced(item.path, in: root, as: item.dest)
                         // The part file's name: reserved, and never used by a link item otherwise.
                         try root.placeLink(item.path, target: target, temporary: item.partPath)
                         changedFolders.insert(folder)

@@ -51,6 +51,8 @@ final class ItemRunner: Sendable {
     let listings: Locked<FolderListings>
     /// The `link:` items, by index: placed once every file has its result (SPEC §10b).
     let links: [Int]
+    /// Where a file a link replaces is kept first (`--backup-dir`).
+    let backup: BackupFolder?
     /// The verified lists of `publish: true` sets: placed after the files, before the links.
     let publisher: ListPublisher?
     /// The links earlier runs' `link:` items placed (destination → target), read from
@@ -85,6 +87,7 @@ final class ItemRunner: Sendable {
         backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
     ) {
         self.items = items
+        self.backup = backup
         publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
         self.listings = Locked(listings)
         self.root = root

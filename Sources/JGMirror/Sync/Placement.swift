@@ -123,7 +123,8 @@ final class Placement: Sendable {
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {
                 do {
-                    if let backup { try keep(commit.destination, in: backup) }
+                    try backup?.keepReplaced(
+                        commit.destination, in: root, as: String(commit.destination.dropFirst(root.path.count + 1)))
                     try root.rename(commit.part, to: commit.destination)
                 } catch {
                     failures[index] = error
@@ -135,17 +136,6 @@ final class Placement: Sendable {
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
             record(batch.indices.filter { failures[$0] == nil }.map { (batch[$0], nil) })
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
-        }
-
-        /// Hard-links the regular file at `destination`, if there is one, into `backup`
-        /// before a new file is renamed over it.
-        private func keep(_ destination: String, in backup: BackupFolder) throws(TransferError) {
-            let folder = try root.openFolder(Paths.parent(of: destination))
-            defer { close(folder) }
-            let name = Paths.lastComponent(of: destination)
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
-            try backup.link(name, in: folder, as: String(destination.dropFirst(root.path.count + 1)))
         }
 
         /// Places a body held in memory as an unnamed file linked in at its destination

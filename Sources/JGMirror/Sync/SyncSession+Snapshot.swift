@@ -112,4 +112,11 @@ extension Plan {
         }
         return moved
     }
+
+    /// The published snapshot of each set published as snapshots of its own, where
+    /// `publishedTree` reads its files: what `plan --delete` hands `Deletions.find`.
+    /// Asked of the plan as loaded, not of `publishedTree`'s.
+    public var publishedSetRoots: [String] {
+        manifest.snapshotSets.compactMap { SnapshotTree(root: root, set: $0).published }
+    }
 }
