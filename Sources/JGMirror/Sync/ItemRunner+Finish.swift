@@ -146,7 +146,8 @@ extension ItemRunner {
     ) {
         let item = items[index]
         let kept = Placement.quarantine(
-            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body)
+            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body,
+            in: quarantine, as: item.dest)
         var result = checked
         result.status = .mismatch
         result.error = ItemError(code: .checksumMismatch, message: "\(difference); \(kept)")

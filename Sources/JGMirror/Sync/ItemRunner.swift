@@ -53,6 +53,8 @@ final class ItemRunner: Sendable {
     let links: [Int]
     /// Where a file a link replaces is kept first (`--backup-dir`).
     let backup: BackupFolder?
+    /// Where bytes that fail verification go (nil: beside the destination, `get`).
+    let quarantine: Quarantine?
     /// The verified lists of `publish: true` sets: placed after the files, before the links.
     let publisher: ListPublisher?
     /// The links earlier runs' `link:` items placed (destination → target), read from
@@ -84,10 +86,11 @@ final class ItemRunner: Sendable {
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
         root: RootDirectory, pool: WorkPool, state opening: StateOpening, listings: FolderListings = FolderListings(),
-        backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
+        backup: BackupFolder? = nil, quarantine: Quarantine? = nil, publishing lists: [PublishedList] = []
     ) {
         self.items = items
         self.backup = backup
+        self.quarantine = quarantine
         publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
         self.listings = Locked(listings)
         self.root = root

@@ -172,9 +172,16 @@ public final class SyncSession: Sendable {
             try await applyChecksumFiles(to: &plan, engine: engine, cacheRoot: stateRoot)
         }
         if options.requireChecksums { try plan.requireChecksums() }
+        // Rejected bytes are kept in the state folder, and an older version's beside
+        // their destination are moved there (docs/safety.md#quarantine).
+        let quarantine = folder.flatMap { try? Quarantine(stateFolder: $0.path) }
+        var warnings = await pool.run { [items = plan.items] in
+            quarantine?.adoptLegacyFiles(of: items, listings: listings, root: root) ?? []
+        }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, pool: pool,
-            state: state, listings: listings, backup: backup, publishing: plan.manifest.publishedLists)
+            state: state, listings: listings, backup: backup, quarantine: quarantine,
+            publishing: plan.manifest.publishedLists)
         var results = await run.run()
         let listFailures = plan.manifest.listFailures.map(\.result)
         for result in listFailures { continuation.yield(.itemFinished(result)) }
@@ -183,7 +190,7 @@ public final class SyncSession: Sendable {
         for result in prune?.shrunk ?? [] { continuation.yield(.itemFinished(result)) }
         results.extra += prune?.shrunk ?? []
         let (store, openWarnings) = await pool.run { (state.store, state.warnings) }
-        var warnings = openWarnings
+        warnings = openWarnings + warnings
         if let prune {
             let (deletions, failure) = await delete(prune, plan: plan, results: results, store: store, backup: backup, pool: pool)
             if let failure { warnings.append(failure) }
