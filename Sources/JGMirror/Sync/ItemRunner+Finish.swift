@@ -163,7 +163,8 @@ extension ItemRunner {
     ) {
         let item = items[index]
         let state = outcome.hasState ? item.statePath : nil
-        let validators = outcome.validators
+        // Validators that prove nothing are not kept: the next run fetches the file again.
+        let validators = outcome.validators.lasting
         let placed = FileRecord(
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
             sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL,
