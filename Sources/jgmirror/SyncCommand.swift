@@ -52,7 +52,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
+            "Published snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds not counted (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); once a run publishes, the newest of the older ones becomes the base of the next run's snapshot and the rest are removed; a run that changes nothing publishes and removes nothing."
     )
     var keep: Int?
 

@@ -15,7 +15,8 @@ public enum Rules {
     public static let jobs = Setting(default: 8, range: 1...4096)
     /// Connections to one host, across items (`--max-per-host`).
     public static let maxPerHost = Setting(default: 16, range: 1...1024)
-    /// Snapshots kept, the one a run builds included (`--keep`, a set's `keep:`).
+    /// Published snapshots kept (`--keep`, a set's `keep:`); the one a run builds is not
+    /// counted.
     public static let keep = Setting(default: 3, range: 2...1000)
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
     /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):

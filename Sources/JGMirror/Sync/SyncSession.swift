@@ -207,8 +207,9 @@ public final class SyncSession: Sendable {
             let unclean = Self.uncleanRun(
                 results, listFailures: listFailures.count, shrunkSets: prune?.shrunk.count ?? 0, cancelled: isCancelled)
             let (outcome, line) = try await Self.finishSnapshot(
-                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started,
-                pool: pool)
+                root: stateRoot, unclean: unclean, changed: snapshot?.differs == true || results.changeTree,
+                ranOutOfSpace: results.contains(failure: .diskFull), keep: Self.keptSnapshots(plan, options: options),
+                files: plan.items.count, store: store, options: options, started: started, pool: pool)
             snapshotOutcome = outcome
             if let line { warnings.append(line) }
         }
