@@ -177,7 +177,8 @@ public struct ManifestItem: Sendable {
     var overrides: SettingsBox? = nil
     /// Where the item's mapping starts.
     public var location: SourceLocation
-    /// Where `url` is, for errors about the URL.
+    /// Where `url` is, for errors about the URL (a `link:` item's target, which it
+    /// has instead).
     public var urlLocation: SourceLocation
     /// Where `dest` is (or the item, when it has none), for errors about the destination.
     public var destLocation: SourceLocation

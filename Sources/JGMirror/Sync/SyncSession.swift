@@ -181,7 +181,7 @@ public final class SyncSession: Sendable {
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, pool: pool,
             state: state, listings: listings, backup: backup, quarantine: quarantine,
-            publishing: plan.manifest.publishedLists)
+            publishing: plan.manifest.publishedLists, snapshotSetFolders: Set(plan.manifest.snapshotSets.map(\.scope)))
         var results = await run.run()
         let listFailures = plan.manifest.listFailures.map(\.result)
         for result in listFailures { continuation.yield(.itemFinished(result)) }
