@@ -79,28 +79,7 @@ struct PlanCommand: AsyncParsableCommand {
                 [action, size, item.isLink ? "-" : String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
                 last: item.link.map { "-> " + Rules.printable($0) } ?? item.displayURL + mirrors)
         }
-        var shrunk: [ItemResult] = []
-        if delete {
-            // The decision sync --delete carries out, in the tree `plan` reads.
-            let deletions = Deletions.find(
-                in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits())
-            if let refusal = deletions.refusal { Terminal.error("sync --delete would refuse: \(refusal)") }
-            shrunk = deletions.shrunk
-            for set in shrunk { Terminal.error("\(set.dest): \(set.error?.message ?? "")") }
-            if !deletions.files.isEmpty { counts["delete"] = deletions.files.count }
-            for file in deletions.files {
-                // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
-                try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
-            }
-            // Links that `link:` items placed and no item makes any more.
-            let managed = (try? store?.links()) ?? [:]
-            let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
-            if !links.isEmpty { counts["delete", default: 0] += links.count }
-            for dest in links {
-                try output.row(
-                    ["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
-            }
-        }
+        let shrunk = delete ? try printDeletions(plan, loaded: loaded, store: store, to: &output, counts: &counts) : []
         try output.flush()
         let summary = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")
         Terminal.info(
@@ -112,6 +91,32 @@ struct PlanCommand: AsyncParsableCommand {
         // a list that shrank past --max-delete's share.
         let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result) + shrunk)
         if failed != .success { throw ArgumentParser.ExitCode(failed) }
+    }
+
+    /// Prints a `delete` row for each file and stale link `sync --delete` would remove
+    /// from `plan` (the tree `plan` reads; `loaded`: the plan as loaded), and a line for
+    /// each set it would fail instead. Returns those sets' failed rows.
+    private func printDeletions(
+        _ plan: Plan, loaded: Plan, store: StateStore?, to output: inout TableWriter, counts: inout [String: Int]
+    ) throws -> [ItemResult] {
+        // The decision sync --delete carries out, in the tree `plan` reads.
+        let deletions = Deletions.find(
+            in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits())
+        if let refusal = deletions.refusal { Terminal.error("sync --delete would refuse: \(refusal)") }
+        for set in deletions.shrunk { Terminal.error("\(set.dest): \(set.error?.message ?? "")") }
+        if !deletions.files.isEmpty { counts["delete"] = deletions.files.count }
+        for file in deletions.files {
+            // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
+            try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
+        }
+        // Links that `link:` items placed and no item makes any more.
+        let managed = (try? store?.links()) ?? [:]
+        let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
+        if !links.isEmpty { counts["delete", default: 0] += links.count }
+        for dest in links {
+            try output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
+        }
+        return deletions.shrunk
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `--max-delete` lets one `sync --delete` remove (SPEC §10): at most `count`
+/// What `--max-delete` lets one `sync --delete` remove (docs/deletions.md#guards): at most `count`
 /// files, and at most `share` of the files under the root and under each set's
 /// folder. A set over its share fails alone (`list_shrunk`, exit 1) and the rest goes
 /// on; a run over the count, or the root's share, deletes nothing and fetches nothing

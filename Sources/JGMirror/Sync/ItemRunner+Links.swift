@@ -1,7 +1,7 @@
 import CLinux
 import Foundation
 
-/// The `link:` items of a run, placed once every file has its result (SPEC §10b).
+/// The `link:` items of a run, placed once every file has its result (docs/publishing.md#ordered).
 extension ItemRunner {
     /// What a run does with one `link:` item.
     enum LinkFate: Equatable {

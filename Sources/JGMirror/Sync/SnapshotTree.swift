@@ -1,7 +1,7 @@
 import CLinux
 import Foundation
 
-/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`; SPEC §10b):
+/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`; docs/publishing.md#snapshot):
 /// the run builds the new state of the tree beside the one readers see, then swaps
 /// one symlink, so a reader meets the old tree or the new one, never a mix.
 ///
