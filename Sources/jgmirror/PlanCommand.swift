@@ -17,6 +17,15 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Also show the files sync --delete would delete.")
     var delete = false
 
+    @Option(
+        name: .customLong("max-delete"),
+        help: "The limits sync --delete would be run with (a count N or a share P%; repeat to set both).")
+    var maxDelete: [String] = []
+
+    func validate() throws {
+        do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
+    }
+
     func run() async throws {
         let loaded = try await manifestOptions.loadPlan(
             command: .plan, transfer: trust.listOptions)
@@ -70,22 +79,7 @@ struct PlanCommand: AsyncParsableCommand {
                 [action, size, item.isLink ? "-" : String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
                 last: item.link.map { "-> " + Rules.printable($0) } ?? item.displayURL + mirrors)
         }
-        if delete {
-            let prune = Prune.plan(root: plan.root, items: plan.items, keeping: plan.manifest.distrustedFolders)
-            if !prune.files.isEmpty { counts["delete"] = prune.files.count }
-            for file in prune.files {
-                // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
-                try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
-            }
-            // Links that `link:` items placed and no item makes any more.
-            let managed = (try? store?.links()) ?? [:]
-            let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
-            if !links.isEmpty { counts["delete", default: 0] += links.count }
-            for dest in links {
-                try output.row(
-                    ["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
-            }
-        }
+        let shrunk = delete ? try printDeletions(plan, loaded: loaded, store: store, to: &output, counts: &counts) : []
         try output.flush()
         let summary = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")
         Terminal.info(
@@ -93,9 +87,36 @@ struct PlanCommand: AsyncParsableCommand {
                 + (summary.isEmpty ? "" : ": \(summary)"))
         // What `hosts:` gives each origin, with what it leaves to `defaults` filled in.
         for line in plan.manifest.hostLines { Terminal.info("plan: host \(line)") }
-        // A failed list fails its set in sync too (exit 1, or 3 for a signature).
-        let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result))
+        // A failed list fails its set in sync too (exit 1, or 3 for a signature), as does
+        // a list that shrank past --max-delete's share.
+        let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result) + shrunk)
         if failed != .success { throw ArgumentParser.ExitCode(failed) }
+    }
+
+    /// Prints a `delete` row for each file and stale link `sync --delete` would remove
+    /// from `plan` (the tree `plan` reads; `loaded`: the plan as loaded), and a line for
+    /// each set it would fail instead. Returns those sets' failed rows.
+    private func printDeletions(
+        _ plan: Plan, loaded: Plan, store: StateStore?, to output: inout TableWriter, counts: inout [String: Int]
+    ) throws -> [ItemResult] {
+        // The decision sync --delete carries out, in the tree `plan` reads.
+        let deletions = Deletions.find(
+            in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits())
+        if let refusal = deletions.refusal { Terminal.error("sync --delete would refuse: \(refusal)") }
+        for set in deletions.shrunk { Terminal.error("\(set.dest): \(set.error?.message ?? "")") }
+        if !deletions.files.isEmpty { counts["delete"] = deletions.files.count }
+        for file in deletions.files {
+            // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
+            try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
+        }
+        // Links that `link:` items placed and no item makes any more.
+        let managed = (try? store?.links()) ?? [:]
+        let links = Prune.staleLinks(items: plan.items, managed: managed, keeping: plan.manifest.distrustedFolders)
+        if !links.isEmpty { counts["delete", default: 0] += links.count }
+        for dest in links {
+            try output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
+        }
+        return deletions.shrunk
     }
 }
 

@@ -26,7 +26,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("max-delete"),
         help:
-            "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root or a set's folder (default \(Rules.maxDeleteCount.defaultText) and \(Rules.maxDeleteShare.row.defaultText); repeat to set both; 0 forbids deleting)."
+            "Refuse (exit 4, nothing deleted or fetched) to delete more files than N, or more than P% of the files under the root; a set whose folder would lose more than P% fails alone (list_shrunk, exit 1, none of it deleted) (default \(Rules.maxDeleteCount.defaultText) and \(Rules.maxDeleteShare.row.defaultText); repeat to set both; 0 forbids deleting)."
     )
     var maxDelete: [String] = []
 
@@ -52,7 +52,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds included (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); when a run starts, the newest of the older ones becomes the base of the new one and the rest are removed."
+            "Published snapshots to keep under --publish snapshot, and of each set published as snapshots of its own, the one a run builds not counted (\(Rules.keep.rangeText); default: the set's 'keep:', else \(Rules.keep.defaultText)); once a run publishes, the newest of the older ones becomes the base of the next run's snapshot and the rest are removed; a run that changes nothing publishes and removes nothing."
     )
     var keep: WholeNumber?
 

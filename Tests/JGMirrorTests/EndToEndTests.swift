@@ -86,7 +86,8 @@ import Testing
             let bad = try #require(items.first { $0["status"] as? String == "mismatch" })
             #expect(bad["sha256_expected"] as? String == String(repeating: "a", count: 64))
             #expect((bad["sha256_actual"] as? String)?.count == 64)
-            #expect(exists(dir + "/files/f20.bin.jgbad") && !exists(dir + "/files/f20.bin"))
+            #expect(exists(dir + "/.jgmirror/quarantine/files/f20.bin") && !exists(dir + "/files/f20.bin"))
+            #expect(!exists(dir + "/files/f20.bin.jgbad"))
             #expect(exists(dir + "/files/f0.bin"))
 
             let before = server.requests().count

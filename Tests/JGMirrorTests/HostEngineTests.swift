@@ -253,6 +253,16 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         }
     }
 
+    @Test func aRunDeadlineIsFixedOncePerRun() {
+        let deadline = RunDeadline()
+        #expect(deadline.fix(after: 1, now: 0) == 1_000_000_000)
+        // Later calls of the same run (its items after its lists) keep the first one's.
+        #expect(deadline.fix(after: 1, now: 5_000_000_000) == 1_000_000_000)
+        deadline.endRun()
+        // The next run of the same options counts from its own start.
+        #expect(deadline.fix(after: 1, now: 10_000_000_000) == 11_000_000_000)
+    }
+
     @Test func optionsUsedForASecondRunGiveItADeadlineOfItsOwn() async throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -262,7 +272,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
         server.set("/stuck", stuck)
         server.set("/fine", TestServer.Route(body: body))
         var options = testOptions()
-        options.maxDuration = 1
+        // Long enough that a loaded machine finishes a 1,000-byte file in it; the rule
+        // itself is `aRunDeadlineIsFixedOncePerRun`'s, in virtual time.
+        options.maxDuration = 3
         try await withTestDirectory { dir in
             let first = try await sync(manifest(url: server.url("/stuck"), sha256: sha(body)), in: dir, options: options)
             #expect(first.items.first?.error?.code == .deadline)

@@ -69,20 +69,26 @@ import Testing
     }
 
     /// A target that stays inside lexically but leads out through a symlink already
-    /// on disk is refused before the run, as `plan` and `sync` check.
-    @Test func aTargetLeadingOutThroughASymlinkOnDiskIsRefusedAtPlanTime() async throws {
+    /// on disk is no fault of the manifest: `plan` passes it, and the run fails that
+    /// link alone (`unsafe_path`). A plan changed through the library is held to the
+    /// parser's rules.
+    @Test func aTargetLeadingOutThroughASymlinkOnDiskFailsThatLinkAlone() async throws {
         try await withTestDirectory { dir in
             try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: dir + "/outside", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: dir + "/mirror/out", withDestinationPath: dir + "/outside")
-            var plan = try plan("version: 1\nitems:\n  - link: out/x\n    dest: current\n", root: dir + "/mirror")
-            #expect {
-                try plan.checkDestinationsOnDisk()
-            } throws: { error in
-                (error as? ManifestError)?.errorDescription?.contains(
-                    "m.yaml:3:5: link target 'out/x' of 'current' resolves outside the root") == true
-            }
-            // A plan changed through the library is held to the parser's rules too.
+            let yaml = "version: 1\nitems:\n  - link: out/x\n    dest: current\n  - link: inside\n    dest: fine\n"
+            var plan = try plan(yaml, root: dir + "/mirror")
+            try plan.checkDestinationsOnDisk()
+            let (report, _) = try await run(yaml, root: dir + "/mirror")
+            let refused = try #require(report.items.first { $0.dest == "current" })
+            #expect(refused.status == .failed && refused.error?.code == .unsafePath)
+            #expect(
+                refused.error?.message.contains("link target 'out/x' of 'current' leaves the root through the link 'out'") == true
+            )
+            #expect(report.items.first { $0.dest == "fine" }?.status == .downloaded)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/mirror/current")) == nil)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/mirror/fine")) == "inside")
             plan.items[0].link = "/etc"
             #expect {
                 try plan.checkDestinationsOnDisk()

@@ -94,7 +94,9 @@ import Testing
             let again = try await syncSets(yaml, in: dir, options: options)
             #expect(again.exitCode == .success && again.items.allSatisfy { $0.status == .unchanged }, "\(again.items)")
             #expect(hashed.value.isEmpty, "\(hashed.value)")
-            #expect(tree(dir, "rel").currentID() != id && shownVersion("rel", in: dir, among: [1]) == 1)
+            // Nothing changed: the set's link stays where it was, and the report says so.
+            #expect(tree(dir, "rel").currentID() == id && shownVersion("rel", in: dir, among: [1]) == 1)
+            #expect(again.setSnapshots == [SnapshotOutcome(current: id, published: false, folder: "rel/", unchanged: true)])
             let store = try #require(StateStore.openExisting(root: dir + "/mirror"))
             defer { store.close() }
             #expect(try store.snapshots(folder: "rel/") == tree(dir, "rel").ids())

@@ -537,7 +537,7 @@ func sha512(_ bytes: [UInt8]) async throws -> String {
             #expect(report.exitCode == .integrity)
             #expect(report.items.first?.status == .mismatch)
             #expect(report.items.first?.error?.message.contains("SHA-512 is \(good)") == true)
-            #expect(!exists(dir + "/mirror/out.bin") && exists(dir + "/mirror/out.bin.jgbad"))
+            #expect(!exists(dir + "/mirror/out.bin") && exists(dir + "/mirror/.jgmirror/quarantine/out.bin"))
         }
     }
 

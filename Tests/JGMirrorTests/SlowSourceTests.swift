@@ -30,7 +30,8 @@ import Testing
                 manifest(url: server.url("/t"), sha256: sha(body), extra: "timeout: 3s\nretries: 1" + connections), to: "m.yaml",
                 in: dir)
             let run = try #require(
-                try await execute(["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
+                try await execute(
+                    ["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
                 "the run did not end within 60 s")
             #expect(run.status == 1, "\(run.stderr)")
             let item = try #require((try loadReport(outputs(beside: dir) + "/r.json")["items"] as? [[String: Any]])?.first)
@@ -75,7 +76,8 @@ import Testing
                 """
             let path = write(yaml, to: "m.yaml", in: dir)
             let run = try #require(
-                try await execute(["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
+                try await execute(
+                    ["sync", path, "--progress", "none", "--report", outputs(beside: dir) + "/r.json"], endingWithin: 60),
                 "the run did not end within 60 s")
             #expect(run.status == 1, "\(run.stderr)")
             let items = try #require(try loadReport(outputs(beside: dir) + "/r.json")["items"] as? [[String: Any]])

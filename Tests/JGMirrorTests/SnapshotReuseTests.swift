@@ -3,8 +3,8 @@ import Testing
 
 @testable import JGMirror
 
-/// The snapshot a run would prune becomes its `next`, brought to the current
-/// snapshot's state name by name (`SnapshotTree.reuse`).
+/// The snapshot a run would prune (past `keep` published ones) becomes its `next`,
+/// brought to the current snapshot's state name by name (`SnapshotTree.reuse`).
 @Suite struct SnapshotReuseTests {
     /// Every entry under `folder`: a file by its inode, a symlink by its target, a folder
     /// by its name alone.
@@ -94,7 +94,7 @@ import Testing
                 return
             }
 
-            let prepared = try tree.prepare(keep: 3, pool: WorkPool(computingThreads: 1)) { step in
+            let prepared = try tree.prepare(keep: 2, pool: WorkPool(computingThreads: 1)) { step in
                 steps.withLock { $0.append(step) }
             }
 
@@ -115,21 +115,21 @@ import Testing
     @Test func anExpiredSnapshotThatCannotBeReusedGivesWayToAFreshLink() throws {
         try withTestDirectorySync { dir in
             let tree = SnapshotTree(root: dir)
-            let ids = ["000001-20261101T000000Z", "000002-20261102T000000Z"]
+            let ids = (1...3).map { String(format: "%06d-20261101T000000Z", $0) }
             for id in ids { file(tree.folder + "/" + id + "/f.bin", id) }
             let odd: [CChar] = Array((tree.folder + "/" + ids[0] + "/odd-").utf8CString.dropLast()) + [-1, 0]
             let fd = open(odd, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
             #expect(fd >= 0)
             close(fd)
             try FileManager.default.createSymbolicLink(
-                atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[1])
+                atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[2])
             let prepared = try tree.prepare(keep: 2, pool: WorkPool(computingThreads: 1)) { _ in }
-            #expect(listing(tree.building) == listing(tree.folder + "/" + ids[1]))
+            #expect(listing(tree.building) == listing(tree.folder + "/" + ids[2]))
             #expect(prepared.linked.map(\.dest) == ["f.bin"])
             #expect(prepared.warning?.contains("not reused for the new one") == true, "\(prepared.warning ?? "")")
             #expect(!exists(tree.folder + "/" + SnapshotTree.cloningName))
             // Removed, or back under its name when it could not be.
-            #expect(prepared.pruned == [ids[0]] ? tree.ids() == [ids[1]] : tree.ids() == ids)
+            #expect(prepared.pruned == [ids[0]] ? tree.ids() == Array(ids.suffix(2)) : tree.ids() == ids)
         }
     }
 
@@ -141,8 +141,8 @@ import Testing
             try FileManager.default.createSymbolicLink(
                 atPath: dir + "/current", withDestinationPath: ".jgmirror/snapshots/" + ids[3])
             let prepared = try tree.prepare(keep: 2, pool: WorkPool(computingThreads: 1)) { _ in }
-            #expect(Set(prepared.pruned) == Set(ids.prefix(3)))
-            #expect(tree.ids() == [ids[3]])
+            #expect(Set(prepared.pruned) == Set(ids.prefix(2)))
+            #expect(tree.ids() == Array(ids.suffix(2)))
             #expect(listing(tree.building) == listing(tree.folder + "/" + ids[3]))
             #expect(prepared.linked.map(\.dest) == ["f.bin"])
         }

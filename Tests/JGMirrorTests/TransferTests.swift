@@ -1067,7 +1067,7 @@ import Testing
             #expect(bad.items.first?.status == .mismatch)
             #expect(bad.items.first?.sha256Actual == sha(body))
             #expect(bad.exitCode == .integrity)
-            #expect(exists(dir + "/mirror/out.bin.jgbad") && !exists(dir + "/mirror/out.bin"))
+            #expect(exists(dir + "/mirror/.jgmirror/quarantine/out.bin") && !exists(dir + "/mirror/out.bin"))
 
             let good = try await sync(manifest(url: server.url("/f"), sha256: sha(body)), in: dir)
             #expect(good.items.first?.status == .downloaded)

@@ -97,34 +97,6 @@ import Testing
         }
     }
 
-    /// An unsigned list cut at a line boundary (5 of 30 lines) is refused by the share
-    /// guard before anything is deleted or fetched; the operator can still allow it.
-    @Test func aCutListIsRefusedByTheShareOfItsSetsFolder() async throws {
-        server.set("/rel/SHA256SUMS", TestServer.Route(body: Array(sums(names).utf8)))
-        try await withTestDirectory { dir in
-            let yaml = "version: 1\nroot: mirror\nsets:\n  - sums: \(server.url("/rel/SHA256SUMS"))\n    dest: rel/\n"
-            let path = write(yaml, to: "m.yaml", in: dir)
-            #expect(try await execute(["sync", path, "--delete", "--progress", "none"]).status == 0)
-            server.set("/rel/SHA256SUMS", TestServer.Route(body: Array(sums(Array(names.prefix(5))).utf8)))
-            let before = server.requests().count
-            let cut = try await execute(["sync", path, "--delete", "--progress", "none"])
-            #expect(cut.status == 4, "\(cut.stderr)")
-            #expect(
-                cut.stderr.contains("would remove 25 of the 30 files under 'rel/' (83.3%), more than --max-delete 50%"),
-                "\(cut.stderr)")
-            #expect(tree(dir + "/mirror").count == 30)
-            #expect(server.requests().dropFirst(before).allSatisfy { $0.path == "/rel/SHA256SUMS" })
-            // The root as a whole is weighed too, and a count caps it as before.
-            let counted = try await execute([
-                "sync", path, "--delete", "--max-delete", "100%", "--max-delete", "24", "--progress", "none",
-            ])
-            #expect(counted.status == 4 && counted.stderr.contains("more than --max-delete 24"), "\(counted.stderr)")
-            let allowed = try await execute(["sync", path, "--delete", "--max-delete", "100%", "--progress", "none"])
-            #expect(allowed.status == 0, "\(allowed.stderr)")
-            #expect(tree(dir + "/mirror") == names.prefix(5).map { "rel/" + $0 })
-        }
-    }
-
     @Test(arguments: ["150%", "-1", "ten", "5%%"])
     func aMaxDeleteThatIsNeitherACountNorAShareIsAUsageError(value: String) async throws {
         try await withTestDirectory { dir in

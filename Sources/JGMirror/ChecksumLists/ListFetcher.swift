@@ -163,7 +163,9 @@ final class ListFetcher: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
             }
-            if let cache, let warning = cache.store(CachedList(url: url, validators: validators, body: data)) {
+            // A copy whose validators prove nothing is kept without them: the next run
+            // fetches the list unconditionally (docs/state.md#racy-validators).
+            if let cache, let warning = cache.store(CachedList(url: url, validators: validators.lasting, body: data)) {
                 warnings.withLock { $0.append(warning) }
             }
             return FetchedList(path: path, text: String(decoding: data, as: UTF8.self), fromCache: false)

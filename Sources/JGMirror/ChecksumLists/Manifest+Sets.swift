@@ -24,6 +24,7 @@ extension Manifest {
         defer { warnings += expansion.warnings }
         for set in sets {
             setFolders.append(set.dest)
+            if setLists[set.dest] == nil { setLists[set.dest] = set.sums }
             let setHeaders = Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers)
             let own = snapshotSets.firstIndex { $0.location == set.location }
             switch try await expand(set, with: fetcher, headers: setHeaders, into: &expansion) {

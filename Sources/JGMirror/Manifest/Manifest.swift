@@ -50,6 +50,9 @@ public struct Manifest: Sendable {
     /// The destination folders of the manifest's sets (`""`: the root), kept once the
     /// sets are expanded: `--max-delete`'s share is weighed per set folder too.
     public var setFolders: [String] = []
+    /// The list URL of each of `setFolders` (the first set's, where two share a
+    /// folder), for what a report says of the set.
+    public var setLists: [String: String] = [:]
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []
@@ -176,7 +179,8 @@ public struct ManifestItem: Sendable {
     var overrides: SettingsBox? = nil
     /// Where the item's mapping starts.
     public var location: SourceLocation
-    /// Where `url` is, for errors about the URL.
+    /// Where `url` is, for errors about the URL (a `link:` item's target, which it
+    /// has instead).
     public var urlLocation: SourceLocation
     /// Where `dest` is (or the item, when it has none), for errors about the destination.
     public var destLocation: SourceLocation

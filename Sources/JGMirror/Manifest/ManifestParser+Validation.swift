@@ -53,6 +53,21 @@ extension ManifestParser {
             }
         }
         try validateSnapshotSets(manifest)
+        try validateLinks(manifest)
+    }
+
+    /// The manifest's links together: one may lead out of the root, or into the state
+    /// folder, through another (`up -> ..` beside `esc -> up/..`), which neither shows
+    /// alone (docs/safety.md#links). Links on disk are the run's to judge.
+    private func validateLinks(_ manifest: Manifest) throws(ManifestError) {
+        let items = manifest.itemChunks
+        let links = items.indices.compactMap { items[$0].link == nil ? nil : items[$0] }
+        guard !links.isEmpty else { return }
+        var resolver = LinkResolver(planned: [:], folders: Set(manifest.snapshotSets.map(\.scope)))
+        for item in links { resolver.planned[item.dest ?? ""] = item.link }
+        for item in links {
+            if let problem = resolver.problem(item.link ?? "", of: item.dest ?? "") { throw error(item.urlLocation, problem) }
+        }
     }
 
     /// A set's own snapshots (`publish: snapshot` below the root) replace its folder by

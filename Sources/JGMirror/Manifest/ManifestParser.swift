@@ -224,6 +224,7 @@ struct ManifestParser {
         }
         item.setTexts(texts.texts(url: "", dest: normalized), hasDest: true)
         item.link = target.0
+        item.urlLocation = target.1
         return item
     }
 

@@ -24,6 +24,8 @@ extension ErrorCode {
         case .checksumMismatch: "the bytes do not have the item's checksum; they are kept aside, the destination untouched"
         case .signature: "a checksums list's signature does not check out (bad, missing, or an unknown key)"
         case .list: "a checksums list could not be fetched or parsed, or names no usable file; its set fails alone"
+        case .listShrunk:
+            "a set's list would make --delete remove more than --max-delete's share of its folder; the set fails alone, none of its files deleted"
         case .deleteSkipped: "sync --delete left a file no item produces, because the run was not clean"
         case .missing: "verify: the file is not on disk"
         case .linkMismatch: "verify: a link item's destination is not a symlink to its target"

@@ -43,6 +43,10 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// A checksums list could not be fetched or parsed, or names no usable file: its
     /// set fails, the rest of the run goes on (`list`).
     case list
+    /// A set's list would have `--delete` remove more than `--max-delete`'s share of
+    /// the set's folder: the set fails alone, none of its files deleted and its list
+    /// not published; other sets go on (`list_shrunk`).
+    case listShrunk
     /// `sync --delete` left a file no item produces, because the run was not clean
     /// or the list deciding it failed (`delete_skipped`).
     case deleteSkipped
@@ -106,6 +110,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .checksumMismatch: "checksum_mismatch"
         case .signature: "signature"
         case .list: "list"
+        case .listShrunk: "list_shrunk"
         case .deleteSkipped: "delete_skipped"
         case .missing: "missing"
         case .linkMismatch: "link_mismatch"
@@ -133,7 +138,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// spellings from it.
     public static let allCases: [ErrorCode] = [
         .http(404), .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .deleteSkipped, .missing,
+        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .listShrunk, .deleteSkipped,
+        .missing,
         .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .usage,
         .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
     ]

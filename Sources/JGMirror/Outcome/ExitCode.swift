@@ -95,7 +95,8 @@ extension ErrorCode {
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .deleteSkipped, .shardMissing, .hostDown, .rateLimited,
+            .transfer, .changed, .sizeMismatch, .tooLarge, .list, .listShrunk, .deleteSkipped, .shardMissing, .hostDown,
+            .rateLimited,
             .deadline:
             .transferFailed
         }

@@ -261,7 +261,10 @@ public final class ProgressRenderer: @unchecked Sendable {
         ]
         for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
         if parts.isEmpty { parts.append("nothing to do") }
+        // What readers see after a run that publishes snapshots.
+        let snapshots = ((report.snapshot.map { [$0] } ?? []) + report.setSnapshots).map { "; " + $0.summary }.joined()
         return "\(label ?? report.command): \(totals.items) item\(totals.items == 1 ? "" : "s"): " + parts.joined(separator: ", ")
+            + snapshots
             + "; \(Units.formatBytes(totals.bytesDownloaded)) fetched in \(String(format: "%.2f", report.durationS))s; exit \(report.exitCode.rawValue)"
     }
 }

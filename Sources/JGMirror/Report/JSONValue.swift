@@ -136,12 +136,19 @@ extension RunReport {
         if !hosts.isEmpty { members.append(("hosts", .array(hosts.map(\.json)))) }
         if let snapshot {
             members.append(
-                ("snapshot", .object([("current", .string(snapshot.current)), ("published", .bool(snapshot.published))])))
+                (
+                    "snapshot",
+                    .object([
+                        ("current", .string(snapshot.current)), ("published", .bool(snapshot.published)),
+                        ("unchanged", .bool(snapshot.unchanged)),
+                    ])
+                ))
         }
         if !setSnapshots.isEmpty {
             let sets = setSnapshots.map { set -> JSONValue in
                 .object([
                     ("folder", .string(set.folder)), ("current", .string(set.current)), ("published", .bool(set.published)),
+                    ("unchanged", .bool(set.unchanged)),
                 ])
             }
             members.append(("set_snapshots", .array(sets)))

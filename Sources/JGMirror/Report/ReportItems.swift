@@ -34,6 +34,20 @@ struct ReportItems: Sendable {
         for result in extra { body(result.status, result.bytesDownloaded, result.error) }
     }
 
+    /// Whether a result changed the tree: a file placed (or a list, or a link), a file
+    /// deleted. A snapshot run without one has nothing new to publish.
+    var changeTree: Bool {
+        for row in rows where row!.changesTree { return true }
+        return extra.contains(where: \.changesTree)
+    }
+
+    /// Whether a result failed with `code`.
+    func contains(failure code: ErrorCode) -> Bool {
+        var found = false
+        forEachOutcome { _, _, error in found = found || error?.code == code }
+        return found
+    }
+
     /// Every result, built.
     var all: [ItemResult] {
         var results: [ItemResult] = []

@@ -66,6 +66,13 @@ struct ResultRow: Sendable {
         }
     }
 
+    /// Whether the item changed the tree (`ItemResult.changesTree`), without building
+    /// the result.
+    var changesTree: Bool {
+        if let whole = rare?.whole { return whole.changesTree }
+        return ItemResult.changesTree(status: status, attempts: Int(attempts))
+    }
+
     /// What totals and the exit code need, without building the result.
     var outcome: (status: ItemStatus, bytesDownloaded: Int64, error: ItemError?) {
         if let whole = rare?.whole { return (whole.status, whole.bytesDownloaded, whole.error) }
@@ -84,5 +91,19 @@ struct ResultRow: Sendable {
             sha256Expected: expected, sha256Actual: actualIsExpected ? expected : rare?.sha256Actual,
             sha512Expected: item.sha512, sha512Actual: actual512IsExpected ? item.sha512 : rare?.sha512Actual,
             error: rare?.error, insecure: item.insecure, note: rare?.note, link: item.link)
+    }
+}
+
+extension ItemResult {
+    /// Whether this result changed the tree: placed (`downloaded`; `unverified` after a
+    /// request, which a file kept without one never made), or `deleted`.
+    var changesTree: Bool { Self.changesTree(status: status, attempts: attempts) }
+
+    static func changesTree(status: ItemStatus, attempts: Int) -> Bool {
+        switch status {
+        case .downloaded, .deleted: true
+        case .unverified: attempts > 0
+        case .unchanged, .verified, .failed, .mismatch, .interrupted, .skipped, .missing, .deleteSkipped: false
+        }
     }
 }

@@ -12,10 +12,35 @@ public struct SnapshotOutcome: Sendable, Codable, Equatable {
     /// The set's folder (ending in `/`) for a set's own snapshots; nil for the whole
     /// tree's (`ROOT/current`).
     public var folder: String?
+    /// The run changed nothing, so no snapshot was made: `current` stays where it was
+    /// and no snapshot was retired (docs/publishing.md#snapshot).
+    public var unchanged: Bool
 
-    public init(current: String?, published: Bool, folder: String? = nil) {
+    public init(current: String?, published: Bool, folder: String? = nil, unchanged: Bool = false) {
         self.current = current
         self.published = published
         self.folder = folder
+        self.unchanged = unchanged
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case current, published, folder, unchanged
+    }
+
+    /// Reads what any version wrote (an older one had no `unchanged`).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        current = try container.decodeIfPresent(String.self, forKey: .current)
+        published = try container.decode(Bool.self, forKey: .published)
+        folder = try container.decodeIfPresent(String.self, forKey: .folder)
+        unchanged = try container.decodeIfPresent(Bool.self, forKey: .unchanged) ?? false
+    }
+
+    /// A few words for the terminal's closing line: what readers see after the run.
+    public var summary: String {
+        let name = folder.map { "snapshot of '\($0)'" } ?? "snapshot"
+        guard let current else { return "\(name): nothing published" }
+        if unchanged { return "\(name) \(current) unchanged" }
+        return published ? "\(name) \(current) published" : "\(name) not published (still \(current))"
     }
 }

@@ -66,11 +66,21 @@ extension StateStore {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO snapshot (folder, id, published_at, files) VALUES (?, ?, ?, ?)",
                 arguments: [folder, id, FileRecord.now(), files])
-            let kept = Set(present + [id])
-            for gone in try String.fetchAll(db, sql: "SELECT id FROM snapshot WHERE folder = ?", arguments: [folder])
-            where !kept.contains(gone) {
-                try db.execute(sql: "DELETE FROM snapshot WHERE folder = ? AND id = ?", arguments: [folder, gone])
-            }
+            try Self.forget(db, folder: folder, keeping: Set(present + [id]))
+        }
+    }
+
+    /// Forgets the snapshots of `scope` no longer on disk (`present`): a run that
+    /// publishes nothing still tells the database what a killed run retired.
+    @discardableResult
+    func keepSnapshots(_ present: [String], scope: String = "") -> String? {
+        write { db in try Self.forget(db, folder: Self.folder(scope), keeping: Set(present)) }
+    }
+
+    private static func forget(_ db: Database, folder: String, keeping kept: Set<String>) throws {
+        for gone in try String.fetchAll(db, sql: "SELECT id FROM snapshot WHERE folder = ?", arguments: [folder])
+        where !kept.contains(gone) {
+            try db.execute(sql: "DELETE FROM snapshot WHERE folder = ? AND id = ?", arguments: [folder, gone])
         }
     }
 

@@ -19,10 +19,11 @@ public enum Rules {
     /// Connections to one host, across items (`--max-per-host`).
     public static let maxPerHost = Setting(default: 16, range: 1...1024).described(
         key: nil, flags: ["--max-per-host"], help: "Connections to one host at once, across items", example: "4")
-    /// Snapshots kept, the one a run builds included (`--keep`, a set's `keep:`).
+    /// Published snapshots kept (`--keep`, a set's `keep:`); the one a run builds is not
+    /// counted.
     public static let keep = Setting(default: 3, range: 2...1000).described(
         key: "keep", places: [.set], flags: ["--keep"],
-        help: "Snapshots kept under snapshot publishing, the one a run builds included", example: "5")
+        help: "Published snapshots kept under snapshot publishing (the one a run builds is not counted)", example: "5")
     /// The largest size a manifest or the command line may give (`size`, `max_size`,
     /// `min_segment`, `--max-size`, `--min-free`, `--min-segment`; see `sizeProblem`):
     /// 1 EiB, past any file a file system holds, and far enough below `Int64.max` that

@@ -16,10 +16,12 @@ final class BackupFolder: Sendable {
     private let folder: RootDirectory
 
     /// Makes `DIR/<stamp>` for a run started at `started` (`DIR/<stamp>-2`, … when a run
-    /// of the same second has one). Throws a usage error when `DIR` is not on the file
-    /// system of `root`, and a local one when it cannot be made.
+    /// of the same second has one). Throws a usage error when `DIR` is the root or lies
+    /// inside it, or is not on the file system of `root`, and a local one when it
+    /// cannot be made.
     init(directory: String, root: String, started: Date) throws(SyncError) {
         let directory = URL(fileURLWithPath: directory).standardizedFileURL.path
+        if let problem = Self.placeProblem(directory, root: root) { throw .usage(UsageError(problem)) }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -51,6 +53,20 @@ final class BackupFolder: Sendable {
         do { folder = try RootDirectory(path: made) } catch { throw .local(error.message) }
     }
 
+    /// Why `directory` cannot keep what a run of `root` deletes or replaces, or nil: the
+    /// root itself (nothing would ever leave the tree, so `--delete` deletes nothing) or
+    /// a folder inside it, through any symlink (what it keeps would be served as part of
+    /// the mirror, and pruned by the next `--delete` run that does not name it)
+    /// (docs/deletions.md#backups).
+    static func placeProblem(_ directory: String, root: String) -> String? {
+        guard let resolved = RootConfinement.resolvingMissing(directory),
+            let resolvedRoot = RootConfinement.resolvingMissing(root), RootConfinement.isInside(resolved, resolvedRoot)
+        else { return nil }
+        let place = resolved == resolvedRoot ? "is the root \(root) itself" : "lies inside the root \(root)"
+        return "--backup-dir \(directory) \(place): what it keeps would stay in the mirror, served to readers and "
+            + "deleted by the next --delete run; choose a folder outside the root, on the same file system"
+    }
+
     /// `20261127T031500Z`: sorts by time, and has no `:` for tools that read one as a host.
     static func stamp(_ date: Date) -> String {
         var time = time_t(date.timeIntervalSince1970)
@@ -70,6 +86,18 @@ final class BackupFolder: Sendable {
     /// Hard-links `name` in the tree's folder `from` as `relative` here; the tree keeps it.
     func link(_ name: String, in from: Int32, as relative: String) throws(TransferError) {
         try keep(relative) { (to, toName) in linkat(from, name, to, toName, 0) == 0 }
+    }
+
+    /// Hard-links the regular file at `path` (below `root`), if there is one, here as
+    /// `relative` before something else is renamed over it: a new file, a published
+    /// list, a link (docs/deletions.md#backups).
+    func keepReplaced(_ path: String, in root: RootDirectory, as relative: String) throws(TransferError) {
+        let folder = try root.openFolder(Paths.parent(of: path))
+        defer { close(folder) }
+        let name = Paths.lastComponent(of: path)
+        var info = stat()
+        guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        try link(name, in: folder, as: relative)
     }
 
     private func keep(_ relative: String, _ step: (Int32, String) -> Bool) throws(TransferError) {

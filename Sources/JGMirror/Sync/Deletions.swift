@@ -2,7 +2,10 @@
 /// set published as snapshots of its own is building, where a deleted file is simply
 /// absent from the set's next snapshot. The set folders themselves are kept in the
 /// tree (they are links).
-struct Deletions: Sendable {
+///
+/// `find` is the one decision: `sync --delete` carries it out and `plan --delete`
+/// prints it, so the two never disagree about a file (docs/deletions.md#when-sync-deletes).
+public struct Deletions: Sendable {
     /// What goes inside one set's snapshot being built (`root`).
     struct InSet: Sendable {
         var root: String
@@ -11,9 +14,46 @@ struct Deletions: Sendable {
 
     var tree: Prune
     var sets: [InSet] = []
+    /// A failed row for each set whose folder would lose more than `--max-delete`'s
+    /// share (`list_shrunk`): none of its files is among the deletions.
+    public var shrunk: [ItemResult] = []
+    /// Why the run deletes nothing and fetches nothing (past the count, or the root's
+    /// share; exit 4), or nil.
+    public var refusal: String?
 
     /// Every file to delete, by its destination (a set's files by their path in the tree).
-    var files: [Prune.File] { sets.flatMap(\.prune.files) + tree.files }
+    public var files: [Prune.File] { sets.flatMap(\.prune.files) + tree.files }
+
+    /// What `--delete` removes from `plan`'s tree under `limits`: files no item
+    /// produces (nor a published list), outside the folders of sets whose list is not
+    /// trusted; the files of a set published as snapshots of its own inside the
+    /// snapshot its items are in (`setRoots`: one folder per such set, where its items
+    /// now lie). Walks the tree: call it off the cooperative pool.
+    public static func find(in plan: Plan, setRoots: [String], limits: DeleteLimits) -> Deletions {
+        let kept = plan.manifest.distrustedFolders
+        let lists = plan.manifest.publishedLists
+        let tree = Prune.plan(
+            root: plan.root, items: plan.items, keeping: kept + plan.manifest.snapshotSets.map(\.folder),
+            producing: lists.filter { $0.placedUnder == nil }.flatMap(\.dests))
+        let inSets = setRoots.map { root in
+            let items = plan.items.filter { $0.root == root }
+            let published = lists.filter { $0.placedUnder == root }.flatMap(\.dests)
+            return InSet(root: root, prune: Prune.plan(root: root, items: items, keeping: kept, producing: published))
+        }
+        var found = Deletions(tree: tree, sets: inSets)
+        let verdict = limits.verdict(
+            deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders, lists: plan.manifest.setLists)
+        found.refusal = verdict.refusal
+        for set in verdict.shrunk {
+            found.tree.files.removeAll { $0.path.hasPrefix(set.folder) }
+            for index in found.sets.indices { found.sets[index].prune.files.removeAll { $0.path.hasPrefix(set.folder) } }
+            let url = plan.manifest.setLists[set.folder].map(Redactor.redactURLAndQuery) ?? ""
+            found.shrunk.append(
+                ItemResult(
+                    dest: set.folder, url: url, status: .failed, error: ItemError(code: .listShrunk, message: set.message)))
+        }
+        return found
+    }
 
     /// The results of a run that deletes nothing: each file `delete_skipped`, with why.
     func skipped(because reason: String) -> [ItemResult] {

@@ -147,7 +147,8 @@ extension ItemRunner {
     ) {
         let item = items[index]
         let kept = Placement.quarantine(
-            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body)
+            part: item.partPath, destination: item.path, state: item.statePath, root: root, contents: outcome.body,
+            in: quarantine, as: item.dest)
         var result = checked
         result.status = .mismatch
         result.error = ItemError(code: .checksumMismatch, message: "\(difference); \(kept)")
@@ -163,7 +164,8 @@ extension ItemRunner {
     ) {
         let item = items[index]
         let state = outcome.hasState ? item.statePath : nil
-        let validators = outcome.validators
+        // Validators that prove nothing are not kept: the next run fetches the file again.
+        let validators = outcome.validators.lasting
         let placed = FileRecord(
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
             sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL,

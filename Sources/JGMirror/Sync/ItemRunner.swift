@@ -52,6 +52,13 @@ final class ItemRunner: Sendable {
     /// The `link:` items, by index: placed once every file has its result
     /// (docs/publishing.md#ordered).
     let links: [Int]
+    /// Where a file a link replaces is kept first (`--backup-dir`).
+    let backup: BackupFolder?
+    /// Where bytes that fail verification go (nil: beside the destination, `get`).
+    let quarantine: Quarantine?
+    /// The folders of sets published as snapshots of their own (without their `/`):
+    /// links jgmirror swaps, which a link's target goes through as folders.
+    let snapshotSetFolders: Set<String>
     /// The verified lists of `publish: true` sets: placed after the files, before the links.
     let publisher: ListPublisher?
     /// The links earlier runs' `link:` items placed (destination → target), read from
@@ -83,9 +90,13 @@ final class ItemRunner: Sendable {
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
         root: RootDirectory, pool: WorkPool, state opening: StateOpening, listings: FolderListings = FolderListings(),
-        backup: BackupFolder? = nil, publishing lists: [PublishedList] = []
+        backup: BackupFolder? = nil, quarantine: Quarantine? = nil, publishing lists: [PublishedList] = [],
+        snapshotSetFolders: Set<String> = []
     ) {
         self.items = items
+        self.snapshotSetFolders = snapshotSetFolders
+        self.backup = backup
+        self.quarantine = quarantine
         publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
         self.listings = Locked(listings)
         self.root = root
@@ -144,13 +155,13 @@ final class ItemRunner: Sendable {
             published = outcome.results
             warnings.withLock { $0 += outcome.warnings }
         }
-        if !links.isEmpty {
-            // After every file: a reader never follows a new link to a file not there yet.
-            let settled = rows
-            for (index, row) in await pool.run({ self.placeLinks(after: settled) }) { rows[index] = row }
-        }
+        // After every file: a reader never follows a new link to a file not there yet.
+        // Without link items, the links earlier runs placed are still looked at.
+        let settled = rows
+        let placed = await pool.run { self.placeLinks(after: settled) }
+        for (index, row) in placed.rows { rows[index] = row }
         var report = ReportItems(rows: rows, of: items)
-        report.extra = published
+        report.extra = published + placed.removed
         return report
     }
 

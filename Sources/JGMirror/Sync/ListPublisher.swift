@@ -90,11 +90,7 @@ struct ListPublisher: Sendable {
         do throws(TransferError) {
             let folder = Paths.parent(of: path)
             try root.makeFolders(folder)
-            if let backup, let info = root.status(path), (info.st_mode & S_IFMT) == S_IFREG {
-                let fd = try root.openFolder(folder)
-                defer { close(fd) }
-                try backup.link(Paths.lastComponent(of: path), in: fd, as: dest)
-            }
+            try backup?.keepReplaced(path, in: root, as: dest)
             // The item's part-file name: reserved for jgmirror beside every destination.
             try root.replaceFile(path, with: bytes, temporary: path + ".jgpart", exclusive: false, durable: durable)
             if durable { root.syncFolder(folder) }

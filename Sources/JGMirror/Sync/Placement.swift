@@ -72,23 +72,28 @@ final class Placement: Sendable {
         }
     }
 
-    /// Keeps rejected bytes as `DEST.jgbad` for inspection; DEST is untouched. Bytes
-    /// held in memory (`contents`) are written there through `part`, a new part file
-    /// (one another process holds is left to it). Returns where the bytes are, for the
-    /// report: "kept in DEST.jgbad", or why they could not be kept.
-    static func quarantine(part: String, destination: String, state: String, root: RootDirectory, contents: [UInt8]? = nil)
-        -> String
-    {
-        let bad = destination + ".jgbad"
+    /// Keeps rejected bytes for inspection; DEST is untouched. A sync keeps them in its
+    /// `quarantine`, as `dest` (docs/safety.md#quarantine); a one-off download, which
+    /// has no state folder, as `DEST.jgbad`. Bytes held in memory (`contents`) are
+    /// written there through `part`, a new part file (one another process holds is
+    /// left to it). Returns where the bytes are, for the report: "bytes kept in PATH",
+    /// or why they could not be kept.
+    static func quarantine(
+        part: String, destination: String, state: String, root: RootDirectory, contents: [UInt8]? = nil,
+        in quarantine: Quarantine? = nil, as dest: String = ""
+    ) -> String {
         root.unlink(state)
         if let contents, let failure = Placer.write(contents, to: part, root: root) {
             return "bytes not kept (\(failure.message))"
         }
-        do { try root.rename(part, to: bad) } catch {
+        let kept = quarantine?.place(of: dest) ?? destination + Quarantine.legacySuffix
+        do throws(TransferError) {
+            if let quarantine { try quarantine.keep(part, in: root, as: dest) } else { try root.rename(part, to: kept) }
+        } catch {
             if contents != nil { root.unlink(part) }  // written just now: ours
             return "bytes not kept (\(error.message))"
         }
-        return "bytes kept in \(bad)"
+        return "bytes kept in \(kept)"
     }
 
     /// What placing a batch needs, apart from the queue that feeds it batches.
@@ -123,7 +128,8 @@ final class Placement: Sendable {
             var renamedInto = Set<String>()
             for (index, commit) in batch.enumerated() where failures[index] == nil {
                 do {
-                    if let backup { try keep(commit.destination, in: backup) }
+                    try backup?.keepReplaced(
+                        commit.destination, in: root, as: String(commit.destination.dropFirst(root.path.count + 1)))
                     try root.rename(commit.part, to: commit.destination)
                 } catch {
                     failures[index] = error
@@ -135,17 +141,6 @@ final class Placement: Sendable {
             for path in renamedInto { if let folder = folders[path] ?? nil { fsync(folder.fd) } }
             record(batch.indices.filter { failures[$0] == nil }.map { (batch[$0], nil) })
             for (index, commit) in batch.enumerated() { commit.done(failures[index]) }
-        }
-
-        /// Hard-links the regular file at `destination`, if there is one, into `backup`
-        /// before a new file is renamed over it.
-        private func keep(_ destination: String, in backup: BackupFolder) throws(TransferError) {
-            let folder = try root.openFolder(Paths.parent(of: destination))
-            defer { close(folder) }
-            let name = Paths.lastComponent(of: destination)
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
-            try backup.link(name, in: folder, as: String(destination.dropFirst(root.path.count + 1)))
         }
 
         /// Places a body held in memory as an unnamed file linked in at its destination

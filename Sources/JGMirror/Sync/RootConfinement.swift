@@ -66,14 +66,24 @@ enum RootConfinement {
             if let target = item.link, case .failure(let problem) = LinkTarget.resolve(target, dest: item.dest) {
                 throw ManifestError(file: plan.manifest.path, location: item.location, message: problem.message)
             }
-            if let target = item.link, !linkStaysInside(target, from: folder, root: root) {
-                throw ManifestError(
-                    file: plan.manifest.path, location: item.location,
-                    message: "link target '\(Rules.abbreviated(target))' of '\(item.dest)' resolves outside the root "
-                        + "\(plan.root) through a symlink")
+        }
+        try checkLinksTogether(plan)
+        return FolderListings(checkedFolders.mapValues(\.listing))
+    }
+
+    /// The plan's links together, as the parser judges a manifest's (`LinkResolver`,
+    /// nothing on disk): for a plan the library built or changed. What the links on
+    /// disk add is judged when the links are placed (`ItemRunner.placeLinks`).
+    private static func checkLinksTogether(_ plan: Plan) throws(ManifestError) {
+        let links = plan.items.filter(\.isLink)
+        guard !links.isEmpty else { return }
+        var resolver = LinkResolver(planned: [:], folders: Set(plan.manifest.snapshotSets.map(\.scope)))
+        for item in links { resolver.planned[item.dest] = item.link }
+        for item in links {
+            if let problem = resolver.problem(item.link ?? "", of: item.dest) {
+                throw ManifestError(file: plan.manifest.path, location: item.location, message: problem)
             }
         }
-        return FolderListings(checkedFolders.mapValues(\.listing))
     }
 
     /// What one read of a folder says about the names in it, so that a file needs no
@@ -145,13 +155,6 @@ enum RootConfinement {
             case .unread: true
             }
         }
-    }
-
-    /// Whether `target`, read from a link in `folder`, stays inside `root` once the
-    /// symlinks on disk along it are followed (the parser has checked it lexically).
-    private static func linkStaysInside(_ target: String, from folder: String, root: String) -> Bool {
-        guard let resolved = resolvingMissing(folder + "/" + target) else { return true }
-        return isInside(resolved, root)
     }
 
     /// Whether `folder` stays inside `root` once the symlinks among its existing

@@ -69,7 +69,7 @@ extension SnapshotTree {
     }
 
     /// `fsync` of the folder at `path`, so that a rename in it is durable.
-    private static func syncFolder(_ path: String) {
+    static func syncFolder(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)

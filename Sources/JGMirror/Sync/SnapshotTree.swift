@@ -1,9 +1,9 @@
 import CLinux
 import Foundation
 
-/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`;
-/// docs/publishing.md#snapshot): the run builds the new state of the tree beside the one readers
-/// see, then swaps one symlink, so a reader meets the old tree or the new one, never a mix.
+/// Snapshot publishing (`--publish snapshot`, a set's `publish: snapshot`; docs/publishing.md#snapshot):
+/// the run builds the new state of the tree beside the one readers see, then swaps
+/// one symlink, so a reader meets the old tree or the new one, never a mix.
 ///
 /// On disk, under the manifest's root:
 ///
@@ -14,8 +14,10 @@ import Foundation
 /// `next` starts as a copy of the current snapshot made of hard links (no byte is
 /// copied: an unchanged file is the same inode in both), then the run places new and
 /// replaced files there as it would in the tree, and `--delete` prunes there. Only a
-/// clean run publishes: `next` is renamed to its id and `current` is replaced by a
-/// link made under a temporary name and renamed over it. A failed, interrupted or
+/// clean run that changed something publishes: `next` is renamed to its id and
+/// `current` is replaced by a link made under a temporary name and renamed over it;
+/// one that changed nothing leaves `current`, and `next` for the run after it
+/// (`SnapshotTree+Retire.swift`: which snapshots are kept, and when they go). A failed, interrupted or
 /// killed run leaves `current` where it was and `next` in place, and the next run
 /// resumes it (its part files and the files it placed are kept). No file in a
 /// snapshot is ever written in place: a sync replaces a file by renaming a new one
@@ -109,7 +111,7 @@ package struct SnapshotTree {
         case renamed
         /// `current` names the new snapshot; nothing is pruned yet.
         case swapped
-        /// One old snapshot is removed (when a run starts, before `cloning`).
+        /// One old snapshot is retired (once a run published, or when a run starts).
         case pruning
     }
 
@@ -155,14 +157,24 @@ package struct SnapshotTree {
         var pruned: [String] = []
         /// Why the expired snapshot could not be reused, for the report's warnings.
         var warning: String?
+        /// `next` may differ from what readers see: it holds an earlier run's work, or
+        /// nothing is published yet. A clean run publishes it then even when the run
+        /// itself changed nothing (docs/publishing.md#snapshot).
+        var differs = false
     }
 
-    /// Makes `next` ready for the run: resumed when an earlier run left it (or left a
-    /// snapshot built but never swapped in), else linked from the current snapshot
-    /// (or, on a tree's first snapshot run, from the files at the root), after the
-    /// published snapshots past the newest `keep - 1` are removed (with `next`, that
-    /// makes `keep`). When one snapshot is past them, it is not removed but becomes
-    /// `next`, brought to the current snapshot's state (`reuse`).
+    /// Makes `next` ready for the run, after the published snapshots past the newest
+    /// `keep` are retired (docs/publishing.md#snapshot): a disk that filled once
+    /// recovers as soon as the release fits beside them.
+    ///
+    /// `next` is resumed when an earlier run left it: unfinished, built but never
+    /// swapped in, or left by a run that changed nothing (a copy of the current
+    /// snapshot, which a publishing run also prepares, `retireAfterPublishing`). One
+    /// left by a run that ran out of space is removed instead: what it holds is what
+    /// filled the disk. Otherwise `next` is linked from the current snapshot (or, on a
+    /// tree's first snapshot run, from the files at the root); when one snapshot is
+    /// past `keep`, it is not removed but becomes `next`, brought to the current
+    /// snapshot's state (`reuse`).
     ///
     /// Removing an old snapshot unlinks its names of files the current one shares,
     /// which moves their ctime as linking does: the current files are looked at
@@ -175,41 +187,51 @@ package struct SnapshotTree {
         // What a run killed while it swapped a set's folder left beside it: its
         // temporary link, or the folder the link replaced (its files are in a snapshot).
         if !scope.isEmpty { Self.clear(newLink) }
-        if access(building, F_OK) == 0 { return Prepared(scope: scope) }
         let current = currentID()
+        // Read once, and gone before the run places anything in `next`.
+        let copyOf = Self.take(unchangedMark)
+        let ranOutOfSpace = Self.take(fullMark) != nil
         // Killed between naming the new snapshot and swapping the link: that snapshot
         // was built by a clean run but never published, so it is resumed.
         let currentNumber = current.flatMap(Self.number) ?? 0
-        if let unpublished = ids().last(where: { (Self.number(of: $0) ?? 0) > currentNumber }) {
-            if rename(folder + "/" + unpublished, building) == 0 { return Prepared(scope: scope) }
+        if access(building, F_OK) != 0, let unpublished = ids().last(where: { (Self.number(of: $0) ?? 0) > currentNumber }) {
+            rename(folder + "/" + unpublished, building)
         }
+        if access(building, F_OK) == 0 {
+            if !ranOutOfSpace {
+                var prepared = retire(beyond: keep, current: current, keepingRecordsOf: building, step: step)
+                prepared.differs = current == nil || copyOf != current
+                return prepared
+            }
+            try Self.discard(building, via: cloning)
+        }
+        return try prepareAfresh(keep: keep, current: current, pool: pool, step: step)
+    }
+
+    /// `prepare` without a `next` to resume: linked from the current snapshot, after
+    /// the snapshots past `keep` are removed, or reusing the one of them.
+    private func prepareAfresh(
+        keep: Int, current: String?, pool: WorkPool, step: @escaping @Sendable (Step) -> Void
+    ) throws(SyncError) -> Prepared {
+        let cloning = folder + "/" + Self.cloningName
+        let currentNumber = current.flatMap(Self.number) ?? 0
         // A tree's first snapshot takes the files at the root; a set's, those in its
         // folder (at the same path inside the snapshot), when it is a folder.
         let first = firstSource()
         let source = current.map { folder + "/" + $0 } ?? first.path
-        var old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 2))
-        var prepared = Prepared(scope: scope)
+        var old = ids().filter { (Self.number(of: $0) ?? 0) <= currentNumber && $0 != current }.dropLast(max(0, keep - 1))
+        var prepared = Prepared(scope: scope, differs: current == nil)
         // The one snapshot this run would prune becomes `next` instead (`reuse`). When
         // several go (keep was lowered), removing the others moves the ctime of files
         // the current snapshot shares, which the fresh link below follows.
-        if old.count == 1, let current, rename(folder + "/" + old[0], cloning) == 0 {
+        if old.count == 1, let current, rename(folder + "/" + old[old.startIndex], cloning) == 0 {
             step(.pruning)
             do throws(SyncError) {
                 prepared.linked = try Self.reuse(cloning, toMatch: folder + "/" + current, step: step)
                 prepared.pruned = Array(old)
                 return try finished(prepared, in: cloning)
             } catch {
-                // A tree it cannot bring to the current state (a name that is not
-                // UTF-8, a folder it may not write): removed, as it would have been,
-                // and `next` is linked afresh. What cannot be removed goes back under
-                // its name, as a snapshot that could not be pruned always stayed.
-                prepared.warning = "snapshot \(old[0]) not reused for the new one (\(error.localizedDescription)); linked afresh"
-                if (try? FileManager.default.removeItem(atPath: cloning)) != nil {
-                    prepared.pruned = Array(old)
-                } else {
-                    rename(cloning, folder + "/" + old[0])
-                }
-                prepared.linked = []
+                prepared = Self.gaveUp(reusing: old[old.startIndex], in: folder, cloning: cloning, error, into: prepared)
             }
             old = []
         }
@@ -263,7 +285,7 @@ package struct SnapshotTree {
 
     /// `prepared` once its linked files are looked at again (`settle`) and the folder
     /// they were linked into, `cloning`, is named `next`.
-    private func finished(_ prepared: Prepared, in cloning: String) throws(SyncError) -> Prepared {
+    func finished(_ prepared: Prepared, in cloning: String) throws(SyncError) -> Prepared {
         var prepared = prepared
         // A set's folder is there even when its list names no file: the link needs it.
         if !scope.isEmpty { try Self.makeFolders(cloning + "/" + scope) }
@@ -281,96 +303,5 @@ package struct SnapshotTree {
         var info = stat()
         guard lstat(path, &info) == 0, (try? FileManager.default.removeItem(atPath: path)) == nil else { return }
         rename(path, path + "-" + String(UInt64(FileRecord.now())))
-    }
-
-    /// The stat of every regular file under `source`, by its path below it.
-    private static func stats(under source: String, skippingRootNames: Bool) -> [String: FileStat] {
-        var found: [String: FileStat] = [:]
-        TreeWalker.walk(root: source) { relative, kind in
-            if skippingRootNames, rootNames.contains(relative) { return .skip }
-            if case .file = kind, let stat = FileStat.of(path: source + "/" + relative) { found[relative] = stat }
-            return kind == .folder ? .enter : .skip
-        }
-        return found
-    }
-
-    /// What a tree's first snapshot does not take from the root.
-    private static let rootNames = [StateFolder.name, currentName, newLinkName]
-
-    /// Links every file under `source` into `target` (folders made, symlinks copied);
-    /// part files, resume state and quarantined bytes stay behind.
-    private static func link(
-        from source: String, into target: String, skippingRootNames: Bool, before known: [String: FileStat],
-        step: (Step) -> Void
-    ) throws(SyncError) -> [Linked] {
-        var linked: [Linked] = []
-        var failure: String?
-        var files = 0
-        TreeWalker.walk(root: source) { relative, kind in
-            guard failure == nil else { return .skip }
-            if skippingRootNames, rootNames.contains(relative) { return .skip }
-            let from = source + "/" + relative
-            let to = target + "/" + relative
-            switch kind {
-            case .folder:
-                if mkdir(to, 0o755) != 0 { failure = "cannot create \(to): \(String(cString: strerror(errno)))" }
-                return .enter
-            case .symlink:
-                if let link = Symlink.target(from), symlink(link, to) != 0 {
-                    failure = "cannot create \(to): \(String(cString: strerror(errno)))"
-                }
-            case .file:
-                guard !DestinationPath.reservedSuffixes.contains(where: relative.hasSuffix), let before = known[relative] else {
-                    return .skip
-                }
-                guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 else {
-                    failure = "cannot link \(from) to \(to): \(String(cString: strerror(errno)))"
-                    return .skip
-                }
-                linked.append(Linked(dest: relative, before: before, after: before))
-                files += 1
-                if files == 2 { step(.cloning) }
-            case .other:
-                break
-            }
-            return .skip
-        }
-        if let failure { throw .local(failure) }
-        return linked
-    }
-
-    /// Looks at each linked file again (`Linked.after`) once every link is made and
-    /// every old snapshot removed, and marks those the file system's clock has passed
-    /// (`RecordSettling`'s rule: the clock is read first, then the file). Files still
-    /// in the clock's current tick are looked at again a tick later, for a few ticks
-    /// at most; a file that is gone is dropped.
-    private static func settle(_ linked: inout [Linked], in folder: String) {
-        let clockFile = open(folder, jg_o_tmpfile | O_WRONLY | O_CLOEXEC, 0o600)
-        defer { if clockFile >= 0 { close(clockFile) } }
-        let deadline = FileRecord.now() + RecordSettling.finalWaitNs
-        var pending = Array(linked.indices)
-        var gone: [Int] = []
-        while !pending.isEmpty {
-            let clock = clockFile >= 0 ? RootDirectory.fileSystemTime(of: clockFile) : nil
-            var still: [Int] = []
-            for index in pending {
-                var info = stat()
-                guard lstat(folder + "/" + linked[index].dest, &info) == 0 else {
-                    gone.append(index)
-                    continue
-                }
-                let after = FileStat(info)
-                linked[index].after = after
-                if let clock, max(after.mtimeNs, after.ctimeNs) < clock {
-                    linked[index].settled = true
-                } else {
-                    still.append(index)
-                }
-            }
-            guard clock != nil, FileRecord.now() < deadline else { break }
-            pending = still
-            if !pending.isEmpty { usleep(1000) }
-        }
-        for index in gone.reversed() { linked.remove(at: index) }
     }
 }

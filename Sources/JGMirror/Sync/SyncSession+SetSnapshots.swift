@@ -100,59 +100,83 @@ extension SyncSession {
         }
     }
 
+    /// What a run's results say of one set published as snapshots of its own.
+    struct SetTally {
+        /// Files in place (for the database's record of the snapshot).
+        var files = 0
+        /// Results of the set that did not succeed.
+        var unclean = 0
+        /// A result placed or deleted something in the set's snapshot.
+        var changed = false
+        /// A result ran out of space.
+        var ranOutOfSpace = false
+    }
+
+    /// Each set's tally from `results`.
+    static func tally(_ snapshots: [SetSnapshot], results: ReportItems) -> [SetTally] {
+        var tallies = [SetTally](repeating: SetTally(), count: snapshots.count)
+        func count(_ result: ItemResult) {
+            guard let index = snapshots.firstIndex(where: { $0.set.holds(result.dest) }) else { return }
+            switch result.status {
+            case .downloaded, .unchanged, .unverified, .verified: tallies[index].files += 1
+            case .deleted, .deleteSkipped: break
+            case .failed, .mismatch, .interrupted, .skipped, .missing: tallies[index].unclean += 1
+            }
+            tallies[index].changed = tallies[index].changed || result.changesTree
+            tallies[index].ranOutOfSpace = tallies[index].ranOutOfSpace || result.error?.code == .diskFull
+        }
+        results.forEach(count)
+        return tallies
+    }
+
     /// Publishes each set's snapshot whose files, list and deletions all succeeded in
-    /// a run that was not stopped. Returns what the report says of each set, the
-    /// report's warnings (a set left as it was, a failed database write), and a failed
-    /// row, named by the set's folder, for each set whose link could not be swapped:
-    /// that set keeps its link where it was and fails no other.
+    /// a run that was not stopped, and that changed something in it (or holds an
+    /// earlier run's work); a set that changed nothing keeps its link where it was
+    /// (docs/publishing.md#a-sets-own-snapshots). Returns what the report says of each
+    /// set, the report's warnings (a set left as it was, a failed database write), and
+    /// a failed row, named by the set's folder, for each set whose link could not be
+    /// swapped: that set keeps its link where it was and fails no other.
     static func finishSetSnapshots(
         _ snapshots: [SetSnapshot], results: ReportItems, cancelled: Bool, store: StateStore?, options: SyncOptions,
         started: Date, pool: WorkPool
     ) async -> (outcomes: [SnapshotOutcome], warnings: [String], failed: [ItemResult]) {
         guard !snapshots.isEmpty else { return ([], [], []) }
-        var unclean = [Int](repeating: 0, count: snapshots.count)
-        var files = [Int](repeating: 0, count: snapshots.count)
-        func tally(_ result: ItemResult) {
-            guard let index = snapshots.firstIndex(where: { $0.set.holds(result.dest) }) else { return }
-            switch result.status {
-            case .downloaded, .unchanged, .unverified, .verified: files[index] += 1
-            case .deleted, .deleteSkipped: break
-            case .failed, .mismatch, .interrupted, .skipped, .missing: unclean[index] += 1
-            }
-        }
-        results.forEach(tally)
+        let tallies = tally(snapshots, results: results)
         var outcomes: [SnapshotOutcome] = []
         var warnings: [String] = []
         var failed: [ItemResult] = []
-        for (index, snapshot) in snapshots.enumerated() {
+        for (snapshot, tally) in zip(snapshots, tallies) {
             let tree = snapshot.tree
+            var outcome = SnapshotOutcome(current: tree.currentID(), published: false, folder: snapshot.set.folder)
             var blocker: String?
             if cancelled {
                 blocker = "the run was interrupted"
-            } else if unclean[index] > 0 {
-                blocker =
-                    unclean[index] == 1 ? "1 of its files did not succeed" : "\(unclean[index]) of its files did not succeed"
+            } else if tally.unclean > 0 {
+                blocker = tally.unclean == 1 ? "1 of its files did not succeed" : "\(tally.unclean) of its files did not succeed"
             }
-            var outcome = SnapshotOutcome(current: tree.currentID(), published: false, folder: snapshot.set.folder)
             if let blocker {
                 let current = outcome.current.map { "\(tree.currentLink) still names \($0)" } ?? "nothing of it is published yet"
+                if tally.ranOutOfSpace { await pool.run { SnapshotTree.mark(tree.fullMark, with: "") } }
                 warnings.append(
-                    "snapshot of the set at '\(snapshot.set.folder)' not published (\(blocker)): \(current); the next run resumes \(tree.building)"
+                    "snapshot of the set at '\(snapshot.set.folder)' not published (\(blocker)): \(current); \(tree.leftFor(ranOutOfSpace: tally.ranOutOfSpace))"
                 )
-                outcomes.append(outcome)
-                continue
-            }
-            do throws(SyncError) {
-                let (id, warning) = try await tree.publish(
-                    files: files[index], store: store, options: options, started: started, on: pool)
-                outcome.current = id
-                outcome.published = true
-                if let warning { warnings.append(warning) }
-            } catch {
-                failed.append(
-                    ItemResult(
-                        dest: snapshot.set.scope, url: "", status: .failed,
-                        error: ItemError(code: .ioError, message: "snapshot not published: \(error.localizedDescription)")))
+            } else if !snapshot.prepared.differs, !tally.changed, outcome.current != nil {
+                if let warning = await pool.run({ tree.leaveUnchanged(store: store) }) { warnings.append(warning) }
+                outcome.unchanged = true
+            } else {
+                do throws(SyncError) {
+                    let keep = options.keep ?? snapshot.set.keep ?? PublishMode.defaultKeep
+                    let (id, warning) = try await tree.publish(
+                        files: tally.files, keep: keep, store: store, options: options, started: started, on: pool)
+                    outcome.current = id
+                    outcome.published = true
+                    if let warning { warnings.append(warning) }
+                } catch {
+                    failed.append(
+                        ItemResult(
+                            dest: snapshot.set.scope, url: "", status: .failed,
+                            error: ItemError(code: .ioError, message: "snapshot not published: \(error.localizedDescription)")))
+                }
             }
             outcomes.append(outcome)
         }

@@ -39,10 +39,15 @@ extension SyncSession {
     }
 
     /// Publishes the snapshot a clean run built; throws when it cannot be published.
+    /// A run that changed nothing (`changed` false) publishes nothing and retires
+    /// nothing: `next` stays, marked a copy of the current snapshot. An unclean run
+    /// leaves `current` where it was, and marks a `next` that ran out of space
+    /// (`ranOutOfSpace`) for the next run to remove (docs/publishing.md#snapshot).
     /// Returns what the report says of it, and a line for the report's warnings: why
     /// an unclean run left `current` where it was, or a failed database write.
     static func finishSnapshot(
-        root: String, unclean: String?, files: Int, store: StateStore?, options: SyncOptions, started: Date, pool: WorkPool
+        root: String, unclean: String?, changed: Bool, ranOutOfSpace: Bool, keep: Int, files: Int, store: StateStore?,
+        options: SyncOptions, started: Date, pool: WorkPool
     ) async throws(SyncError) -> (SnapshotOutcome, warning: String?) {
         let tree = SnapshotTree(root: root)
         if let unclean {
@@ -50,12 +55,18 @@ extension SyncSession {
             let current = id.map { "\(SnapshotTree.currentName) still names \($0)" } ?? "nothing is published yet"
             let reason = unclean.replacingOccurrences(of: "; nothing was deleted", with: "")
                 .replacingOccurrences(of: ", so nothing was deleted", with: "")
+            if ranOutOfSpace { await pool.run { SnapshotTree.mark(tree.fullMark, with: "") } }
             return (
                 SnapshotOutcome(current: id, published: false),
-                "snapshot not published (\(reason)): \(current); the next run resumes \(tree.building)"
+                "snapshot not published (\(reason)): \(current); \(tree.leftFor(ranOutOfSpace: ranOutOfSpace))"
             )
         }
-        let (id, warning) = try await tree.publish(files: files, store: store, options: options, started: started, on: pool)
+        if !changed, let id = tree.currentID() {
+            let warning = await pool.run { tree.leaveUnchanged(store: store) }
+            return (SnapshotOutcome(current: id, published: false, unchanged: true), warning)
+        }
+        let (id, warning) = try await tree.publish(
+            files: files, keep: keep, store: store, options: options, started: started, on: pool)
         return (SnapshotOutcome(current: id, published: true), warning)
     }
 }
@@ -71,20 +82,41 @@ extension SnapshotTree {
         }.get()
     }
 
-    /// `publish`, on a job of `pool`, then recorded in `store` with its `files`.
-    /// Returns the new snapshot's id, and a line for the report's warnings when the
-    /// database could not record it.
+    /// `publish`, on a job of `pool`, then recorded in `store` with its `files`; then
+    /// the snapshots past `keep` are retired (`retireAfterPublishing`) and the records
+    /// of the files that moves brought up to date. Returns the new snapshot's id, and
+    /// a line for the report's warnings when the database could not record it.
     func publish(
-        files: Int, store: StateStore?, options: SyncOptions, started: Date, on pool: WorkPool
+        files: Int, keep: Int, store: StateStore?, options: SyncOptions, started: Date, on pool: WorkPool
     ) async throws(SyncError) -> (id: String, warning: String?) {
         let step = options.snapshotStep ?? { _ in }
+        let racyWindowNs = options.quickCheck.racyWindowNs
         return try await pool.run { () -> Result<(id: String, warning: String?), SyncError> in
             let id: String
             do throws(SyncError) { id = try publish(durable: options.durable, started: started, step: step) } catch {
                 return .failure(error)
             }
-            return .success((id, store?.savePublished(id, files: files, present: ids(), scope: scope)))
+            var warnings = [store?.savePublished(id, files: files, present: ids(), scope: scope)]
+            let retired = retireAfterPublishing(keep: keep, step: step)
+            warnings += [retired.warning]
+            warnings += [store?.refresh(linked: retired.linked, pruned: retired.pruned, scope: scope, racyWindowNs: racyWindowNs)]
+            let lines = warnings.compactMap { $0 }
+            return .success((id, lines.isEmpty ? nil : lines.joined(separator: "; ")))
         }.get()
+    }
+
+    /// After a clean run that changed nothing: `next` is marked a copy of the current
+    /// snapshot, and the database forgets the snapshots no longer on disk. Returns a
+    /// line for the report's warnings when the database could not.
+    func leaveUnchanged(store: StateStore?) -> String? {
+        if let id = currentID() { Self.mark(unchangedMark, with: id) }
+        return store?.keepSnapshots(ids(), scope: scope)
+    }
+
+    /// What the warning of an unclean run says becomes of `next`.
+    func leftFor(ranOutOfSpace: Bool) -> String {
+        guard ranOutOfSpace else { return "the next run resumes \(building)" }
+        return "\(building) ran out of space: the next run removes it and the snapshots past --keep, then builds afresh"
     }
 }
 
@@ -111,5 +143,12 @@ extension Plan {
             if let published = SnapshotTree(root: root, set: set).published { moved.move(itemsIn: set.folder, to: published) }
         }
         return moved
+    }
+
+    /// The published snapshot of each set published as snapshots of its own, where
+    /// `publishedTree` reads its files: what `plan --delete` hands `Deletions.find`.
+    /// Asked of the plan as loaded, not of `publishedTree`'s.
+    public var publishedSetRoots: [String] {
+        manifest.snapshotSets.compactMap { SnapshotTree(root: root, set: $0).published }
     }
 }

@@ -16,7 +16,7 @@ public final class SyncSession: Sendable {
     public let events: AsyncStream<SyncEvent>
     private let continuation: AsyncStream<SyncEvent>.Continuation
     private let plan: Plan
-    private let options: SyncOptions
+    let options: SyncOptions
     private let command: RunCommand
     /// Hold `ROOT/.jgmirror/` (locks and state database); one-off downloads do not.
     private let usesState: Bool
@@ -96,6 +96,12 @@ public final class SyncSession: Sendable {
         // Under snapshot publishing the run works in the snapshot being built; the
         // state database, the lists' cache and `current` stay at the root.
         let stateRoot = plan.root
+        // Made before anything else changes the tree: a backup folder that cannot be
+        // (the root, inside it, another file system) stops the run untouched.
+        let backup = try options.backupDir.map { directory throws(SyncError) in
+            try BackupFolder(directory: directory, root: stateRoot, started: started)
+        }
+        defer { backup?.removeIfEmpty() }
         let publishing = usesState ? try Self.publishMode(plan, options: options) : .ordered
         if usesState { try Self.checkSetLinks(plan, mode: publishing) }
         let snapshot = publishing == .snapshot ? try await Self.prepareSnapshot(&plan, options: options, pool: pool) : nil
@@ -156,47 +162,38 @@ public final class SyncSession: Sendable {
         }) {
             engine.cancel(clearing: clearing)
         }
-        let backup = try options.backupDir.map { directory throws(SyncError) in
-            try BackupFolder(directory: directory, root: plan.root, started: started)
-        }
-        defer { backup?.removeIfEmpty() }
         var prune: Deletions?
         if options.delete {
             if plan.items.isEmpty, plan.manifest.listFailures.isEmpty { throw .usage(.deleteEverything) }
-            prune = try await planDeletions(plan, sets: setSnapshots, keeping: backup, pool: pool)
+            prune = try await planDeletions(&plan, sets: setSnapshots, pool: pool)
         }
 
         if !plan.manifest.checksums.isEmpty {
             try await applyChecksumFiles(to: &plan, engine: engine, cacheRoot: stateRoot)
         }
         if options.requireChecksums { try plan.requireChecksums() }
+        // Rejected bytes are kept in the state folder, and an older version's beside
+        // their destination are moved there (docs/safety.md#quarantine).
+        let quarantine = folder.flatMap { try? Quarantine(stateFolder: $0.path) }
+        var warnings = await pool.run { [items = plan.items] in
+            quarantine?.adoptLegacyFiles(of: items, listings: listings, root: root) ?? []
+        }
         let run = ItemRunner(
             items: plan.items, options: options, engine: engine, events: continuation, root: root, pool: pool,
-            state: state, listings: listings, backup: backup, publishing: plan.manifest.publishedLists)
+            state: state, listings: listings, backup: backup, quarantine: quarantine,
+            publishing: plan.manifest.publishedLists, snapshotSetFolders: Set(plan.manifest.snapshotSets.map(\.scope)))
         var results = await run.run()
         let listFailures = plan.manifest.listFailures.map(\.result)
         for result in listFailures { continuation.yield(.itemFinished(result)) }
         results.extra += listFailures
+        // A set whose list shrank past the share fails alone, before the deletions.
+        for result in prune?.shrunk ?? [] { continuation.yield(.itemFinished(result)) }
+        results.extra += prune?.shrunk ?? []
         let (store, openWarnings) = await pool.run { (state.store, state.warnings) }
-        var warnings = openWarnings
+        warnings = openWarnings + warnings
         if let prune {
-            let deletions: [ItemResult]
-            if let reason = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled) {
-                deletions = prune.skipped(because: reason)
-            } else {
-                let failure: String?
-                (deletions, failure) = await pool.run {
-                    [
-                        root = plan.root, store, items = plan.items, kept = plan.manifest.distrustedFolders,
-                        deleted = options.afterDeletion
-                    ] in
-                    let deletions =
-                        prune.execute(root: root, backup: backup, deleted: deleted ?? { _ in })
-                        + Prune.removeStaleLinks(root: root, items: items, store: store, keeping: kept)
-                    return (deletions, store?.remove(deletions.filter { $0.status == .deleted }.map(\.dest)))
-                }
-                if let failure { warnings.append(failure) }
-            }
+            let (deletions, failure) = await delete(prune, plan: plan, results: results, store: store, backup: backup, pool: pool)
+            if let failure { warnings.append(failure) }
             for result in deletions { continuation.yield(.itemFinished(result)) }
             results.extra += deletions
         }
@@ -207,10 +204,12 @@ public final class SyncSession: Sendable {
         warnings += sets.warnings
         var snapshotOutcome: SnapshotOutcome?
         if publishing == .snapshot {
-            let unclean = Self.uncleanRun(results, listFailures: listFailures.count, cancelled: isCancelled)
+            let unclean = Self.uncleanRun(
+                results, listFailures: listFailures.count, shrunkSets: prune?.shrunk.count ?? 0, cancelled: isCancelled)
             let (outcome, line) = try await Self.finishSnapshot(
-                root: stateRoot, unclean: unclean, files: plan.items.count, store: store, options: options, started: started,
-                pool: pool)
+                root: stateRoot, unclean: unclean, changed: snapshot?.differs == true || results.changeTree,
+                ranOutOfSpace: results.contains(failure: .diskFull), keep: Self.keptSnapshots(plan, options: options),
+                files: plan.items.count, store: store, options: options, started: started, pool: pool)
             snapshotOutcome = outcome
             if let line { warnings.append(line) }
         }
@@ -234,43 +233,6 @@ public final class SyncSession: Sendable {
             host: RunIdentity.localHost)
     }
 
-    /// What `--delete` would remove, refused (exit 4, before anything is fetched) past
-    /// `--max-delete`. A backup folder inside the root is no stray. The folders of sets
-    /// published as snapshots of their own are kept in the tree and pruned inside the
-    /// snapshots those sets build (`sets`).
-    private func planDeletions(
-        _ plan: Plan, sets: [SetSnapshot], keeping backup: BackupFolder?, pool: WorkPool
-    ) async throws(SyncError) -> Deletions {
-        var kept = plan.manifest.distrustedFolders
-        let backupFolder = backup.map { Paths.parent(of: $0.path) + "/" }
-        if let backupFolder, backupFolder.hasPrefix(plan.root + "/") {
-            kept.append(String(backupFolder.dropFirst(plan.root.count + 1)))
-        }
-        let lists = plan.manifest.publishedLists
-        let setFolders = plan.manifest.snapshotSets.map(\.folder)
-        let found = await pool.run { [root = plan.root, items = plan.items, kept] in
-            let tree = Prune.plan(
-                root: root, items: items, keeping: kept + setFolders,
-                producing: lists.filter { $0.placedUnder == nil }.flatMap(\.dests))
-            let inSets = sets.map { snapshot in
-                let root = snapshot.tree.building
-                let items = items.filter { $0.root == root }
-                let published = lists.filter { $0.placedUnder == root }.flatMap(\.dests)
-                return Deletions.InSet(
-                    root: root, prune: Prune.plan(root: root, items: items, keeping: kept, producing: published))
-            }
-            return Deletions(tree: tree, sets: inSets)
-        }
-        if let refusal = options.deleteLimits.refusal(
-            deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders)
-        {
-            throw .tooManyDeletions(refusal)
-        }
-        return found
-    }
-
-    /// Why a run may not delete (docs/deletions.md#guards: only a clean run proves what the tree
-    /// should hold), or nil when every item and every list succeeded.
     /// The report's `hosts` section from the engine's host table, by origin.
     static func hostSummaries(_ snapshot: (table: HostTable, now: Double)) -> [HostSummary] {
         snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in
@@ -279,24 +241,6 @@ public final class SyncSession: Sendable {
                 throttled: host.throttles, coolingS: snapshot.table.coolingTime(of: origin, now: snapshot.now),
                 state: snapshot.table.state(of: origin, now: snapshot.now).rawValue)
         }
-    }
-
-    static func uncleanRun(_ results: ReportItems, listFailures: Int, cancelled: Bool) -> String? {
-        if cancelled { return "the run was interrupted, so nothing was deleted" }
-        var unclean = 0
-        results.forEachOutcome { status, _, _ in
-            switch status {
-            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped: break
-            case .failed, .mismatch, .interrupted, .skipped, .missing: unclean += 1
-            }
-        }
-        unclean -= listFailures
-        guard unclean > 0 || listFailures > 0 else { return nil }
-        var what: [String] = []
-        if unclean > 0 { what.append(unclean == 1 ? "1 item" : "\(unclean) items") }
-        if listFailures > 0 { what.append(listFailures == 1 ? "1 list" : "\(listFailures) lists") }
-        return
-            "\(what.joined(separator: " and ")) did not succeed, so the run cannot tell what the tree should hold; nothing was deleted"
     }
 
     /// Opens the state database and reads its records; without a usable one, says

@@ -110,7 +110,9 @@ final class HeadHandler {
         } else {
             crew.book = length.map { crew.makeBook(length: $0) }
         }
-        item.remote.revealed(by: worker.head.validators, from: worker.sourceIndex)
+        // Judged against the server's clock when it sent one (docs/state.md#racy-validators).
+        let validators = worker.head.validators.judged(date: worker.head.date)
+        item.remote.revealed(by: validators, from: worker.sourceIndex)
         // A length the manifest refuses reserves no space.
         if let failure = item.request.refusal(ofLength: length) {
             item.pending.failure = failure

@@ -14,6 +14,9 @@ struct ResponseHead {
     var rangeTotal: Int64?
     var acceptsRanges = false
     var validators = Validators()
+    /// `Date` as sent: when the server made the response, on its own clock, which
+    /// judges whether the validators prove anything (`Validators.proveNothing`).
+    var date: String?
     var retryAfter: Double?
     /// `Retry-After` and `RateLimit-Reset` as sent, for `ThrottleHint` (kept only on a
     /// 429 or 503, the answers that cool a host).
@@ -56,6 +59,8 @@ struct ResponseHead {
             validators.etag = value.string
         } else if name.equalsIgnoringCase("last-modified") {
             validators.lastModified = value.string
+        } else if name.equalsIgnoringCase("date") {
+            date = value.string
         } else if (300...399).contains(status), name.equalsIgnoringCase("location") {
             location = value.string
         } else if name.equalsIgnoringCase("retry-after") {

@@ -119,6 +119,10 @@ struct ResumeState: Codable, Equatable, Sendable {
 struct Validators: Sendable, Equatable {
     var etag: String?
     var lastModified: String?
+    /// They came with a response made too soon after the file's last change to tell a
+    /// change in that same second (`proveNothing`): good for this run's requests, never
+    /// kept for a later run's conditions (`lasting`).
+    var racy = false
 
     /// The value for `If-Range`: a strong ETag, else Last-Modified (weak ETags may
     /// not be used there, RFC 9110 §13.1.5).
