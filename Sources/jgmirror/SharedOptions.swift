@@ -77,9 +77,11 @@ struct ManifestOptionGroup: ParsableArguments {
 
     var verbosity: ProgressRenderer.Verbosity { .init(quiet: quiet, verbose: verbose) }
 
-    /// Loads the manifest, fetches the lists of its `sets:` (through an engine set up
-    /// by `transfer`, conditionally against the tree's cached copies) and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
-    /// naming the tags when a tag filter selects no item. Prints the manifest's warnings.
+    /// Loads the manifest and builds the plan; exits 2 with `FILE:LINE:COL` on error, or
+    /// naming the tags when a tag filter selects no item. Prints the manifest's
+    /// warnings. For `plan` and `verify` it reads the lists of `sets:` and `checksums:`
+    /// first (through an engine set up by `transfer`, conditionally against the tree's
+    /// cached copies); a sync reads them as it runs, on the run's own engine.
     func loadPlan(
         command: RunCommand, maxSize: Int64? = nil, outputs: RunOutputs? = nil, transfer: SyncOptions? = nil
     ) async throws(ArgumentParser.ExitCode) -> Plan {
@@ -92,9 +94,8 @@ struct ManifestOptionGroup: ParsableArguments {
             var manifest = try Manifest.load(path: manifest, options: manifestOptions)
             // Before any list is fetched: no output may replace what the run keeps.
             try outputs?.start(for: manifest, rootOverride: root)
-            if !manifest.sets.isEmpty {
-                // sync keeps each list in the tree's cache; plan and verify only read it.
-                let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: !command.writesListCache)
+            if !manifest.sets.isEmpty, command.readsListsWhilePlanning {
+                let cache = ListCache(manifest: manifest, rootOverride: root, readOnly: true)
                 do {
                     try await manifest.expandSets(options: listOptions, headers: try parseHeaders(headers), cache: cache)
                 } catch let error as SyncError {
@@ -115,10 +116,11 @@ struct ManifestOptionGroup: ParsableArguments {
             options.shard = try resolveShard()
             // Consumed: the plan frees the manifest's items chunk by chunk as it resolves them.
             let plan = Plan(manifest: consume manifest, options: options)
-            if let problem = plan.emptySelection { throw problem }
+            // A sync's sets are read as it runs: their items may carry the tags.
+            if !plan.awaitsSets, let problem = plan.emptySelection { throw problem }
             // What `checksums:` lists give decides what plan shows and what verify
             // checks; sync applies them through its own engine and cache.
-            guard command.appliesListsWhilePlanning else { return plan }
+            guard command.readsListsWhilePlanning else { return plan }
             return try await applyingChecksumLists(to: plan, options: listOptions, command: command, outputs: outputs)
         } catch let code as ArgumentParser.ExitCode {
             throw code

@@ -328,24 +328,10 @@ import Testing
         table.throttled("http://busy:80", now: 0, wait: 20)
         var busy = HostOptions()
         busy.maxWait = 10
-        var strict = HostTable(settings: .init(origins: ["http://busy:80": busy]), continuing: table)
+        var strict = HostTable(settings: .init(origins: ["http://busy:80": busy]))
+        strict.throttled("http://busy:80", now: 0, wait: 20)
         #expect(strict.ask("http://busy:80", now: 0) == .refuse(.rateLimited(until: 20)))
         #expect(table.ask("http://busy:80", now: 0) == .hold(until: 20))
-    }
-
-    @Test func aTableGoesOnFromWhatAnEarlierOneObserved() {
-        var lists = HostTable(settings: .init(grace: 1))
-        lists.failed(origin, now: 0, probe: false)
-        lists.failed(origin, now: 0, probe: false)
-        #expect(lists.ask(origin, now: 1) == .refuse(.down))
-        lists.throttled("http://busy:80", now: 0, wait: 60)
-        // The items' table: the down host is refused without a request, the busy one
-        // still cools, and the counts go on.
-        var items = HostTable(settings: .init(grace: 30), continuing: lists)
-        #expect(items.ask(origin, now: 2) == .refuse(.down))
-        #expect(items.ask("http://busy:80", now: 2) == .hold(until: 60))
-        #expect(items.hosts[origin]?.failures == 2 && items.hosts["http://busy:80"]?.throttles == 1)
-        #expect(HostTable(settings: .init(), continuing: nil).hosts.isEmpty)
     }
 
     @Test func aHostsRateIsSmoothedOverRequestsLongEnoughToShowIt() {

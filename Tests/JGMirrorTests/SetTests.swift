@@ -36,10 +36,9 @@ import Testing
         server.set(path, TestServer.Route(body: Array(text.utf8)))
     }
 
-    /// Loads, expands and syncs `yaml` into `dir/mirror`.
+    /// Loads and syncs `yaml` into `dir/mirror`; the run reads the sets' lists.
     func syncSets(_ yaml: String, in dir: String, planOptions: PlanOptions = PlanOptions()) async throws -> RunReport {
-        var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
-        try await manifest.expandSets(options: testOptions())
+        let manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
         var options = planOptions
         options.root = dir + "/mirror"
         return try await SyncSession(plan: Plan(manifest: manifest, options: options), options: testOptions()).run()

@@ -58,10 +58,10 @@ func sync(_ yaml: String, in directory: String, options: SyncOptions = testOptio
     return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
 }
 
-/// Writes `yaml` to `dir/m.yaml`, loads it, expands its sets and syncs it into `dir/mirror`.
+/// Writes `yaml` to `dir/m.yaml`, loads it and syncs it into `dir/mirror`: the run reads
+/// its sets' lists, as a library user's one call does.
 func syncSets(_ yaml: String, in dir: String, options: SyncOptions = testOptions()) async throws -> RunReport {
-    var manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
-    try await manifest.expandSets(options: options)
+    let manifest = try Manifest.load(path: write(yaml, to: "m.yaml", in: dir))
     var planOptions = PlanOptions()
     planOptions.root = dir + "/mirror"
     return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()

@@ -25,6 +25,9 @@ public final class TestServer: Sendable {
         /// Send these bytes instead of an HTTP response, then close (a server that
         /// speaks something else).
         case raw([UInt8])
+        /// Answer nothing for this many seconds, then close: a host that accepts and
+        /// never answers.
+        case silence(seconds: Double)
         /// Send this response's body at this many bytes per second (one slow connection).
         case slow(bytesPerSecond: Int)
         /// Send this many body bytes at the route's pace, the rest at `bytesPerSecond`
@@ -335,6 +338,10 @@ public final class TestServer: Sendable {
         let fault = request.method == "HEAD" ? nil : route.faultAtStart.map { $0(askedStart ?? 0) } ?? route.fault(index)
         if case .raw(let bytes) = fault {
             _ = write(fd, bytes)
+            return false
+        }
+        if case .silence(let seconds) = fault {
+            Thread.sleep(forTimeInterval: seconds)
             return false
         }
         if case .status(let status, let retryAfter) = fault {

@@ -34,8 +34,8 @@ final class ListFetcher: Sendable {
     /// Runs `body` with a fetcher on an engine of its own, shut down after: list work
     /// outside a sync's engine (set expansion, the `checksums:` lists `plan` and
     /// `verify` read). The engine judges hosts by the manifest's host options (`hosts`
-    /// in `defaults`, `origins` from `hosts:`), and leaves what it learned of them to
-    /// the run's next engine (`configuration.handOff`).
+    /// in `defaults`, `origins` from `hosts:`). A sync reads its lists on its own
+    /// engine instead (`SyncSession.readSets`).
     static func withEngine<Result>(
         configuration: TransferEngine.Configuration, hosts: HostOptions, origins: [String: HostOptions], cache: ListCache?,
         _ body: (ListFetcher) async throws(SyncError) -> Result
@@ -52,8 +52,6 @@ final class ListFetcher: Sendable {
         }
         defer {
             stopAtDeadline?.cancel()
-            // Every list's outcome is in: the table as its last one left it is complete.
-            configuration.handOff?.put(engine.hostSnapshot().table)
             engine.shutdown()
         }
         return try await body(try ListFetcher(engine: engine, cache: cache))

@@ -17,8 +17,9 @@ extension Manifest {
         }
     }
 
-    /// `expandSets` through `fetcher`.
-    private mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
+    /// `expandSets` through `fetcher`; `headers` are the command line's, after the
+    /// manifest's and the set's.
+    mutating func expandSets(with fetcher: ListFetcher, headers: [HTTPHeader]) async throws(SyncError) {
         var expansion = SetExpansion(file: path, items: itemChunks, portableNames: portableNames)
         expansion.snapshotFolders = snapshotSets.map(\.folder)
         defer { warnings += expansion.warnings }

@@ -1,6 +1,15 @@
 import Foundation
 
 extension Plan {
+    /// Reads the lists of the manifest's `sets:` through `fetcher` (the run's engine and
+    /// list cache) and plans every item, the sets' after the manifest's own
+    /// (docs/manifest.md#sets).
+    mutating func expandSets(with fetcher: ListFetcher) async throws(SyncError) {
+        guard awaitsSets else { return }
+        try await manifest.expandSets(with: fetcher, headers: options.headers)
+        planManifestItems()
+    }
+
     /// Fetches each `checksums:` list on an engine of `configuration` (the public entry
     /// is `applyChecksumLists(options:)`).
     mutating func applyChecksumLists(configuration: TransferEngine.Configuration) async throws(SyncError) {

@@ -11,10 +11,6 @@ public struct Plan: Sendable {
     public var items: [PlannedItem]
     /// How many items the manifest has before filters.
     public var totalInManifest: Int
-    /// Set when `--tag`/`--skip-tag` selected no item: a usage error naming the tags the
-    /// manifest has (docs/commands.md#selecting-items), so a typo in a CI job does not pass with
-    /// nothing done. A shard that happens to be empty is not one.
-    public var emptySelection: UsageError?
     /// The shard taken, when one was.
     public var shard: Shard?
     /// The `--tag` filters applied, which a report records with the shard.
@@ -30,43 +26,66 @@ public struct Plan: Sendable {
     /// headers stay with the origins they were written for). A list no item shares an origin with
     /// gets none.
     public var listHeaders: [String: [HTTPHeader]] = [:]
+    /// The choices the plan was made with: the items of the manifest's sets, once their
+    /// lists are read, are planned with them too (`adding`).
+    public let options: PlanOptions
+    /// Items the tag filters kept, before the shard, and every tag seen.
+    private var tagSelected = 0
+    private var knownTags = Set<String>()
 
-    /// Applies defaults, overrides, tag filters and the shard to `manifest`.
+    /// Set when `--tag`/`--skip-tag` selected no item: a usage error naming the tags the
+    /// manifest has (docs/commands.md#selecting-items), so a typo in a CI job does not
+    /// pass with nothing done. A shard that happens to be empty is not one. A plan whose
+    /// sets are not expanded yet may have its items still to come.
+    public var emptySelection: UsageError? {
+        guard !options.tags.isEmpty || !options.skipTags.isEmpty, tagSelected == 0 else { return nil }
+        return Plan.emptySelectionError(options: options, knownTags: knownTags)
+    }
+
+    /// Applies defaults, overrides, tag filters and the shard to `manifest`. A manifest
+    /// whose `sets:` are not expanded yet is planned once a sync has read their lists
+    /// (`expandSets(with:)`, which `SyncSession.run` calls): until then `items` is
+    /// empty, and the manifest keeps its own items to tell a listed name that clashes
+    /// with one of them.
     public init(manifest: consuming Manifest, options: PlanOptions = PlanOptions()) {
-        // The plan keeps the items, resolved; the manifest keeps the rest. Each chunk
-        // of the manifest's items is freed once its items are resolved.
-        var source = ManifestItemChunks()
-        swap(&source, &manifest.itemChunks)
         self.manifest = manifest
-        totalInManifest = source.count
-        root = Plan.resolveRoot(manifest: manifest, override: options.root)
+        self.options = options
+        totalInManifest = 0
+        items = []
+        root = Plan.resolveRoot(manifest: self.manifest, override: options.root)
         shard = options.shard
         tags = options.tags
         skipTags = options.skipTags
         isFiltered = options.shard != nil || !options.tags.isEmpty || !options.skipTags.isEmpty
+        if self.manifest.sets.isEmpty { planManifestItems() }
+    }
+
+    /// Whether the manifest's `sets:` still wait to be read: the plan has no items yet.
+    public var awaitsSets: Bool { !manifest.sets.isEmpty }
+
+    /// Plans the manifest's items: the plan keeps them, resolved, and the manifest the
+    /// rest. Each chunk of the manifest's items is freed once its items are resolved.
+    mutating func planManifestItems() {
+        var source = ManifestItemChunks()
+        swap(&source, &manifest.itemChunks)
+        add(&source)
+    }
+
+    /// Resolves `source`'s items (chunk by chunk, each freed once resolved) and adds
+    /// those the filters select after the plan's.
+    mutating func add(_ source: inout ManifestItemChunks) {
         let defaults = manifest.defaults
-        var selected: [PlannedItem] = []
-        selected.reserveCapacity(source.count)
+        items.reserveCapacity(items.count + source.count)
         let filtersTags = !options.tags.isEmpty || !options.skipTags.isEmpty
-        var tagSelected = 0
-        var knownTags = Set<String>()
         // A filtered plan copies its items' texts, so that the manifest's arenas, with
         // the text of every item left out, can go.
         var texts = TextArena.Builder()
-        var index = -1
         let lists = manifest.checksums.map(\.url)
         while let chunk = source.removeFirstChunk() {
             for item in chunk {
-                index += 1
-                if listHeaders.count < lists.count {
-                    for list in lists where listHeaders[list] == nil {
-                        guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else {
-                            continue
-                        }
-                        listHeaders[list] = Plan.mergeHeaders(
-                            defaults.headers ?? [], item.settings.headers ?? [], options.headers)
-                    }
-                }
+                let index = totalInManifest
+                totalInManifest += 1
+                if listHeaders.count < lists.count { noteListHeaders(for: item, lists: lists) }
                 let tags = item.settings.tags ?? defaults.tags ?? []
                 if filtersTags { knownTags.formUnion(tags) }
                 if !options.tags.isEmpty, !tags.contains(where: options.tags.contains) { continue }
@@ -75,39 +94,50 @@ public struct Plan: Sendable {
                 // The parser has already normalised `dest`.
                 let dest = item.dest ?? ""
                 if let shard = options.shard, !shard.contains(dest: dest) { continue }
-                let connections =
-                    options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
-                let retries =
-                    options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
-                selected.append(
-                    PlannedItem(
-                        id: index,
-                        texts: isFiltered ? texts.texts(url: item.url, dest: dest) : item.texts,
-                        extras: item.extras,
-                        root: root,
-                        sha256: item.packedSHA256,
-                        connections: connections,
-                        retries: retries,
-                        minSegment: item.settings.minSegment ?? defaults.minSegment ?? Rules.minSegment.defaultValue,
-                        timeout: item.settings.timeout ?? defaults.timeout ?? Rules.timeout.defaultValue,
-                        headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
-                        redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
-                        tags: tags,
-                        insecure: item.settings.insecure ?? defaults.insecure ?? false,
-                        forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
-                        maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
-                        refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
-                        location: item.location,
-                        sha256Location: item.sha256Location,
-                        failure: manifest.failures.isEmpty ? nil : manifest.failures[dest],
-                        sharing: selected.last
-                    ))
+                items.append(
+                    planned(
+                        item, id: index, tags: tags, texts: isFiltered ? texts.texts(url: item.url, dest: dest) : item.texts))
             }
         }
-        items = selected
-        if filtersTags, tagSelected == 0 {
-            emptySelection = Plan.emptySelectionError(options: options, knownTags: knownTags)
+    }
+
+    /// The headers of the first item served from each `checksums:` list's origin.
+    private mutating func noteListHeaders(for item: ManifestItem, lists: [String]) {
+        for list in lists where listHeaders[list] == nil {
+            guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else { continue }
+            listHeaders[list] = Plan.mergeHeaders(manifest.defaults.headers ?? [], item.settings.headers ?? [], options.headers)
         }
+    }
+
+    /// `item` with its options resolved: the command line's over the item's over `defaults:`.
+    private func planned(_ item: ManifestItem, id: Int, tags: [String], texts: ItemTexts) -> PlannedItem {
+        let defaults = manifest.defaults
+        let connections =
+            options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
+        let retries =
+            options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
+        return PlannedItem(
+            id: id,
+            texts: texts,
+            extras: item.extras,
+            root: root,
+            sha256: item.packedSHA256,
+            connections: connections,
+            retries: retries,
+            minSegment: item.settings.minSegment ?? defaults.minSegment ?? Rules.minSegment.defaultValue,
+            timeout: item.settings.timeout ?? defaults.timeout ?? Rules.timeout.defaultValue,
+            headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
+            redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
+            tags: tags,
+            insecure: item.settings.insecure ?? defaults.insecure ?? false,
+            forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
+            maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
+            refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
+            location: item.location,
+            sha256Location: item.sha256Location,
+            failure: manifest.failures.isEmpty ? nil : manifest.failures[item.dest ?? ""],
+            sharing: items.last
+        )
     }
 
     private static func emptySelectionError(options: PlanOptions, knownTags: Set<String>) -> UsageError {

@@ -10,11 +10,8 @@ public enum RunCommand: String, Sendable, CaseIterable {
     /// One URL over several connections.
     case get
 
-    /// Whether the command keeps the tree's cached copies of checksums lists up to
-    /// date (sync); the others only read them.
-    public var writesListCache: Bool { self == .sync }
-
-    /// Whether the command applies the hashes `checksums:` lists give while it loads
-    /// the plan; sync applies them through its own engine and cache as it runs.
-    public var appliesListsWhilePlanning: Bool { self != .sync }
+    /// Whether the command reads the lists of `sets:` and `checksums:` while it loads
+    /// the plan, reading the tree's cached copies but never writing them; sync reads
+    /// them as it runs, through its own engine, and keeps the cache up to date.
+    public var readsListsWhilePlanning: Bool { self != .sync }
 }

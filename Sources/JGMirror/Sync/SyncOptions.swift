@@ -88,13 +88,9 @@ public struct SyncOptions: Sendable {
     /// session's run ends.
     public var maxDuration: Double?
     /// When the run stops and whether it did: items and lists read it to say why
-    /// they stopped. Shared by copies, like `hostHandOff`.
+    /// they stopped. Shared by copies: the options given to `Manifest.expandSets` and
+    /// then to `SyncSession` make one deadline for the run.
     let runDeadline = RunDeadline()
-    /// Carries the host table from the engine that fetches a run's lists to the one
-    /// that fetches its items (`HostHandOff`): copies of these options share it, so
-    /// the options given to `Manifest.expandSets` and then to `SyncSession` make one
-    /// table for the run.
-    let hostHandOff = HostHandOff()
 
     public init() {}
 
@@ -109,7 +105,6 @@ public struct SyncOptions: Sendable {
         configuration.jobs = max(1, engine.jobs)
         configuration.maxPerHost = max(1, engine.maxPerHost)
         configuration.spaceLedger = SpaceGuard.Ledger()
-        configuration.handOff = hostHandOff
         if let maxDuration {
             let at = runDeadline.fix(after: maxDuration)
             configuration.runDeadline = (runDeadline, at)

@@ -8,10 +8,10 @@ extension SyncSession {
     /// set over its share fails alone: its list is not published, so the previous one
     /// stays beside the files it names. The folders of sets published as snapshots of
     /// their own are kept in the tree and pruned inside the snapshots those sets build
-    /// (`sets`).
-    func planDeletions(_ plan: inout Plan, sets: [SetSnapshot], pool: WorkPool) async throws(SyncError) -> Deletions {
+    /// (`apart`).
+    func planDeletions(_ plan: inout Plan, apart: [String], pool: WorkPool) async throws(SyncError) -> Deletions {
         let found = await pool.run { [plan, limits = options.deleteLimits] in
-            Deletions.find(in: plan, setRoots: sets.map(\.tree.building), limits: limits)
+            Deletions.find(in: plan, setRoots: apart, limits: limits)
         }
         if let refusal = found.refusal { throw .tooManyDeletions(refusal) }
         let shrunk = Set(found.shrunk.map(\.dest))

@@ -119,14 +119,6 @@ struct HostTable: Sendable {
 
     init(settings: Settings = Settings()) { self.settings = settings }
 
-    /// A table under `settings` that goes on from what `earlier` observed: the hosts a
-    /// run's lists were fetched from stand as they were left (a host found down stays
-    /// down, a cooling one cools on) when its items start on another engine.
-    init(settings: Settings, continuing earlier: HostTable?) {
-        self.settings = settings
-        hosts = earlier?.hosts ?? [:]
-    }
-
     /// The host's standing at `now`.
     func state(of origin: String, now: Double) -> State {
         guard let host = hosts[origin] else { return .up }

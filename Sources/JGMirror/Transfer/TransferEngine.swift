@@ -62,9 +62,6 @@ final class TransferEngine: @unchecked Sendable {
         /// Bytes per second under which a request, for its `timeout`, is stalled
         /// (`min_rate`): a server that sends a byte now and then is cut, not waited on.
         var minRate = Rules.minRate.defaultValue
-        /// What an earlier engine of the run learned of its hosts (the lists' engine),
-        /// taken over when this one starts.
-        var handOff: HostHandOff?
         /// The run's `--max-duration`, with the deadline it fixed: the lists' engine
         /// is stopped at it as the session stops the items' (`ListFetcher`).
         var runDeadline: (deadline: RunDeadline, at: UInt64)?
@@ -116,7 +113,7 @@ final class TransferEngine: @unchecked Sendable {
     init(configuration: Configuration, onEvent: @escaping @Sendable (TransferEvent) -> Void) throws(TransferError) {
         self.configuration = configuration
         self.onEvent = onEvent
-        var loop = EngineLoop(hosts: HostTable(settings: configuration.hosts, continuing: configuration.handOff?.take()))
+        var loop = EngineLoop(hosts: HostTable(settings: configuration.hosts))
         if let rate = configuration.maxRate { loop.limiter = RateLimiter(bytesPerSecond: rate, now: 0) }
         self.loop = EngineBound(loop, on: engineThread)
         multi = try CurlMulti(

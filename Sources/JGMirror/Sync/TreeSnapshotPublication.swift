@@ -1,73 +1,52 @@
 import Foundation
 
-/// Snapshot publishing within a sync (`SnapshotTree`, docs/publishing.md#snapshot).
-extension SyncSession {
-    /// How the run of `plan` publishes: `options.publish`, else a snapshot when a set
-    /// asks for one. A run that would publish in order into a tree that holds
-    /// snapshots is refused: it would change files a published snapshot shares.
-    /// A set below the root with `publish: snapshot` publishes its own folder
-    /// (`prepareSetSnapshots`), not the run.
-    static func publishMode(_ plan: Plan, options: SyncOptions) throws(SyncError) -> PublishMode {
-        let mode = options.publish ?? (plan.manifest.publishesSnapshot ? .snapshot : .ordered)
-        if mode == .ordered, SnapshotTree(root: plan.root).currentID() != nil {
-            throw .usage(
-                UsageError(
-                    "\(plan.root) is published as snapshots (\(plan.root)/\(SnapshotTree.currentName) names one); sync it with --publish snapshot, or remove that link to publish in order again"
-                ))
-        }
-        if mode == .snapshot, plan.isFiltered {
-            throw .usage(
-                UsageError(
-                    "--publish snapshot publishes the whole tree at once; it cannot be used with --tag, --skip-tag or --shard"))
-        }
-        return mode
+/// The whole tree as one snapshot (`--publish snapshot`, or a set at the root with
+/// `publish: snapshot`; docs/publishing.md#snapshot): the run builds `next` beside
+/// the snapshot readers see, then swaps `current` to it.
+struct TreeSnapshotPublication: Publication {
+    let tree: SnapshotTree
+    /// Published snapshots kept.
+    let keep: Int
+    private(set) var prepared: SnapshotTree.Prepared?
+
+    init(root: String, keep: Int) {
+        tree = SnapshotTree(root: root)
+        self.keep = keep
     }
 
-    /// Snapshots kept: `--keep`, else the largest `keep:` of the sets, else the default.
-    static func keptSnapshots(_ plan: Plan, options: SyncOptions) -> Int {
-        options.keep ?? plan.manifest.snapshotKeep ?? PublishMode.defaultKeep
-    }
+    var prunedApart: String? { nil }
 
     /// Builds (or resumes) the snapshot under construction and moves the plan into it.
-    static func prepareSnapshot(
-        _ plan: inout Plan, options: SyncOptions, pool: WorkPool
-    ) async throws(SyncError) -> SnapshotTree.Prepared {
-        let tree = SnapshotTree(root: plan.root)
-        let prepared = try await tree.prepare(keep: keptSnapshots(plan, options: options), options: options, on: pool)
+    mutating func prepare(_ plan: inout Plan, options: SyncOptions, pool: WorkPool) async throws(SyncError) {
+        prepared = try await tree.prepare(keep: keep, options: options, on: pool)
         plan.move(to: tree.building)
-        return prepared
     }
 
     /// Publishes the snapshot a clean run built; throws when it cannot be published.
-    /// A run that changed nothing (`changed` false) publishes nothing and retires
-    /// nothing: `next` stays, marked a copy of the current snapshot. An unclean run
-    /// leaves `current` where it was, and marks a `next` that ran out of space
-    /// (`ranOutOfSpace`) for the next run to remove (docs/publishing.md#snapshot).
-    /// Returns what the report says of it, and a line for the report's warnings: why
-    /// an unclean run left `current` where it was, or a failed database write.
-    static func finishSnapshot(
-        root: String, unclean: String?, changed: Bool, ranOutOfSpace: Bool, keep: Int, files: Int, store: StateStore?,
-        options: SyncOptions, started: Date, pool: WorkPool
-    ) async throws(SyncError) -> (SnapshotOutcome, warning: String?) {
-        let tree = SnapshotTree(root: root)
-        if let unclean {
+    /// A run that changed nothing publishes nothing and retires nothing: `next` stays,
+    /// marked a copy of the current snapshot. An unclean run leaves `current` where it
+    /// was, and marks a `next` that ran out of space for the next run to remove.
+    func finish(_ ending: RunEnding) async throws(SyncError) -> PublicationOutcome {
+        let (tree, pool) = (tree, ending.pool)
+        if let unclean = ending.unclean {
             let id = tree.currentID()
             let current = id.map { "\(SnapshotTree.currentName) still names \($0)" } ?? "nothing is published yet"
             let reason = unclean.replacingOccurrences(of: "; nothing was deleted", with: "")
                 .replacingOccurrences(of: ", so nothing was deleted", with: "")
+            let ranOutOfSpace = ending.results.contains(failure: .diskFull)
             if ranOutOfSpace { await pool.run { SnapshotTree.mark(tree.fullMark, with: "") } }
-            return (
-                SnapshotOutcome(current: id, published: false),
-                "snapshot not published (\(reason)): \(current); \(tree.leftFor(ranOutOfSpace: ranOutOfSpace))"
-            )
+            let line = "snapshot not published (\(reason)): \(current); \(tree.leftFor(ranOutOfSpace: ranOutOfSpace))"
+            return PublicationOutcome(snapshot: SnapshotOutcome(current: id, published: false), warnings: [line])
         }
+        let changed = prepared?.differs == true || ending.results.changeTree
         if !changed, let id = tree.currentID() {
-            let warning = await pool.run { tree.leaveUnchanged(store: store) }
-            return (SnapshotOutcome(current: id, published: false, unchanged: true), warning)
+            let warning = await pool.run { [store = ending.store] in tree.leaveUnchanged(store: store) }
+            return PublicationOutcome(
+                snapshot: SnapshotOutcome(current: id, published: false, unchanged: true), warnings: warning.map { [$0] } ?? [])
         }
         let (id, warning) = try await tree.publish(
-            files: files, keep: keep, store: store, options: options, started: started, on: pool)
-        return (SnapshotOutcome(current: id, published: true), warning)
+            files: ending.files, keep: keep, store: ending.store, options: ending.options, started: ending.started, on: pool)
+        return PublicationOutcome(snapshot: SnapshotOutcome(current: id, published: true), warnings: warning.map { [$0] } ?? [])
     }
 }
 
