@@ -33,7 +33,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("max-duration"),
         help:
-            "Stop the run after D (at least 1s: 30s, 2m, 2h), counted from the first list of sets:, as on SIGINT: resume state is kept, the report written, unfinished items are interrupted and lists not yet fetched fail, with code deadline, exit 1."
+            "Stop the run after D (at least 1s: 30s, 2m, 2h), counted from its start, its lists included, as on SIGINT: resume state is kept, the report written, unfinished items are interrupted and lists not yet fetched fail, with code deadline, exit 1."
     )
     var maxDuration: String?
 
