@@ -79,7 +79,8 @@ struct PlanCommand: AsyncParsableCommand {
                 [action, size, item.isLink ? "-" : String(item.connections), item.tag.map(String.init) ?? "-", item.dest],
                 last: item.link.map { "-> " + Rules.printable($0) } ?? item.displayURL + mirrors)
         }
-        let shrunk = delete ? try printDeletions(plan, loaded: loaded, store: store, to: &output, counts: &counts) : []
+        let (shrunk, refused) =
+            delete ? try printDeletions(plan, loaded: loaded, store: store, to: &output, counts: &counts) : ([], false)
         try output.flush()
         let summary = counts.keys.sorted().map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")
         Terminal.info(
@@ -88,17 +89,20 @@ struct PlanCommand: AsyncParsableCommand {
         // What `hosts:` gives each origin, with what it leaves to `defaults` filled in.
         for line in plan.manifest.hostLines { Terminal.info("plan: host \(line)") }
         // A failed list fails its set in sync too (exit 1, or 3 for a signature), as does
-        // a list that shrank past --max-delete's share.
-        let failed = JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result) + shrunk)
+        // a list that shrank past --max-delete's share; sync --delete over the count or
+        // the root's share refuses the whole run (exit 4).
+        let failed = JGMirror.ExitCode.combine(
+            [JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result) + shrunk)] + (refused ? [.local] : []))
         if failed != .success { throw ArgumentParser.ExitCode(failed) }
     }
 
     /// Prints a `delete` row for each file and stale link `sync --delete` would remove
     /// from `plan` (the tree `plan` reads; `loaded`: the plan as loaded), and a line for
-    /// each set it would fail instead. Returns those sets' failed rows.
+    /// each set it would fail instead. Returns those sets' failed rows, and whether sync
+    /// would refuse the whole run.
     private func printDeletions(
         _ plan: Plan, loaded: Plan, store: StateStore?, to output: inout TableWriter, counts: inout [String: Int]
-    ) throws -> [ItemResult] {
+    ) throws -> (shrunk: [ItemResult], refused: Bool) {
         // The decision sync --delete carries out, in the tree `plan` reads.
         let deletions = Deletions.find(
             in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits())
@@ -116,7 +120,7 @@ struct PlanCommand: AsyncParsableCommand {
         for dest in links {
             try output.row(["delete", "-", "-", "-", Rules.printable(dest)], last: "-> " + Rules.printable(managed[dest] ?? ""))
         }
-        return deletions.shrunk
+        return (deletions.shrunk, deletions.refusal != nil)
     }
 }
 

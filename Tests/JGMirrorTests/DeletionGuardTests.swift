@@ -130,6 +130,23 @@ import Testing
         }
     }
 
+    /// Over `--max-delete`'s count, `plan --delete` exits 4 as `sync --delete` does.
+    @Test func planDeleteExitsFourWhereSyncDeleteRefusesTheRun() async throws {
+        server.set("/rel/SHA256SUMS", TestServer.Route(body: Array(sums(Array(names.prefix(6))).utf8)))
+        server.set("/other/SHA256SUMS", TestServer.Route(body: Array(sums(["file00.bin"]).utf8)))
+        try await withTestDirectory { dir in
+            let path = twoSets(in: dir)
+            #expect(try await execute(["sync", path, "--progress", "none"]).status == 0)
+            for index in 0..<3 { write("stray", to: "mirror/stray\(index).txt", in: dir) }
+            let plan = try await execute(["plan", path, "--delete", "--max-delete", "2"])
+            #expect(plan.status == 4, "\(plan.stderr)")
+            #expect(plan.stderr.contains("sync --delete would refuse"), "\(plan.stderr)")
+            let sync = try await execute(["sync", path, "--delete", "--max-delete", "2", "--progress", "none"])
+            #expect(sync.status == 4, "\(sync.stderr)")
+            #expect(exists(dir + "/mirror/stray0.txt"))
+        }
+    }
+
     /// `plan --delete` names the set a shrunk list would fail, and exits as sync would.
     @Test func planDeleteNamesAShrunkSet() async throws {
         server.set("/rel/SHA256SUMS", TestServer.Route(body: Array(sums(names).utf8)))

@@ -975,7 +975,8 @@ final class HashLog: Sendable {
             // A name on disk may hold a newline: it stays one row, escaped.
             write("x", to: "mirror/new\nline.txt", in: dir)
             let plan = try await execute(["plan", path, "--root", dir + "/mirror", "--delete"])
-            #expect(plan.status == 0)
+            // More than half the tree: `sync --delete` would refuse, and plan says so (exit 4).
+            #expect(plan.status == 4 && plan.stderr.contains("sync --delete would refuse"), "\(plan.stderr)")
             let rows = plan.stdout.split(separator: "\n").filter { $0.hasPrefix("delete ") }
             #expect(rows.count == 5 && rows.contains { $0.contains("old/deep/y.bin") }, "\(plan.stdout)")
             #expect(rows.contains { $0.contains("new\\x0aline.txt") } && !plan.stdout.contains("new\n"), "\(plan.stdout)")

@@ -186,5 +186,9 @@ extension Rules {
             bounds: "\(formatDuration(maxDuration.lowerBound)) to \(formatDuration(maxDuration.upperBound))",
             help: "The run's deadline: it stops there as on SIGINT, and exits 1", example: "50m"),
         maxDeleteCount.row, maxDeleteShare.row,
+        OptionRow(
+            key: nil, places: [], flags: ["--shard I/N", "--shard-count"], type: "count", defaultText: "none",
+            bounds: "\(shardCount.lowerBound) to \(shardCount.upperBound)", help: "Shards a run is split into (N)",
+            example: "0/8"),
     ]
 }
