@@ -31,7 +31,7 @@ extension Manifest {
             switch try await expand(set, with: fetcher, headers: setHeaders, into: &expansion) {
             case .items(let expanded, nil, let published):
                 itemChunks.append(contentsOf: expanded)
-                if let published { publishedLists.append(published) }
+                if let published { publishGroups.append(published) }
                 if let own { snapshotSets[own].files = expanded.count }
             case .items(let expanded, let failure?, _):
                 // The list names its items, but they fail with the signature, and the
@@ -54,7 +54,7 @@ extension Manifest {
     private enum SetOutcome {
         /// With `published`, the list to place after the items (`publish: true` and a
         /// list that verified).
-        case items([ManifestItem], signatureFailure: ItemError?, published: PublishedList? = nil)
+        case items([ManifestItem], signatureFailure: ItemError?, published: PublishGroup? = nil)
         case failed(ItemError)
     }
 
@@ -96,7 +96,7 @@ extension Manifest {
             expansion = trial
             return .items(expanded, signatureFailure: failure)
         }
-        let published: PublishedList
+        let published: PublishGroup
         do { published = try publishing(set, fetched: fetched, items: expanded, into: &trial) } catch {
             return .failed(ItemError(code: .list, message: error.message))
         }
@@ -108,13 +108,13 @@ extension Manifest {
     /// `fetched` exactly as verified, and its signature's; both destinations taken.
     private func publishing(
         _ set: ManifestSet, fetched: ListFetcher.FetchedList, items: [ManifestItem], into expansion: inout SetExpansion
-    ) throws(ManifestError) -> PublishedList {
+    ) throws(ManifestError) -> PublishGroup {
         // The parser has checked that both URLs end in distinct file names.
-        let name = PublishedList.fileName(of: set.sums) ?? "SUMS"
+        let name = PublishGroup.fileName(of: set.sums) ?? "SUMS"
         try expansion.claimPublished(name, source: set.sums, of: set)
         var signatureName: String?
         if let signature = set.signature {
-            signatureName = PublishedList.fileName(of: signature.url) ?? name + ".sig"
+            signatureName = PublishGroup.fileName(of: signature.url) ?? name + ".sig"
             try expansion.claimPublished(signatureName ?? "", source: signature.url, of: set)
         }
         guard let bytes = FileManager.default.contents(atPath: fetched.path) else {
@@ -122,8 +122,11 @@ extension Manifest {
                 file: path, location: set.location,
                 message: "cannot read the fetched list \(Redactor.redactURLAndQuery(set.sums)) again to publish it")
         }
-        return PublishedList(
-            folder: set.dest, url: set.sums, name: name, bytes: bytes, signatureName: signatureName,
-            signatureBytes: set.signature == nil ? nil : fetched.signature, members: Set(items.compactMap(\.dest)))
+        var published = [PublishedFile(dest: set.dest + name, source: .bytes(bytes), url: set.sums)]
+        if let signatureName, let signature = set.signature, let signed = fetched.signature {
+            published.append(PublishedFile(dest: set.dest + signatureName, source: .bytes(signed), url: signature.url))
+        }
+        let files = items.compactMap(\.dest).map { PublishedFile(dest: $0, source: .item, url: "") }
+        return PublishGroup(folder: set.dest, name: set.sums, phases: [files, published])
     }
 }

@@ -80,4 +80,22 @@ extension RootDirectory {
             return true
         }
     }
+
+    /// Makes `path` a second name (a hard link) of the file at `target`, both below the
+    /// root, atomically: linked as `temporary`, then renamed over `path`; `temporary` is
+    /// removed when a step fails.
+    func replaceWithLink(_ path: String, to target: String, temporary: String) throws(TransferError) {
+        try withFolder(of: target) { (from, fromName) throws(TransferError) in
+            try withFolder(of: temporary) { (to, toName) throws(TransferError) in
+                unlinkat(to, toName, 0)
+                guard linkat(from, fromName, to, toName, 0) == 0 else {
+                    throw failure(errno, in: from, name: fromName, path: path, doing: "cannot link")
+                }
+            }
+        }
+        do { try rename(temporary, to: path) } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
 }

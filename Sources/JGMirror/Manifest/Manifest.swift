@@ -35,9 +35,10 @@ public struct Manifest: Sendable {
     /// Lists that could not be fetched, parsed or trusted (docs/sync.md#failed-lists): each fails
     /// its own set, the other sets and items go on, and the run deletes nothing.
     public var listFailures: [ListFailure] = []
-    /// The verified lists of the sets with `publish: true` whose list verified, kept by
-    /// `expandSets` for a sync to place after their files (docs/publishing.md#published-lists).
-    public var publishedLists: [PublishedList] = []
+    /// What sets place in order after their files, kept by `expandSets`: the verified
+    /// list of a set with `publish: true`, an apt suite's indexes and `Release` files
+    /// (docs/publishing.md#published-lists).
+    public var publishGroups: [PublishGroup] = []
     /// A set at the root asks for snapshot publishing (`publish: snapshot` with no
     /// `dest`): its folder is the whole tree, so the whole run is built as a snapshot
     /// (`SyncOptions.publish`).

@@ -93,12 +93,12 @@ extension ManifestParser {
 
     /// The names a published list and its signature take must be file names, and two.
     private func checkPublishedNames(of set: ManifestSet, at location: SourceLocation) throws(ManifestError) {
-        guard let name = PublishedList.fileName(of: set.sums) else {
+        guard let name = PublishGroup.fileName(of: set.sums) else {
             let url = Redactor.redactURLAndQuery(set.sums)
             throw error(location, "'publish' needs a list URL that ends in a file name; '\(url)' names none")
         }
         guard let signature = set.signature else { return }
-        guard let signatureName = PublishedList.fileName(of: signature.url) else {
+        guard let signatureName = PublishGroup.fileName(of: signature.url) else {
             let url = Redactor.redactURLAndQuery(signature.url)
             throw error(location, "'publish' needs a signature URL that ends in a file name; '\(url)' names none")
         }

@@ -31,13 +31,13 @@ public struct Deletions: Sendable {
     /// now lie). Walks the tree: call it off the cooperative pool.
     public static func find(in plan: Plan, setRoots: [String], limits: DeleteLimits) -> Deletions {
         let kept = plan.manifest.distrustedFolders
-        let lists = plan.manifest.publishedLists
+        let lists = plan.manifest.publishGroups
         let tree = Prune.plan(
             root: plan.root, items: plan.items, keeping: kept + plan.manifest.snapshotSets.map(\.folder),
-            producing: lists.filter { $0.placedUnder == nil }.flatMap(\.dests))
+            producing: lists.filter { $0.placedUnder == nil }.flatMap(\.heldDests))
         let inSets = setRoots.map { root in
             let items = plan.items.filter { $0.root == root }
-            let published = lists.filter { $0.placedUnder == root }.flatMap(\.dests)
+            let published = lists.filter { $0.placedUnder == root }.flatMap(\.heldDests)
             return InSet(root: root, prune: Prune.plan(root: root, items: items, keeping: kept, producing: published))
         }
         var found = Deletions(tree: tree, sets: inSets)

@@ -170,7 +170,7 @@ extension ItemRunner {
             dest: item.dest, stat: FileStat(size: 0, mtimeNs: 0, ctimeNs: 0, inode: 0, device: 0), sha256: verified.sha256Actual,
             sha512: verified.sha512Actual, etag: validators.etag, lastModified: validators.lastModified, url: item.displayURL,
             verifiedAt: nil, checkedAt: 0)
-        let commit = Placement.Commit(
+        var commit = Placement.Commit(
             part: item.partPath, destination: item.path, state: state, record: placed, synced: outcome.dataSynced,
             contents: outcome.body
         ) { error in
@@ -184,6 +184,74 @@ extension ItemRunner {
             result.durationS = elapsed()
             self.record(index, result)
         }
+        if gated.contains(index) {
+            // Its phase is placed once the ones before it are (`GroupPublisher`).
+            var waiting = verified
+            waiting.status = item.hasChecksum ? .downloaded : .unverified
+            commit.done = { _ in }
+            held.withLock { $0[index] = HeldPlacement(commit: commit, result: waiting, elapsed: elapsed) }
+            record(index, waiting, announced: false)
+            return
+        }
         placement.commit(commit)
+    }
+}
+
+/// The bytes of an item of a group's later phase (an apt suite's index), verified and
+/// waiting for `GroupPublisher` to place them with their phase, or drop them.
+struct HeldPlacement: Sendable {
+    var commit: Placement.Commit
+    /// The item's result once placed.
+    var result: ItemResult
+    /// Seconds since the item started, when asked.
+    var elapsed: @Sendable () -> Double
+}
+
+extension ItemRunner {
+    /// The items of `groups` whose placement waits for an earlier phase, by index.
+    static func gatedItems(_ items: [PlannedItem], groups: [PublishGroup]) -> Set<Int> {
+        let dests = Set(groups.flatMap(\.gatedItems))
+        guard !dests.isEmpty else { return [] }
+        return Set(items.indices.filter { dests.contains(items[$0].dest) })
+    }
+
+    /// Places the waiting bytes of item `index` (`GroupPublisher`), waiting for the
+    /// placement, and returns the item's final result.
+    func release(_ index: Int) -> ItemResult {
+        guard let held = held.withLock({ $0.removeValue(forKey: index) }) else {
+            return result(items[index], status: .failed)
+        }
+        let placed = DispatchSemaphore(value: 0)
+        let outcome = Locked<TransferError?>(nil)
+        var commit = held.commit
+        commit.done = { error in
+            outcome.withLock { $0 = error }
+            placed.signal()
+        }
+        placement.commit(commit)
+        placed.wait()
+        var result = held.result
+        if let error = outcome.value {
+            result.status = .failed
+            result.error = ItemError(code: error.code, message: error.message)
+        }
+        result.durationS = held.elapsed()
+        events.yield(.itemFinished(result))
+        return result
+    }
+
+    /// Drops the waiting bytes of item `index`: the previous copy stays, as `note`
+    /// says; returns the item's final result.
+    func drop(_ index: Int, note: String) -> ItemResult {
+        let item = items[index]
+        let held = held.withLock { $0.removeValue(forKey: index) }
+        if held?.commit.contents == nil { root.unlink(item.partPath) }
+        root.unlink(item.statePath)
+        var result = held?.result ?? result(item, status: .skipped)
+        result.status = .skipped
+        result.note = note
+        result.durationS = held?.elapsed() ?? 0
+        events.yield(.itemFinished(result))
+        return result
     }
 }

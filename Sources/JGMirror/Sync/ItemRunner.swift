@@ -59,8 +59,14 @@ final class ItemRunner: Sendable {
     /// The folders of sets published as snapshots of their own (without their `/`):
     /// links jgmirror swaps, which a link's target goes through as folders.
     let snapshotSetFolders: Set<String>
-    /// The verified lists of `publish: true` sets: placed after the files, before the links.
-    let publisher: ListPublisher?
+    /// What sets place in order after their files (their verified lists, an apt
+    /// suite's indexes and `Release` files), before the links.
+    let publisher: GroupPublisher?
+    /// Items whose placement waits for an earlier phase of their group: verified, their
+    /// bytes wait in `held` for `publisher`.
+    let gated: Set<Int>
+    /// The placements of gated items that verified, by index.
+    let held = Locked<[Int: HeldPlacement]>([:])
     /// The links earlier runs' `link:` items placed (destination → target), read from
     /// the state database the first time a file's destination is found to be a symlink.
     let managedLinks = Locked<[String: String]?>(nil)
@@ -90,14 +96,15 @@ final class ItemRunner: Sendable {
     init(
         items: [PlannedItem], options: SyncOptions, engine: TransferEngine, events: AsyncStream<SyncEvent>.Continuation,
         root: RootDirectory, pool: WorkPool, state opening: StateOpening, listings: FolderListings = FolderListings(),
-        backup: BackupFolder? = nil, quarantine: Quarantine? = nil, publishing lists: [PublishedList] = [],
+        backup: BackupFolder? = nil, quarantine: Quarantine? = nil, publishing groups: [PublishGroup] = [],
         snapshotSetFolders: Set<String> = []
     ) {
         self.items = items
         self.snapshotSetFolders = snapshotSetFolders
         self.backup = backup
         self.quarantine = quarantine
-        publisher = lists.isEmpty ? nil : ListPublisher(lists: lists, root: root, durable: options.durable, backup: backup)
+        publisher = groups.isEmpty ? nil : GroupPublisher(groups: groups, root: root, durable: options.durable, backup: backup)
+        gated = Self.gatedItems(items, groups: groups)
         self.listings = Locked(listings)
         self.root = root
         self.pool = pool
@@ -150,8 +157,13 @@ final class ItemRunner: Sendable {
             // After every file, before the links: a list never names a file not yet in place.
             let settled = rows
             let stopped = state.withLock { $0.stopped } || rows.contains { $0?.outcome.status == .interrupted }
-            let outcome = await pool.run { publisher.publish(items: self.items, rows: settled, stopped: stopped) }
+            let outcome = await pool.run {
+                publisher.publish(
+                    GroupPublisher.Items(items: self.items, rows: settled, release: self.release, drop: self.drop),
+                    stopped: stopped)
+            }
             for result in outcome.results { events.yield(.itemFinished(result)) }
+            for (index, result) in outcome.rows { rows[index] = ResultRow(result, of: items[index]) }
             published = outcome.results
             warnings.withLock { $0 += outcome.warnings }
         }
@@ -333,8 +345,10 @@ final class ItemRunner: Sendable {
             link: item.link)
     }
 
-    func record(_ index: Int, _ result: ItemResult) {
-        events.yield(.itemFinished(result))
+    /// Records item `index`'s result, and says so in an event unless `announced` is
+    /// false (an item whose bytes wait for their phase says it once they are placed).
+    func record(_ index: Int, _ result: ItemResult, announced: Bool = true) {
+        if announced { events.yield(.itemFinished(result)) }
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
         let row = ResultRow(result, of: items[index])
         let finished = state.withLock { state -> (@Sendable ([ResultRow?]) -> Void, [ResultRow?])? in

@@ -158,8 +158,8 @@ extension Plan {
     mutating func move(itemsIn folder: String, to root: String) {
         var last: (old: PlannedItemOptions, new: PlannedItemOptions)?
         for index in items.indices where items[index].dest.hasPrefix(folder) { items[index].move(to: root, after: &last) }
-        for index in manifest.publishedLists.indices where manifest.publishedLists[index].folder == folder {
-            manifest.publishedLists[index].placedUnder = root
+        for index in manifest.publishGroups.indices where manifest.publishGroups[index].folder == folder {
+            manifest.publishGroups[index].placedUnder = root
         }
     }
 }

@@ -15,7 +15,7 @@ extension SyncSession {
         }
         if let refusal = found.refusal { throw .tooManyDeletions(refusal) }
         let shrunk = Set(found.shrunk.map(\.dest))
-        plan.manifest.publishedLists.removeAll { shrunk.contains($0.folder) }
+        plan.manifest.publishGroups.removeAll { shrunk.contains($0.folder) }
         return found
     }
 

@@ -135,7 +135,7 @@ extension SyncSession {
         let runner = ItemRunner(
             items: plan.items, options: options, engine: run.engine, events: continuation, root: root, pool: run.pool,
             state: run.state, listings: run.listings, backup: run.backup, quarantine: run.quarantine,
-            publishing: plan.manifest.publishedLists, snapshotSetFolders: Set(plan.manifest.snapshotSets.map(\.scope)))
+            publishing: plan.manifest.publishGroups, snapshotSetFolders: Set(plan.manifest.snapshotSets.map(\.scope)))
         var results = await runner.run()
         run.warnings += runner.warnings.value
         let listFailures = plan.manifest.listFailures.map(\.result)
