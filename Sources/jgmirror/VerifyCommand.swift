@@ -23,7 +23,7 @@ struct VerifyCommand: AsyncParsableCommand {
         do {
             // Once the lists have given their hashes, as sync checks it.
             if manifestOptions.requireChecksums { try plan.requireChecksums() }
-            report = try Verification.run(plan: plan)
+            report = try await Verification.run(plan: plan)
         } catch {
             try manifestOptions.fail(error, command: .verify, outputs: outputs)
         }

@@ -346,11 +346,11 @@ import Testing
         try await withTestDirectory { dir in
             let path = write("version: 1\nitems:\n  - url: http://h/a\n    dest: fifo\n", to: "m.yaml", in: dir)
             #expect(mkfifo(dir + "/fifo", 0o644) == 0)
-            let report = try Verification.run(plan: Plan(manifest: try Manifest.load(path: path)))
+            let report = try await Verification.run(plan: Plan(manifest: try Manifest.load(path: path)))
             #expect(report.items.first?.error?.message.contains("is a FIFO, not a regular file") == true, "\(report.items)")
             try FileManager.default.removeItem(atPath: dir + "/fifo")
             try FileManager.default.createDirectory(atPath: dir + "/fifo", withIntermediateDirectories: true)
-            #expect { _ = try Verification.run(plan: Plan(manifest: try Manifest.load(path: path))) } throws: {
+            await #expect { _ = try await Verification.run(plan: Plan(manifest: try Manifest.load(path: path))) } throws: {
                 ($0 as? SyncError)?.errorDescription?.contains("destination 'fifo' is an existing folder") == true
             }
         }

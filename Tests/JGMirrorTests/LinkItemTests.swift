@@ -178,7 +178,7 @@ import Testing
             let (report, _) = try await run(yaml, root: root)
             #expect(report.exitCode == .success && status(report, "a/b/latest") == .downloaded)
             #expect(target(root + "/a/b/latest") == "../../releases/v2")
-            let verified = try Verification.run(plan: try plan(yaml, root: root))
+            let verified = try await Verification.run(plan: try plan(yaml, root: root))
             #expect(verified.exitCode == .success && status(verified, "a/b/latest") == .verified)
             let (again, _) = try await run(yaml, root: root)
             #expect(status(again, "a/b/latest") == .unchanged)
@@ -300,15 +300,15 @@ import Testing
             let root = dir + "/mirror"
             let yaml = layout("v2")
             _ = try await run(yaml, root: root)
-            let good = try Verification.run(plan: try plan(yaml, root: root))
+            let good = try await Verification.run(plan: try plan(yaml, root: root))
             #expect(good.exitCode == .success && status(good, "current") == .verified)
             try FileManager.default.removeItem(atPath: root + "/current")
             try FileManager.default.createSymbolicLink(atPath: root + "/current", withDestinationPath: "releases/v1")
-            let other = try Verification.run(plan: try plan(yaml, root: root))
+            let other = try await Verification.run(plan: try plan(yaml, root: root))
             let row = try #require(other.items.first { $0.dest == "current" })
             #expect(row.status == .mismatch && row.error?.code == .linkMismatch && other.exitCode == .integrity)
             try FileManager.default.removeItem(atPath: root + "/current")
-            let gone = try Verification.run(plan: try plan(yaml, root: root))
+            let gone = try await Verification.run(plan: try plan(yaml, root: root))
             #expect(status(gone, "current") == .missing && gone.exitCode == .integrity)
         }
     }

@@ -219,7 +219,7 @@ import Testing
             let plan = Plan(manifest: try Manifest.load(path: path))
             // Swapped in after planning, as a co-tenant of the tree could.
             try FileManager.default.createSymbolicLink(atPath: dir + "/root/sub", withDestinationPath: dir + "/root/elsewhere")
-            let report = try Verification.run(plan: plan)
+            let report = try await Verification.run(plan: plan)
             #expect(report.items.first?.status == .failed)
             #expect(report.items.first?.error?.code == .unsafePath)
             #expect(report.exitCode == .local)

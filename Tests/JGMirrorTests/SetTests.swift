@@ -625,7 +625,7 @@ extension SHA512Tests {
             options.root = dir + "/mirror"
             var plan = Plan(manifest: try Manifest.load(path: dir + "/manifest.yaml"), options: options)
             _ = try await plan.applyChecksumLists(options: testOptions())
-            let verified = try Verification.run(plan: plan)
+            let verified = try await Verification.run(plan: plan)
             #expect(verified.items.first?.status == .mismatch && verified.exitCode == .integrity, "\(verified.items)")
         }
     }

@@ -306,7 +306,7 @@ final class HashLog: Sendable {
             planOptions.root = dir + "/mirror"
             let plan = Plan(manifest: try Manifest.load(path: dir + "/manifest.yaml"), options: planOptions)
             let verifying = FileRecord.now()
-            #expect(try Verification.run(plan: plan).exitCode == .success)
+            #expect(try await Verification.run(plan: plan).exitCode == .success)
             let after = try #require(try records(dir)["out.bin"])
             // Recorded again, and still trusted at once: a placement's settled
             // `verifiedAt` (`RecordSettling`) lies past this moment, and stays.
@@ -485,21 +485,21 @@ final class HashLog: Sendable {
         server.set("/g", TestServer.Route(body: release, etag: "\"same\"", lastModified: old))
         try await withTestDirectory { dir in
             let path = dir + "/mirror/out.bin"
-            func verify(_ yaml: String) throws {
+            func verify(_ yaml: String) async throws {
                 var planOptions = PlanOptions()
                 planOptions.root = dir + "/mirror"
                 let manifest = try Manifest.load(path: write(yaml, to: "verify.yaml", in: dir))
-                _ = try Verification.run(plan: Plan(manifest: manifest, options: planOptions))
+                _ = try await Verification.run(plan: Plan(manifest: manifest, options: planOptions))
             }
             _ = try await sync(manifest(url: server.url("/f")), in: dir, options: options())
             let moved = manifest(url: server.url("/g"))
-            try verify(moved)
+            try await verify(moved)
             let fetched = try await sync(moved, in: dir, options: options())
             let asked = try #require(server.requests("/g").last)
             #expect(asked.headers["if-none-match"] == nil && asked.headers["if-modified-since"] == nil)
             #expect(fetched.items.first?.bytesDownloaded == 1000 && fileSHA(path) == sha(release))
             #expect(FileManager.default.createFile(atPath: path, contents: Data("LOCAL EDIT".utf8)))
-            try verify(moved)
+            try await verify(moved)
             let again = try await sync(moved, in: dir, options: options())
             #expect(server.requests("/g").last?.headers["if-modified-since"] == nil)
             #expect(again.items.first?.bytesDownloaded == 1000 && fileSHA(path) == sha(release))

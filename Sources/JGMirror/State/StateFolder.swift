@@ -78,16 +78,17 @@ public final class StateFolder {
         let fd = openat(folder, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .local("cannot open \(path)/\(name): \(String(cString: strerror(errno)))") }
         held.append(fd)
-        // Another run's probe holds any lock file exclusively for microseconds: only a
-        // lock that stays held for 0.1 s refuses the run.
-        let attempts = 50
-        for attempt in 1...attempts {
-            if flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 { return }
+        // Another run's probe holds any lock file exclusively for microseconds, and a
+        // process the previous run of this one started may hold a copy of its lock until
+        // it has begun its program (a fork's copies of descriptors go at exec, which a
+        // loaded machine can delay): only a lock that stays held refuses the run.
+        let deadline = DispatchTime.now().uptimeNanoseconds + Self.lockPatienceNs
+        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK else { throw .local("cannot lock \(path)/\(name): \(String(cString: strerror(code)))") }
-            if attempt < attempts { usleep(2_000) }
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { throw .locked(refusal()) }
+            usleep(10_000)
         }
-        throw .locked(refusal())
     }
 
     /// Refuses when a run holds a tree above or below `root`.
@@ -110,21 +111,25 @@ public final class StateFolder {
         if let below { throw .locked("another jgmirror sync holds \(root)/\(below), which is inside this tree") }
     }
 
+    /// How long a lock must stay held to refuse a run: far longer than a probe, or a
+    /// started process's copy of a descriptor on a loaded machine, and no wait for a
+    /// person to notice.
+    static let lockPatienceNs: UInt64 = 2_000_000_000
+
     /// Whether some process holds a lock on the file at `path` (shared or exclusive).
     static func isHeld(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         // Another run's own probe holds it for microseconds; only a lock that stays counts.
-        for _ in 0..<5 {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                flock(fd, LOCK_UN)
-                return false
-            }
+        let deadline = DispatchTime.now().uptimeNanoseconds + lockPatienceNs
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK else { return false }
-            usleep(2_000)
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { return true }
+            usleep(10_000)
         }
-        return true
+        flock(fd, LOCK_UN)
+        return false
     }
 
     /// The shard counts that have a `shards-of-N.lock` in `folder`.

@@ -320,7 +320,7 @@ final class ItemRunner: Sendable {
     func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlierBytes: Int64 = 0) {
         let present = presentFiles.withLock { $0.removeValue(forKey: index) }
         let item = items[index]
-        let hasher = PrefixHasher(path: item.partPath, root: root)
+        let hasher = PrefixHasher(path: item.partPath, root: root, pool: pool)
         let request = TransferRequest(
             id: index, sources: [item.url] + item.mirrors, root: root, partPath: item.partPath, statePath: item.statePath,
             expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,

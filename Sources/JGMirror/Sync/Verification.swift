@@ -5,59 +5,68 @@ import Foundation
 public enum Verification {
     /// Checks every item; missing or mismatching files give exit 3. Every file it
     /// hashes is recorded in the tree's state database, when it has one, so the next
-    /// sync's quick check trusts what was just verified.
-    public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws(SyncError) -> RunReport
+    /// sync's quick check trusts what was just verified. Files are hashed as computing
+    /// jobs on `threads` threads of a pool of its own; the caller's task waits without
+    /// holding one of Swift's shared threads.
+    public static func run(plan: Plan, threads: Int = ProcessInfo.processInfo.activeProcessorCount) async throws(SyncError)
+        -> RunReport
     {
         let started = Date()
+        let pool = WorkPool(computingThreads: threads)
+        defer { pool.close() }
         // A tree published as snapshots is checked where `current` points
         // (docs/publishing.md#snapshot).
         let stateRoot = plan.root
         let plan = plan.publishedTree()
-        do { _ = try RootConfinement.check(plan, placing: false) } catch { throw .manifest(error) }
+        let confined = await pool.run { () -> ManifestError? in
+            do throws(ManifestError) { _ = try RootConfinement.check(plan, placing: false) } catch { return error }
+            return nil
+        }
+        if let confined { throw .manifest(confined) }
         let items = plan.items
         // A root that cannot be opened holds none of the files.
         let root = try? RootDirectory(path: plan.root)
-        let store = StateStore.openExisting(root: stateRoot)
-        defer { store?.close() }
-        let records = ResultSlots<FileRecord?>(count: items.count)
-        let results = concurrentMap(count: items.count, threads: threads) { index in
-            let (result, record) = verify(items[index], root: root)
-            records.set(index, record)
-            return result
-        }
+        let checked = await pool.map(count: items.count) { index in verify(items[index], root: root) }
         var report = RunReport(
             command: .verify, manifest: plan.manifest.path, started: started, finished: Date(),
-            items: results + plan.manifest.listFailures.map(\.result))
-        if let store {
-            // The remote's validators stay as the last sync saw them, while the bytes do.
-            let known = (try? store.recordTable()) ?? RecordTable()
-            let verified = zip(items, records.values()).compactMap { item, record -> FileRecord? in
-                guard var record else { return nil }
-                // The same bytes as recorded (by the digest this run computed), for the
-                // same URL: the other digest on record still holds, and so do the validators.
-                if let old = known[record.dest], old.isFor(url: item.displayURL),
-                    record.sha512 != nil ? old.sha512 == record.sha512 : old.sha256 == record.sha256
-                {
-                    record.sha256 = record.sha256 ?? old.sha256
-                    record.sha512 = record.sha512 ?? old.sha512
-                    record.etag = old.etag
-                    record.lastModified = old.lastModified
-                    record.checkedAt = old.checkedAt
-                    // The same stat as a settled placement's record (`RecordSettling`): no
-                    // write since, so its proof that the file is past the racy window holds.
-                    if old.stat == record.stat, let settled = old.verifiedAt {
-                        record.verifiedAt = max(record.verifiedAt ?? settled, settled)
-                    }
-                    return record
-                }
-                // Without a checksum, a record is what says which bytes came from which
-                // URL: verify cannot vouch for other bytes, or for another URL, so the old
-                // record stays, and the next sync fetches the file again.
-                return item.hasChecksum ? record : nil
-            }
-            if let failure = store.save(verified) { report.warnings.append(failure) }
-        }
+            items: checked.map(\.0) + plan.manifest.listFailures.map(\.result))
+        let warning = await pool.run { record(checked.map(\.1), of: items, stateRoot: stateRoot) }
+        if let warning { report.warnings.append(warning) }
         return report
+    }
+
+    /// Records the files `verify` hashed (`records`, by item) in the tree's state
+    /// database, when it has one; a line for the report's warnings when it could not.
+    private static func record(_ records: [FileRecord?], of items: [PlannedItem], stateRoot: String) -> String? {
+        guard let store = StateStore.openExisting(root: stateRoot) else { return nil }
+        defer { store.close() }
+        // The remote's validators stay as the last sync saw them, while the bytes do.
+        let known = (try? store.recordTable()) ?? RecordTable()
+        let verified = zip(items, records).compactMap { item, record -> FileRecord? in
+            guard var record else { return nil }
+            // The same bytes as recorded (by the digest this run computed), for the
+            // same URL: the other digest on record still holds, and so do the validators.
+            if let old = known[record.dest], old.isFor(url: item.displayURL),
+                record.sha512 != nil ? old.sha512 == record.sha512 : old.sha256 == record.sha256
+            {
+                record.sha256 = record.sha256 ?? old.sha256
+                record.sha512 = record.sha512 ?? old.sha512
+                record.etag = old.etag
+                record.lastModified = old.lastModified
+                record.checkedAt = old.checkedAt
+                // The same stat as a settled placement's record (`RecordSettling`): no
+                // write since, so its proof that the file is past the racy window holds.
+                if old.stat == record.stat, let settled = old.verifiedAt {
+                    record.verifiedAt = max(record.verifiedAt ?? settled, settled)
+                }
+                return record
+            }
+            // Without a checksum, a record is what says which bytes came from which
+            // URL: verify cannot vouch for other bytes, or for another URL, so the old
+            // record stays, and the next sync fetches the file again.
+            return item.hasChecksum ? record : nil
+        }
+        return store.save(verified)
     }
 
     /// A `link:` item is verified when its destination is a symlink to exactly its

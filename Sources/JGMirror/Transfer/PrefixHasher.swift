@@ -6,12 +6,13 @@ import Synchronization
 /// verifying a finished file costs only its last stretch.
 ///
 /// Bytes that continue the prefix are hashed as they are written, on the writer's
-/// thread. Others are read back (from the page cache) on a hashing queue, which
-/// works the same for a single stream, for many ranges arriving out of order, and
-/// for bytes a resumed download already had on disk. The first `heldLimit` bytes
-/// are only kept, and hashed by `finish`: a small file is then hashed wholly by
-/// whoever finishes it, off the writer's thread, whose time per file bounds how fast
-/// many small files go.
+/// thread. Others are read back (from the page cache) by computing jobs of the run's
+/// `WorkPool`, one at a time per file, so the pool's one limit governs every hash of
+/// the run (docs/engine.md#verification); this works the same for a single stream,
+/// for many ranges arriving out of order, and for bytes a resumed download already
+/// had on disk. The first `heldLimit` bytes are only kept, and hashed by `finish`: a
+/// small file is then hashed wholly by whoever finishes it, off the writer's thread,
+/// whose time per file bounds how fast many small files go.
 public final class PrefixHasher: PartFileObserver, Sendable {
     private struct State {
         var fd: Int32 = -1
@@ -23,12 +24,14 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         /// The prefix's next bytes after `hashed`, written but not hashed yet.
         var held: [UInt8] = []
         var failure: VerifyError?
-        /// A read-back is feeding `hasher` outside the lock; written bytes wait for it.
+        /// A read-back job is feeding `hasher` outside the lock; written bytes wait for it.
         var reading = false
+        /// How far the read-backs asked for so far must go.
+        var target: Int64 = 0
+        /// `finish` calls waiting for the read-backs, with the length each asked for.
+        var waiting: [(length: Int64, completion: @Sendable (Result<String, VerifyError>) -> Void)] = []
         /// Bumped by a restart, so read-backs from before it change nothing.
         var generation = 0
-        /// This file's read-backs, one at a time; made when the first is needed.
-        var queue: DispatchQueue?
 
         /// The end of the prefix seen so far: hashed, then held.
         var covered: Int64 { hashed + Int64(held.count) }
@@ -61,15 +64,19 @@ public final class PrefixHasher: PartFileObserver, Sendable {
     private let path: String
     /// Opens `path` without following symlinks, when the part file is below a root.
     private let root: RootDirectory?
+    /// Where the read-backs run, as computing jobs.
+    private let pool: WorkPool
     private let state: Mutex<State>
 
-    /// A hasher for the part file at `path`, which may not exist yet.
-    public convenience init(path: String) { self.init(path: path, root: nil) }
+    /// A hasher for the part file at `path`, which may not exist yet, reading back on a
+    /// thread of its own.
+    public convenience init(path: String) { self.init(path: path, root: nil, pool: WorkPool(computingThreads: 1)) }
 
-    /// A hasher for the part file at `path` below `root`.
-    init(path: String, root: RootDirectory?) {
+    /// A hasher for the part file at `path` below `root`, reading back on `pool`.
+    init(path: String, root: RootDirectory?, pool: WorkPool) {
         self.path = path
         self.root = root
+        self.pool = pool
         state = Mutex(State())
     }
 
@@ -77,14 +84,8 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         state.withLock { if $0.fd >= 0 { close($0.fd) } }
     }
 
-    /// Hashing queues share the cores with everything else.
-    private static let pool = DispatchQueue(label: "jgmirror.hashing", attributes: .concurrent)
-
     public func prefixCompleted(upTo offset: Int64) {
-        guard let (generation, queue) = state.withLock({ $0.covered < offset ? ($0.generation, readBacks(&$0)) : nil }) else {
-            return
-        }
-        queue.async { self.advance(to: offset, generation: generation) }
+        readBack(to: offset)
     }
 
     /// Keeps or hashes bytes that continue the prefix at once; others (or any while a
@@ -103,12 +104,21 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         }
     }
 
-    /// The file's read-back queue, made on first use (a small file never needs one).
-    private func readBacks(_ state: inout State) -> DispatchQueue {
-        if let queue = state.queue { return queue }
-        let queue = DispatchQueue(label: "jgmirror.prefix-hasher", target: PrefixHasher.pool)
-        state.queue = queue
-        return queue
+    /// Asks for the prefix to be hashed up to `offset`, with `completion` told the digest
+    /// of exactly that many bytes once it is: starts the file's read-back job unless it
+    /// is running, which then goes on to `offset`.
+    private func readBack(
+        to offset: Int64, completion: (@Sendable (Result<String, VerifyError>) -> Void)? = nil
+    ) {
+        let start = state.withLock { state -> Int? in
+            if let completion { state.waiting.append((offset, completion)) }
+            state.target = max(state.target, offset)
+            guard !state.reading, state.covered < state.target || !state.waiting.isEmpty else { return nil }
+            state.reading = true
+            return state.generation
+        }
+        guard let generation = start else { return }
+        pool.submit(.computing) { self.advance(generation: generation) }
     }
 
     /// Starts over with a new hasher: a read-back still feeding the old one finishes
@@ -120,6 +130,7 @@ public final class PrefixHasher: PartFileObserver, Sendable {
             $0.held = []
             $0.failure = nil
             $0.reading = false
+            $0.target = 0
             $0.generation += 1
         }
     }
@@ -133,20 +144,16 @@ public final class PrefixHasher: PartFileObserver, Sendable {
 
     /// Calls `completion` with the digest of the first `length` bytes: at once when
     /// they are all written (hashing what is held on the caller's thread), otherwise
-    /// on the hashing queue after reading the rest.
+    /// from the read-back job once it has read the rest.
     func finish(length: Int64, completion: @escaping @Sendable (Result<String, VerifyError>) -> Void) {
-        let readBack = state.withLock { $0.covered == length && !$0.reading ? nil : ($0.generation, readBacks(&$0)) }
-        guard let (generation, queue) = readBack else {
-            completion(state.withLock { digest(&$0, length: length) })
-            return
+        let now = state.withLock { state -> Result<String, VerifyError>? in
+            state.covered == length && !state.reading ? Self.digest(&state, length: length, path: path) : nil
         }
-        queue.async {
-            self.advance(to: length, generation: generation)
-            completion(self.state.withLock { self.digest(&$0, length: length) })
-        }
+        if let now { return completion(now) }
+        readBack(to: length, completion: completion)
     }
 
-    private func digest(_ state: inout State, length: Int64) -> Result<String, VerifyError> {
+    private static func digest(_ state: inout State, length: Int64, path: String) -> Result<String, VerifyError> {
         state.hashHeld()
         if let failure = state.failure { return .failure(failure) }
         guard let hasher = state.hasher() else { return .failure(.noHasher) }
@@ -156,45 +163,70 @@ public final class PrefixHasher: PartFileObserver, Sendable {
         return .success(hasher.finalizeHex())
     }
 
-    /// Reads `[hashed, offset)` back into the hasher (hashing queue, one at a time),
-    /// without holding the lock the writer's thread takes.
-    private func advance(to offset: Int64, generation: Int) {
-        let work = state.withLock { state -> (fd: Int32, from: Int64, hasher: SHA256)? in
-            guard state.generation == generation, state.failure == nil, let hasher = state.hasher(),
-                offset > state.covered
-            else { return nil }
-            state.hashHeld()
-            if state.fd < 0 {
-                if let root {
-                    let opened = Result { () throws(TransferError) -> Int32 in try root.openFile(path, flags: O_RDONLY) }
-                    switch opened {
-                    case .success(let fd): state.fd = fd
-                    case .failure(let error):
-                        state.failure = .unreadable(path: path, reason: error.message)
-                        return nil
-                    }
-                } else {
-                    state.fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard state.fd >= 0 else {
-                        state.failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
-                        return nil
+    /// The file's read-back job: reads `[hashed, target)` into the hasher without
+    /// holding the lock the writer's thread takes, until nothing more is asked; then
+    /// answers the `finish` calls waiting. More asked while it reads is read in the same
+    /// job, never by a second one.
+    private func advance(generation: Int) {
+        typealias Answer = (@Sendable (Result<String, VerifyError>) -> Void, Result<String, VerifyError>)
+        enum Step {
+            case read(fd: Int32, from: Int64, to: Int64, hasher: SHA256)
+            case answer([Answer])
+        }
+        while true {
+            let step = state.withLock { state -> Step in
+                guard state.generation == generation else { return .answer([]) }
+                if state.failure == nil, state.target > state.covered, let hasher = state.hasher() {
+                    state.hashHeld()
+                    if openIfNeeded(&state) { return .read(fd: state.fd, from: state.hashed, to: state.target, hasher: hasher) }
+                }
+                state.reading = false
+                let waiting = state.waiting
+                state.waiting = []
+                return .answer(waiting.map { ($0.completion, Self.digest(&state, length: $0.length, path: path)) })
+            }
+            switch step {
+            case .answer(let answers):
+                for (completion, digest) in answers { completion(digest) }
+                return
+            case .read(let fd, let from, let to, let hasher):
+                let reached = Result { () throws(VerifyError) -> Int64 in
+                    try FileHasher.hashRange(fd: fd, from: from, to: to, into: hasher, path: path)
+                }
+                state.withLock { state in
+                    guard state.generation == generation else { return }
+                    switch reached {
+                    case .success(let offset) where offset < to:
+                        // Bytes said to be final are not there: the file is shorter.
+                        state.hashed = offset
+                        state.failure = .unreadable(path: path, reason: "file is shorter than \(to) bytes")
+                    case .success(let offset): state.hashed = offset
+                    case .failure(let error): state.failure = error
                     }
                 }
             }
-            state.reading = true
-            return (state.fd, state.hashed, hasher)
         }
-        guard let work else { return }
-        let reached = Result { () throws(VerifyError) -> Int64 in
-            try FileHasher.hashRange(fd: work.fd, from: work.from, to: offset, into: work.hasher, path: path)
-        }
-        state.withLock { state in
-            guard state.generation == generation else { return }
-            state.reading = false
-            switch reached {
-            case .success(let offset): state.hashed = offset
-            case .failure(let error): state.failure = error
+    }
+
+    /// Opens the part file for the read-backs once; false, with `failure` set, when it
+    /// cannot be.
+    private func openIfNeeded(_ state: inout State) -> Bool {
+        guard state.fd < 0 else { return true }
+        if let root {
+            let opened = Result { () throws(TransferError) -> Int32 in try root.openFile(path, flags: O_RDONLY) }
+            switch opened {
+            case .success(let fd): state.fd = fd
+            case .failure(let error):
+                state.failure = .unreadable(path: path, reason: error.message)
+                return false
+            }
+        } else {
+            state.fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard state.fd >= 0 else {
+                state.failure = .unreadable(path: path, reason: String(cString: strerror(errno)))
+                return false
             }
         }
+        return true
     }
 }
