@@ -34,7 +34,7 @@ final class PartFile: Sendable {
             fd = try root.openFile(path, flags: flags | O_EXCL)
         }
         // On a throw from here the descriptor closes in deinit.
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw Self.busy(path) }
+        guard Self.lock(fd) else { throw Self.busy(path) }
         // A file continued must have no other name (`EarlierRun` starts over when it
         // had one; this catches a link made since).
         var info = stat()
@@ -47,7 +47,22 @@ final class PartFile: Sendable {
     static func isHeld(_ path: String, root: RootDirectory) -> Bool {
         guard let fd = try? root.openFile(path, flags: O_RDONLY | O_NONBLOCK) else { return false }
         defer { close(fd) }
-        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+        return !lock(fd)
+    }
+
+    /// Takes the exclusive lock on `fd`; false when another process holds it. A lock
+    /// must stay held for a second to count: a process this one started in the
+    /// meantime (gpgv) holds a copy of every descriptor until it has begun its
+    /// program, which a loaded machine can delay. Only a file that is busy waits.
+    private static func lock(_ fd: Int32) -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, DispatchTime.now().uptimeNanoseconds < deadline else {
+                return false
+            }
+            usleep(10_000)
+        }
+        return true
     }
 
     private static func busy(_ path: String) -> TransferError {

@@ -92,18 +92,27 @@ extension PlannedItem {
         resume: Bool, root: RootDirectory, record lookUp: @autoclosure () -> FileRecord? = nil,
         quickCheck: QuickCheck = QuickCheck(), listings: FolderListings = FolderListings()
     ) -> Inspection {
+        inspect(resume: resume, files: RootDirectory.Cursor(root), record: lookUp(), quickCheck: quickCheck, listings: listings)
+    }
+
+    /// `inspect`, looking at the disk through `files`, which keeps the last folder open
+    /// for the next item in it (a walk's).
+    func inspect(
+        resume: Bool, files: RootDirectory.Cursor, record lookUp: @autoclosure () -> FileRecord? = nil,
+        quickCheck: QuickCheck = QuickCheck(), listings: FolderListings = FolderListings()
+    ) -> Inspection {
         var noState = false
         if resume {
-            let hasState = listings.mayHold(statePath) && root.status(statePath) != nil
+            let hasState = listings.mayHold(statePath) && files.status(statePath) != nil
             // A part file without state (a run killed during a small file) is left to
             // `EarlierRun`, which removes it: it is not fresh.
-            let hasPart = listings.mayHold(partPath) && root.status(partPath) != nil
+            let hasPart = listings.mayHold(partPath) && files.status(partPath) != nil
             if hasState, hasPart { return .decided(ItemAssessment(action: .resume)) }
             noState = !hasState && !hasPart
         }
         guard listings.mayHold(path) else { return .decided(ItemAssessment(action: .fetch, noResumeState: noState)) }
         let info: stat
-        do { info = try root.fileStatus(path) } catch {
+        do { info = try files.fileStatus(path) } catch {
             return error.code == .unsafePath ? .unsafe(error) : .decided(ItemAssessment(action: .fetch, noResumeState: noState))
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {

@@ -185,6 +185,8 @@ final class ItemRunner: Sendable {
             defer { held = FolderListings() }
             return held
         }
+        // One folder open at a time, for every item in it (a plan lists them together).
+        let files = RootDirectory.Cursor(root)
         for index in items.indices {
             let item = items[index]
             if item.isLink { continue }  // placed after the files, by `placeLinks`
@@ -195,7 +197,7 @@ final class ItemRunner: Sendable {
                 continue
             }
             switch item.inspect(
-                resume: options.resume, root: root, record: stateRecord(of: item), quickCheck: quickCheck, listings: listings)
+                resume: options.resume, files: files, record: stateRecord(of: item), quickCheck: quickCheck, listings: listings)
             {
             case .decided(let assessment):
                 decide(index, assessment)
