@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 
 /// The mirror's state database, `ROOT/.jgmirror/state.sqlite` (docs/state.md#the-state-folder):
-/// what each destination looked like when it was last verified, and the validators of each
-/// remote. SQLite in WAL mode through GRDB, so shards of one manifest that share a
-/// tree write to it at once (each write waits up to the busy timeout for another).
+/// what each destination looked like when it was last verified, the links `link:` items
+/// placed, and the snapshots published. SQLite in WAL mode through GRDB, so shards of
+/// one manifest that share a tree write to it at once (each write waits up to the busy
+/// timeout for another).
 ///
 /// The only type that knows about GRDB; the rest of the code sees records. Nothing in
 /// it is ever needed for correctness: a record that is missing, stale or lost only
@@ -125,7 +126,9 @@ public final class StateStore: Sendable {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             // WITHOUT ROWID: the destination is the key and is stored once (about
-            // 200 bytes a file, SHA-256 as 32 raw bytes).
+            // 200 bytes a file, SHA-256 as 32 raw bytes). Databases made by earlier
+            // builds also hold an empty `remote` table that no version wrote or read: left
+            // as it is, so that no migration locks an older jgmirror out of the database.
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS file (
@@ -140,12 +143,6 @@ public final class StateStore: Sendable {
                         last_modified TEXT,
                         url TEXT,
                         verified_at INTEGER,
-                        checked_at INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS remote (
-                        url TEXT PRIMARY KEY NOT NULL,
-                        etag TEXT,
-                        last_modified TEXT,
                         checked_at INTEGER NOT NULL
                     ) WITHOUT ROWID;
                     """)
@@ -332,28 +329,6 @@ public final class StateStore: Sendable {
                 try save.execute(arguments: [link.dest, link.target, now])
                 try files.execute(arguments: [link.dest])
             }
-        }
-    }
-
-    // MARK: Remotes
-
-    /// The validators last seen for `url`, for a conditional request (lists of `sets:`
-    /// and other files fetched by URL rather than placed as items).
-    public func validators(forURL url: String) -> (etag: String?, lastModified: String?)? {
-        let row = try? pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT etag, last_modified FROM remote WHERE url = ?", arguments: [url])
-        }
-        guard let row = row ?? nil else { return nil }
-        return (row[0], row[1])
-    }
-
-    /// Remembers the validators of `url`.
-    @discardableResult
-    public func saveValidators(etag: String?, lastModified: String?, forURL url: String) -> String? {
-        write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO remote (url, etag, last_modified, checked_at) VALUES (?, ?, ?, ?)",
-                arguments: [url, etag, lastModified, FileRecord.now()])
         }
     }
 
