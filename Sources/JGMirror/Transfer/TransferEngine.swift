@@ -46,10 +46,8 @@ final class TransferEngine: @unchecked Sendable {
         /// Starts writeback of a file's dirty pages (`sync_file_range`); tests count calls.
         var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
         /// Bytes per second the verifier hashes, which shapes regions on near links
-        /// (`SegmentBook.regionCap`): SHA-256 with the CPU's SHA extensions, as measured
-        /// on the benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s); tests model
-        /// a slower hasher.
-        var hashRate = 1.5e9
+        /// (`SegmentBook.regionCap`); tests model a slower hasher.
+        var hashRate = SegmentBook.measuredHashRate
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
         /// What the bodies of unknown length in flight may still write, shared by all
