@@ -7,8 +7,8 @@
 /// so the observer does not see it.
 ///
 /// The hot path: per buffer it allocates nothing and copies no book (the item's
-/// book is mutated in place through `inout`). Confined to the engine thread, like
-/// the `ItemTransfer` that owns it.
+/// book is mutated in place through `inout`). Held in its `ItemStorage`'s
+/// `EngineBound` field: touched on the engine thread only, checked.
 struct BodyWriter {
     /// The length the manifest promises (`size`).
     private let expectedSize: Int64?

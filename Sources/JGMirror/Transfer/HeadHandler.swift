@@ -5,7 +5,8 @@ import CCurl
 /// ranges, where a source's redirects lead), and what the head makes the item do
 /// next — write the body, fan out, follow a redirect, start over, or stop.
 ///
-/// Confined to the engine thread, like the `ItemTransfer` it belongs to. It runs
+/// Holds no state of its own: what it reads and changes is its item's, its crew's and
+/// its workers', each access checked on the engine thread (`EngineBound`). It runs
 /// inside libcurl's write callback (and once a request ended, for a head without a
 /// body), so it only reads from curl handles: a restart, a failure or a fan-out,
 /// which attach, detach or resume them, is left in the item's `pending` for

@@ -78,8 +78,8 @@ final class TransferEngine: @unchecked Sendable {
         var cancel: Bool?
         var skipQueued = false
         var shutdown = false
-        /// Items whose `prepare()` finished, ready to start.
-        var prepared: [ItemTransfer] = []
+        /// Items back from the preparation queue with what it found, ready to start.
+        var prepared: [(ItemTransfer, ItemPreparation)] = []
         /// Outcomes whose item's disk work is done (`deliver(after:)`).
         var deliveries: [@Sendable () -> Void] = []
     }
@@ -221,9 +221,9 @@ final class TransferEngine: @unchecked Sendable {
             while let item = loop.ready.popFirst() { item.cancel(clearing: clearing) }
             for item in loop.running { item.cancel(clearing: clearing) }
         }
-        for item in commands.prepared {
+        for (item, preparation) in commands.prepared {
             loop.preparing -= 1
-            item.adoptPrepared()
+            item.adopt(preparation)
             if loop.cancelled {
                 item.cancel(clearing: loop.cancelClearing)
             } else if loop.skipping {
@@ -247,9 +247,12 @@ final class TransferEngine: @unchecked Sendable {
                 continue
             }
             loop.preparing += 1
+            // The item crosses to the queue and back only to be handed back: the queue
+            // reads its immutable request, never its state (`ItemPreparation`).
+            let request = item.request
             preparation.async { [self] in
-                item.prepare()
-                inbox.withLock { $0.prepared.append(item) }
+                let prepared = ItemPreparation(request)
+                inbox.withLock { $0.prepared.append((item, prepared)) }
                 wake()
             }
         }
