@@ -38,10 +38,11 @@ final class ItemTransfer: @unchecked Sendable {
         Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
     private(set) lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
-    /// The crew's book, once the length is known.
+    /// The crew's book, once the length is known; changed in place (the write callback
+    /// records each buffer in it: a copy would copy its regions per buffer).
     var book: SegmentBook? {
         get { crew.book }
-        set { crew.book = newValue }
+        _modify { yield &crew.book }
     }
     /// The crew's connections.
     var workers: [Worker] { crew.workers }
@@ -88,7 +89,7 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Start
 
-    /// Sends the first request (engine thread, after `prepare()`).
+    /// Sends the first request (engine thread, once its preparation, if any, is adopted).
     func start() {
         let now = engine.now()
         storage.startClock(now: now)
