@@ -140,9 +140,7 @@ public final class StateStore: Sendable {
                     """)
             while let row = try rows.next() {
                 let dest: String = row[0]
-                let stat = FileStat(
-                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
-                    device: UInt64(bitPattern: row[5]))
+                let stat = Self.stat(row)
                 let digest: Data? = row[6]
                 let digest512: Data? = row[12]
                 records[dest] = FileRecord(
@@ -173,9 +171,7 @@ public final class StateStore: Sendable {
                         FROM file ORDER BY dest
                     """)
             while let row = try rows.next() {
-                let stat = FileStat(
-                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
-                    device: UInt64(bitPattern: row[5]))
+                let stat = Self.stat(row)
                 let digest: Data? = row[6]
                 let digest512: Data? = row[11]
                 table.append(
@@ -186,6 +182,14 @@ public final class StateStore: Sendable {
             table.finish()
             return table
         }
+    }
+
+    /// The stat a file record keeps, from columns 1 to 5 of a `file` row (size, mtime,
+    /// ctime, inode, device), as both readers select them.
+    private static func stat(_ row: Row) -> FileStat {
+        FileStat(
+            size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
+            device: UInt64(bitPattern: row[5]))
     }
 
     /// Writes `records` in one transaction, replacing earlier records of their destinations.
