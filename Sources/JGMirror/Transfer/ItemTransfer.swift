@@ -15,8 +15,8 @@ import Foundation
 /// adopts back on the engine thread (`adopt`).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
-/// which the engine calls outside callbacks; only `HeadHandler` runs inside libcurl's
-/// callbacks, where it records its decisions there.
+/// which the engine calls outside callbacks; of the item's parts only `HeadHandler`
+/// runs inside libcurl's callbacks, and it records its decisions in `pending`.
 ///
 /// `@unchecked Sendable`: it crosses to the preparation queue and back through the
 /// engine's inbox lock (`TransferEngine.Inbox.prepared`), touched there only through
@@ -30,12 +30,14 @@ final class ItemTransfer: @unchecked Sendable {
     @EngineBound var remote: RemoteFile
     let isFileSource: Bool
 
+    /// The item ended: its outcome went out, or waits for its queue.
     @EngineBound private(set) var finished: Bool
     /// The connections, the byte ranges they share and who fetches what next: the
     /// engine thread's only, checked on every access in debug builds.
     var crew: Crew { boundCrew.value }
     private lazy var boundCrew = EngineBound(
         Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
+    /// Sends the connections' requests and carries out how each ended.
     private(set) lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
     /// The crew's book, once the length is known; changed in place (the write callback
