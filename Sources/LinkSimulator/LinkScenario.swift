@@ -1,3 +1,5 @@
+import JGMirror
+
 /// One simulated download: a file, the link each connection gets, and the client's
 /// hashing speed.
 ///
@@ -43,14 +45,15 @@ public struct LinkScenario: Sendable, Hashable, CustomStringConvertible {
 
     public init(
         size: Int64, connections: Int, bytesPerSecond: Double, roundTrip: Double,
-        hashBytesPerSecond: Double = 1.5e9, slowConnection: Int? = nil, slowFactor: Double = 10,
+        hashBytesPerSecond: Double? = nil, slowConnection: Int? = nil, slowFactor: Double = 10,
         stall: Stall? = nil, minSegment: Int64 = 1 << 20
     ) {
         self.size = size
         self.connections = connections
         self.bytesPerSecond = bytesPerSecond
         self.roundTrip = roundTrip
-        self.hashBytesPerSecond = hashBytesPerSecond
+        // nil: as fast as the engine takes the verifier to be.
+        self.hashBytesPerSecond = hashBytesPerSecond ?? SimulatedSegmentBook.measuredHashRate
         self.slowConnection = slowConnection
         self.slowFactor = slowFactor
         self.stall = stall

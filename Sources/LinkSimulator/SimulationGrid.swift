@@ -63,9 +63,19 @@ public struct SimulationGrid: Sendable {
         return cells
     }
 
-    /// The tables: each policy summed up over the grid, then time over the physical
-    /// limit of `chosen` for every cell, one table per file size.
+    /// The tables: each policy summed up over the grid, the bench's links, then time
+    /// over the physical limit of `chosen` for every cell, one table per file size.
     public func markdown(_ cells: [Cell], chosen: SchedulingPolicy) -> String {
+        var lines = summary(cells, chosen: chosen)
+        lines.append("")
+        lines += benchLinks(chosen: chosen)
+        lines.append("")
+        for size in sizes { lines += table(of: size, cells, chosen: chosen) + [""] }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Each policy, and `chosen` under each way of opening, summed up over the grid.
+    private func summary(_ cells: [Cell], chosen: SchedulingPolicy) -> [String] {
         var lines: [String] = []
         lines.append(
             "Simulated completion time over the physical limit (`max(size / Σ rates, size / hash rate) + 2 RTT`), "
@@ -88,9 +98,12 @@ public struct SimulationGrid: Sendable {
         for opening in Opening.allCases where opening != .afterFirstHead {
             summary("\(chosen), \(opening)", { $0.openings[opening]! })
         }
-        lines.append("")
-        lines.append("The bench's links (48 MiB, 8 connections of 4 MB/s), simulated seconds:")
-        lines.append("")
+        return lines
+    }
+
+    /// The bench's WAN links (48 MiB, 8 connections of 4 MB/s) under every policy.
+    private func benchLinks(chosen: SchedulingPolicy) -> [String] {
+        var lines = ["The bench's links (48 MiB, 8 connections of 4 MB/s), simulated seconds:", ""]
         var header = "| link | physical limit |"
         var rule = "|---|---:|"
         for policy in SchedulingPolicy.allCases {
@@ -114,38 +127,38 @@ public struct SimulationGrid: Sendable {
             row += " \(Self.seconds(LinkSimulation.run(scenario, policy: chosen, opening: .preconnected).seconds)) |"
             lines.append(row)
         }
-        lines.append("")
-        for size in sizes {
-            lines.append(
-                "**\(LinkScenario.bytes(size)), \(chosen)** — each cell: all connections at the rate / "
-                    + "one at a tenth of it")
-            lines.append("")
-            var header = "| RTT | rate per connection |"
-            var rule = "|---:|---:|"
-            for connections in connectionCounts {
-                header += " \(connections) connection\(connections == 1 ? "" : "s") |"
-                rule += "---:|"
-            }
-            lines.append(header)
-            lines.append(rule)
-            for roundTrip in roundTrips {
-                for rate in rates {
-                    var row = "| \(LinkScenario.seconds(roundTrip)) | \(LinkScenario.rate(rate)) |"
-                    for connections in connectionCounts {
-                        let pair = cells.filter {
-                            $0.scenario.size == size && $0.scenario.roundTrip == roundTrip
-                                && $0.scenario.bytesPerSecond == rate && $0.scenario.connections == connections
-                        }
-                        let fast = pair.first { $0.scenario.slowConnection == nil }!.results[chosen]!.ratio
-                        let slow = pair.first { $0.scenario.slowConnection != nil }!.results[chosen]!.ratio
-                        row += " \(Self.format(fast)) / \(Self.format(slow)) |"
-                    }
-                    lines.append(row)
-                }
-            }
-            lines.append("")
+        return lines
+    }
+
+    /// `chosen`'s time over the physical limit for every cell of one file size, with
+    /// every connection at the rate and with one at a tenth of it.
+    private func table(of size: Int64, _ cells: [Cell], chosen: SchedulingPolicy) -> [String] {
+        var lines = [
+            "**\(LinkScenario.bytes(size)), \(chosen)** — each cell: all connections at the rate / one at a tenth of it", "",
+        ]
+        var header = "| RTT | rate per connection |"
+        var rule = "|---:|---:|"
+        for connections in connectionCounts {
+            header += " \(connections) connection\(connections == 1 ? "" : "s") |"
+            rule += "---:|"
         }
-        return lines.joined(separator: "\n")
+        lines += [header, rule]
+        for roundTrip in roundTrips {
+            for rate in rates {
+                var row = "| \(LinkScenario.seconds(roundTrip)) | \(LinkScenario.rate(rate)) |"
+                for connections in connectionCounts {
+                    let pair = cells.filter {
+                        $0.scenario.size == size && $0.scenario.roundTrip == roundTrip
+                            && $0.scenario.bytesPerSecond == rate && $0.scenario.connections == connections
+                    }
+                    let fast = pair.first { $0.scenario.slowConnection == nil }!.results[chosen]!.ratio
+                    let slow = pair.first { $0.scenario.slowConnection != nil }!.results[chosen]!.ratio
+                    row += " \(Self.format(fast)) / \(Self.format(slow)) |"
+                }
+                lines.append(row)
+            }
+        }
+        return lines
     }
 
     static func geometricMean(_ values: [Double]) -> Double {

@@ -87,7 +87,8 @@ struct JGMirrorCommand: AsyncParsableCommand {
 
 /// Parses the command line, runs the command, and ends the process with the status
 /// docs/exit-codes.md#exit-codes gives: what a command threw as `ExitCode`, 2 for a usage error
-/// (rather than ArgumentParser's 64).
+/// (rather than ArgumentParser's 64). As in swift-argument-parser's own `main`, the one
+/// place that ends the process is here: `exit(withError:)` with what `run` threw.
 @main
 enum Entry {
     static func main() async {
@@ -103,15 +104,18 @@ enum Entry {
         // thread freed stayed out of another's reach, and a 100,000-item sync peaked
         // 11 MiB higher. No slower, measured: bench/RESULTS.md.
         _ = jg_use_one_malloc_arena()
-        let status = await run()
-        // Nothing in this package ends the process: ArgumentParser's `main` does, with
-        // the status of the `ExitCode` that `ProcessEnd` throws.
-        if status != 0 { await ProcessEnd.main([String(status)]) }
+        do {
+            try await run()
+        } catch {
+            JGMirrorCommand.exit(withError: error)
+        }
     }
 
-    /// Runs the command line's command and returns the process status, having said
-    /// on stderr what went wrong (a command says it before it throws its `ExitCode`).
-    static func run() async -> Int32 {
+    /// Runs the command line's command. A failure leaves as an `ExitCode`, having been
+    /// said on stderr (a command says it before it throws); `--help`, `--version` and
+    /// the completion scripts leave as ArgumentParser's clean exits, which
+    /// `exit(withError:)` prints on stdout with status 0.
+    static func run() async throws {
         do {
             var command = try JGMirrorCommand.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -119,26 +123,13 @@ enum Entry {
             } else {
                 try command.run()
             }
-            return 0
         } catch let code as ArgumentParser.ExitCode {
-            return code.rawValue
+            throw code
         } catch {
-            // `--help` and `--version` arrive as errors whose code is 0.
-            if JGMirrorCommand.exitCode(for: error) == ArgumentParser.ExitCode.success {
-                print(JGMirrorCommand.fullMessage(for: error))
-                return 0
-            }
+            // `--help`, `--version` and the completion scripts arrive as errors whose code is 0.
+            if JGMirrorCommand.exitCode(for: error) == ArgumentParser.ExitCode.success { throw error }
             Terminal.error(JGMirrorCommand.fullMessage(for: error))
-            return JGMirror.ExitCode.usage.rawValue
+            throw ArgumentParser.ExitCode(JGMirror.ExitCode.usage)
         }
     }
-}
-
-/// Ends the process with its one argument as the status: ArgumentParser's `main`
-/// exits with the code of the `ExitCode` a command throws, and this command throws it.
-/// Not reachable from the command line; `Entry` runs it with the status it decided.
-struct ProcessEnd: AsyncParsableCommand {
-    @Argument var status: Int32
-
-    func run() async throws { throw ArgumentParser.ExitCode(status) }
 }

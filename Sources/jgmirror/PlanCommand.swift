@@ -49,27 +49,8 @@ struct PlanCommand: AsyncParsableCommand {
         defer { store?.close() }
         let records = (try? store?.recordTable()) ?? RecordTable()
         // Two passes, no table in memory: a 100,000-item plan prints in well under a second.
-        var counts: [String: Int] = [:]
-        var leading: [(action: String, size: String)] = []
-        leading.reserveCapacity(plan.items.count)
-        var widths = ["ACTION", "SIZE", "CONN", "TAG", "DEST"].map(\.count)
-        // Nothing exists under a missing folder: a fresh mirror plans without a stat per item.
-        var folderExists: [String: Bool] = [:]
-        for item in plan.items {
-            let folder = Paths.parent(of: item.path)
-            let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: folder)
-            folderExists[folder] = exists
-            let assessment = exists ? item.assess(resume: !noResume, record: records[item.dest]) : nil
-            let action = (assessment?.action ?? (item.isLink ? .link : .fetch)).rawValue
-            counts[action, default: 0] += 1
-            let size = (item.size ?? assessment?.size).map(Units.formatBytes) ?? "-"
-            leading.append((action, size))
-            widths[0] = max(widths[0], action.count)
-            widths[1] = max(widths[1], size.count)
-            widths[2] = max(widths[2], item.isLink ? 1 : String(item.connections).count)
-            widths[3] = max(widths[3], item.tag.map { String($0).count } ?? 1)
-            widths[4] = max(widths[4], item.dest.count)
-        }
+        let (leading, widths, assessed) = assess(plan, records: records)
+        var counts = assessed
         var output = TableWriter(widths: widths)
         try output.row(["ACTION", "SIZE", "CONN", "TAG", "DEST"], last: "URL")
         for (item, (action, size)) in zip(plan.items, leading) {
@@ -94,6 +75,35 @@ struct PlanCommand: AsyncParsableCommand {
         let failed = JGMirror.ExitCode.combine(
             [JGMirror.ExitCode.forResults(plan.manifest.listFailures.map(\.result) + shrunk)] + (refused ? [.local] : []))
         if failed != .success { throw ArgumentParser.ExitCode(failed) }
+    }
+
+    /// The first pass over `plan`: each item's action and size, how many items take
+    /// each action, and the widths of the table's columns.
+    private func assess(_ plan: Plan, records: RecordTable) -> (
+        leading: [(action: String, size: String)], widths: [Int], counts: [String: Int]
+    ) {
+        var counts: [String: Int] = [:]
+        var leading: [(action: String, size: String)] = []
+        leading.reserveCapacity(plan.items.count)
+        var widths = ["ACTION", "SIZE", "CONN", "TAG", "DEST"].map(\.count)
+        // Nothing exists under a missing folder: a fresh mirror plans without a stat per item.
+        var folderExists: [String: Bool] = [:]
+        for item in plan.items {
+            let folder = Paths.parent(of: item.path)
+            let exists = folderExists[folder] ?? FileManager.default.fileExists(atPath: folder)
+            folderExists[folder] = exists
+            let assessment = exists ? item.assess(resume: !noResume, record: records[item.dest]) : nil
+            let action = (assessment?.action ?? (item.isLink ? .link : .fetch)).rawValue
+            counts[action, default: 0] += 1
+            let size = (item.size ?? assessment?.size).map(Units.formatBytes) ?? "-"
+            leading.append((action, size))
+            widths[0] = max(widths[0], action.count)
+            widths[1] = max(widths[1], size.count)
+            widths[2] = max(widths[2], item.isLink ? 1 : String(item.connections).count)
+            widths[3] = max(widths[3], item.tag.map { String($0).count } ?? 1)
+            widths[4] = max(widths[4], item.dest.count)
+        }
+        return (leading, widths, counts)
     }
 
     /// Prints a `delete` row for each file and stale link `sync --delete` would remove

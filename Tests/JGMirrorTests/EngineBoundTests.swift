@@ -55,6 +55,65 @@ import Testing
         }
     }
 
+    /// An item of an engine whose loop does not run, with one worker hired: the calling
+    /// thread plays the engine thread. For the exit tests, which capture nothing.
+    fileprivate static func itemWithAWorker() throws -> (TransferEngine, ItemTransfer, Worker) {
+        var configuration = TransferEngine.Configuration()
+        configuration.startsLoop = false
+        let engine = try TransferEngine(configuration: configuration) { _ in }
+        engine.engineThread.enter()
+        let request = TransferRequest(
+            id: 3, sources: ["http://127.0.0.1:1/bound"], root: try RootDirectory(path: "/"),
+            partPath: "/nonexistent/bound.jgpart", statePath: "/nonexistent/bound.jgd", expectedSize: 1 << 20,
+            connections: 2, retries: 1, minSegment: 1 << 16, timeout: 5, headers: [], insecure: false, resume: false)
+        let item = ItemTransfer(engine: engine, request: request) { _ in }
+        return (engine, item, item.crew.hire())
+    }
+
+    /// Runs `body` on a thread of its own and waits for it (in an exit test's process).
+    fileprivate static func elsewhere(_ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            done.signal()
+        }.start()
+        done.wait()
+    }
+
+    /// What the engine thread owns beyond its loop and crews: each worker's fields, the
+    /// item's own (its tally, what it knows of the remote file, its pending decisions)
+    /// and its storage's, each checked on every access. Touched on the engine thread
+    /// they work; from any other thread they trap.
+    @Test(.enabled(if: _isDebugAssertConfiguration()))
+    func touchingAnItemsStateOffTheEngineThreadTraps() async throws {
+        let (engine, item, worker) = try Self.itemWithAWorker()
+        worker.pos += 10
+        item.tally.attempts += 1
+        #expect(worker.pos == 10 && item.tally.attempts == 2 && item.storage.bytesThisRun == 0 && !item.finished)
+        withExtendedLifetime(engine) {}
+        await #expect(processExitsWith: .failure) {
+            let (engine, _, worker) = try EngineBoundTests.itemWithAWorker()
+            nonisolated(unsafe) let shared = worker
+            EngineBoundTests.elsewhere { shared.pos += 1 }
+            withExtendedLifetime(engine) {}
+        }
+        await #expect(processExitsWith: .failure) {
+            let (engine, item, _) = try EngineBoundTests.itemWithAWorker()
+            EngineBoundTests.elsewhere { _ = item.tally.attempts }
+            withExtendedLifetime(engine) {}
+        }
+        await #expect(processExitsWith: .failure) {
+            let (engine, item, _) = try EngineBoundTests.itemWithAWorker()
+            EngineBoundTests.elsewhere { _ = item.remote.validators }
+            withExtendedLifetime(engine) {}
+        }
+        await #expect(processExitsWith: .failure) {
+            let (engine, item, _) = try EngineBoundTests.itemWithAWorker()
+            EngineBoundTests.elsewhere { _ = item.storage.bytesThisRun }
+            withExtendedLifetime(engine) {}
+        }
+    }
+
     @Test func aMemberIsChangedInPlaceThroughTheWrapper() {
         let engine = EngineThread()
         engine.enter()

@@ -21,6 +21,25 @@ import Testing
         #expect(try JSONDecoder().decode(ItemError.self, from: json).code == .http(416))
     }
 
+    /// Each kind the compiler lists is one code, read back from its own spelling, and
+    /// has its row in the error-code table of the docs.
+    @Test(arguments: ErrorCode.Kind.allCases)
+    func everyKindIsACodeWithItsOwnSpelling(kind: ErrorCode.Kind) {
+        let code = kind.code
+        #expect(code.kind == kind)
+        #expect(ErrorCode(rawValue: code.rawValue) == code)
+        #expect(ErrorCode.allCases.contains(code))
+        let spelling = kind == .http ? "http_NNN" : kind.rawValue
+        #expect(code.rawValue == (kind == .http ? "http_404" : kind.rawValue))
+        #expect(ReferencePage.errorCodes.contains("| `\(spelling)` | \(code.exitCode.rawValue) | "))
+    }
+
+    @Test func onlyAStatusMakesAnHTTPCode() {
+        #expect(ErrorCode(rawValue: "http") == nil && ErrorCode(rawValue: "http_") == nil)
+        #expect(ErrorCode.allCases.count == ErrorCode.Kind.allCases.count)
+        #expect(ErrorCode.allCases.filter { $0.kind == .http } == [.http(404)])
+    }
+
     @Test func eachCodeKnowsItsExitClass() {
         #expect(ErrorCode.diskFull.exitCode == .local && ErrorCode.unsafePath.isLocal && ErrorCode.curl.isLocal)
         #expect(ErrorCode.http(500).exitCode == .transferFailed && !ErrorCode.sizeMismatch.isLocal)

@@ -91,14 +91,19 @@ import Testing
         try await withTestDirectory { dir in
             var configuration = TransferEngine.Configuration()
             configuration.durable = false
+            // This thread plays the engine thread, which the storage's fields belong to.
+            let thread = EngineThread()
+            thread.enter()
             let held = ItemStorage(
-                request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+                request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration,
+                thread: thread)
             #expect(held.learned(length: 4096, rangesSupported: true) == nil)
             #expect(!exists(dir + "/f.jgpart"))
             // Larger than the limit, or of unknown length: the part file is made now.
             for length in [Int64(1 << 20), nil] {
                 let storage = ItemStorage(
-                    request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration)
+                    request: try request(dir, url: "http://127.0.0.1:1/f", limit: 64 << 10), configuration: configuration,
+                    thread: thread)
                 #expect(storage.learned(length: length, rangesSupported: false) == nil)
                 #expect(exists(dir + "/f.jgpart"), "\(String(describing: length))")
                 storage.close(keepingState: false, book: nil, validators: Validators())?.sync {}  // waits for its queue

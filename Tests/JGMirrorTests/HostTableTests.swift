@@ -242,6 +242,17 @@ import Testing
         #expect(ThrottleHint.wait(retryAfter: nil, rateLimitReset: "123456789012345", wallClock: wall) == 1e10)
     }
 
+    /// A day its month does not have is no date (`timegm` would roll it over into the
+    /// next month), in an HTTP date as in a Release's: a `Retry-After` that names one is
+    /// not read. A leap second is the next minute's first.
+    @Test func aDayItsMonthDoesNotHaveIsNoHTTPDate() {
+        #expect(HTTPDate.parse("Sat, 31 Feb 2026 10:00:00 GMT") == nil)
+        #expect(HTTPDate.parse("Thu, 31 Apr 2026 10:00:00 GMT") == nil)
+        #expect(HTTPDate.parse("Wed, 31 Dec 2025 23:59:60 GMT") == HTTPDate.parse("Thu, 01 Jan 2026 00:00:00 GMT"))
+        let wall = Double(HTTPDate.parse("Sat, 28 Feb 2026 10:00:00 GMT") ?? 0)
+        #expect(ThrottleHint.wait(retryAfter: "Sat, 31 Feb 2026 10:00:00 GMT", rateLimitReset: "7", wallClock: wall) == 7)
+    }
+
     @Test func httpDatesRoundTripAndMalformedOnesAreRefused() {
         for seconds: Int64 in [0, 784_111_777, 1_792_567_680, 4_102_444_799] {
             #expect(HTTPDate.parse(HTTPDate.format(seconds: seconds)) == seconds)

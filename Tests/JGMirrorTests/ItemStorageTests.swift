@@ -17,10 +17,19 @@ import Testing
         return request
     }
 
+    /// A storage whose fields belong to the calling thread, which plays the engine thread.
     private func storage(_ request: TransferRequest) -> ItemStorage {
         var configuration = TransferEngine.Configuration()
         configuration.durable = false
-        return ItemStorage(request: request, configuration: configuration)
+        let thread = EngineThread()
+        thread.enter()
+        return ItemStorage(request: request, configuration: configuration, thread: thread)
+    }
+
+    /// Gives `storage` its part file as the preparation queue would: a new one, or with
+    /// `earlierRun` the one an earlier run left, with its resume state.
+    private func open(_ storage: ItemStorage, _ request: TransferRequest, earlierRun: Bool = false) {
+        storage.adopt(part: ItemPreparation.openPart(request, fresh: !earlierRun), earlierRun: earlierRun)
     }
 
     private func size(_ path: String) -> Int64? {
@@ -35,8 +44,9 @@ import Testing
 
     @Test func aResumableFileIsReservedAndItsStateKeptWhenItStops() async throws {
         try await withTestDirectory { dir in
-            let storage = storage(try request(dir))
-            storage.open()
+            let request = try request(dir)
+            let storage = storage(request)
+            open(storage, request)
             #expect(storage.openFailure == nil && size(dir + "/f.jgpart") == 0)
             #expect(storage.learned(length: 8192, rangesSupported: true) == nil)
             #expect(storage.resumable && size(dir + "/f.jgpart") == 8192)
@@ -59,8 +69,9 @@ import Testing
         try await withTestDirectory { dir in
             // No ranges, too small, or resume off: no state, and the part file goes.
             for (length, ranges, resume) in [(Int64(8192), false, true), (512, true, true), (8192, true, false)] {
-                let storage = storage(try request(dir, resume: resume))
-                storage.open()
+                let request = try request(dir, resume: resume)
+                let storage = storage(request)
+                open(storage, request)
                 #expect(storage.learned(length: length, rangesSupported: ranges) == nil)
                 #expect(!storage.resumable, "\(length) \(ranges) \(resume)")
                 storage.close(keepingState: true, book: book(length, missing: []), validators: Validators())?.sync {}
@@ -73,16 +84,16 @@ import Testing
 
     @Test func startingOverEmptiesThePartFileAndDropsItsState() async throws {
         try await withTestDirectory { dir in
-            let storage = storage(try request(dir))
-            storage.open()
+            let request = try request(dir)
+            let storage = storage(request)
+            open(storage, request)
             _ = storage.learned(length: 8192, rangesSupported: true)
             storage.close(
                 keepingState: true, book: book(8192, missing: [ByteRange(lower: 0, upper: 8192)]), validators: Validators())?.sync
             {}
             #expect(FileManager.default.fileExists(atPath: dir + "/f.jgd"))
-            let again = self.storage(try request(dir))
-            again.adoptEarlierRun()
-            again.open()
+            let again = self.storage(request)
+            open(again, request, earlierRun: true)
             #expect(again.openFailure == nil)
             try again.startOver()
             #expect(!again.resumable && !again.hasState && size(dir + "/f.jgpart") == 0)
@@ -92,14 +103,14 @@ import Testing
 
     @Test func anItemThatNeverStartedKeepsOnlyAnEarlierRunsBytes() async throws {
         try await withTestDirectory { dir in
-            let fresh = storage(try request(dir))
-            fresh.open()
+            let request = try request(dir)
+            let fresh = storage(request)
+            open(fresh, request)
             fresh.abandon()
             #expect(!FileManager.default.fileExists(atPath: dir + "/f.jgpart"))
             #expect(FileManager.default.createFile(atPath: dir + "/f.jgpart", contents: Data(count: 100)))
-            let adopted = storage(try request(dir))
-            adopted.adoptEarlierRun()
-            adopted.open()
+            let adopted = storage(request)
+            open(adopted, request, earlierRun: true)
             adopted.abandon()
             #expect(size(dir + "/f.jgpart") == 100)
         }

@@ -169,6 +169,18 @@ import Testing
         #expect(SegmentBook.regionCap(length: 48 * mebibyte, connections: 1, roundTrip: 0.2) == nil)
     }
 
+    /// The engine cuts regions for the hashing speed the book assumes unless told
+    /// another: one measured figure, not a copy in each.
+    @Test func theEngineAndTheBookAssumeOneHashRate() {
+        #expect(TransferEngine.Configuration().hashRate == SegmentBook.measuredHashRate)
+        let cap = SegmentBook.regionCap(length: 1 << 30, connections: 4, roundTrip: 0.000_2)
+        #expect(
+            cap
+                == SegmentBook.regionCap(
+                    length: 1 << 30, connections: 4, roundTrip: 0.000_2,
+                    hashRate: TransferEngine.Configuration().hashRate))
+    }
+
     @Test func recappingHandsTheBacksOfLongRegionsToThePoolFrontFirst() {
         // Four regions of 16 mebibyte cut before the round trip was known, 1 mebibyte of the
         // first one written: capped at 4 mebibyte, each keeps its first 4 mebibyte and the backs

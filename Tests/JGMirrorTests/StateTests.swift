@@ -179,6 +179,19 @@ final class HashLog: Sendable {
         }
     }
 
+    /// A new database holds the tables some code reads and writes, and nothing else.
+    @Test func aNewDatabaseHoldsOnlyTheTablesInUse() async throws {
+        try await withTestDirectory { dir in
+            let opening = StateStore.open(folder: dir)
+            let store = try #require(opening.store)
+            let tables = try await store.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            }
+            #expect(tables == ["file", "grdb_migrations", "link", "snapshot"])
+            store.close()
+        }
+    }
+
     @Test func racyTimestampIsRehashedOnceThenTrusted() async throws {
         server.set("/f", TestServer.Route(body: body))
         try await withTestDirectory { dir in

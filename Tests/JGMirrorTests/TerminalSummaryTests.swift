@@ -105,4 +105,21 @@ import Testing
         #expect(exitStatus.contains(ExitCode.precedenceRule))
         #expect(!exitStatus.contains(".Ex -std"))
     }
+
+    /// The process ends with the status its command decided, and only `@main` ends it:
+    /// help, version and completion scripts on stdout with 0, a usage error on stderr
+    /// with 2 (not ArgumentParser's 64), a command's own exit code as it threw it.
+    @Test func theProcessEndsWithTheStatusItsCommandDecided() async throws {
+        let version = try await execute(["--version"])
+        #expect(version.status == 0 && version.stdout == JGMirrorVersion.string + "\n" && version.stderr.isEmpty)
+        let completion = try await execute(["--generate-completion-script", "bash"])
+        #expect(completion.status == 0 && completion.stdout.contains("jgmirror") && completion.stderr.isEmpty)
+        let unknown = try await execute(["sync", "--conections", "4", "site.yaml"])
+        #expect(unknown.status == 2 && unknown.stdout.isEmpty)
+        #expect(unknown.stderr.hasPrefix("jgmirror: Error: Unknown option '--conections'"), "\(unknown.stderr)")
+        try await withTestDirectory { dir in
+            let missing = try await execute(["plan", dir + "/absent.yaml"])
+            #expect(missing.status == 2 && missing.stderr.contains("absent.yaml"), "\(missing.stderr)")
+        }
+    }
 }

@@ -23,20 +23,8 @@ enum DebianDate {
             (1970...9999).contains(year),
             let (hour, minute, second) = clock(fields[3]), let offset = offset(fields[4])
         else { return nil }
-        var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = Int32(month)
-        parts.tm_mday = day
-        parts.tm_hour = hour
-        parts.tm_min = minute
-        parts.tm_sec = second
-        let seconds = Int64(timegm(&parts))
-        // timegm rolls 31 Feb over into March: such a date was never written.
-        var check = time_t(seconds)
-        var back = tm()
-        gmtime_r(&check, &back)
-        guard back.tm_mday == day || second == 60 else { return nil }
-        return seconds - offset
+        let seconds = UTCDate.seconds(year: year, month: Int32(month), day: day, hour: hour, minute: minute, second: second)
+        return seconds.map { $0 - offset }
     }
 
     /// `HH:MM` or `HH:MM:SS` (a leap second allowed).

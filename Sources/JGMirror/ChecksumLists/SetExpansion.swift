@@ -104,48 +104,13 @@ struct SetExpansion {
     /// errors are left out instead.
     mutating func items(of set: ManifestSet, list: SumsList, trusted: Bool = true) throws(ManifestError) -> [ManifestItem] {
         let source = Redactor.redactURLAndQuery(set.sums)
-        func failure(_ line: Int, _ message: String) -> ManifestError {
-            ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(line): \(message)")
-        }
         var items: [ManifestItem] = []
         // Arenas of this set's items only: nothing appends to them once they are returned.
         var texts = TextArena.Builder()
         for entry in list.entries {
             if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
             if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
-            // A name whose last segment is empty, `.` or `..` names a folder: no file to
-            // fetch (a destination ending in `/` would take its name from the list's URL).
-            let last = entry.name.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-            if last.isEmpty || last == "." || last == ".." {
-                if !trusted { continue }
-                throw failure(entry.line, "'\(entry.name)' names a folder; a listed name must be a file")
-            }
-            let name: String
-            switch DestinationPath.normalize(entry.name, url: set.sums) {
-            case .success(let normal): name = normal
-            case .failure where !trusted: continue
-            case .failure(.absolute), .failure(.escapes):
-                throw failure(entry.line, "'\(entry.name)' leaves the set's folder; a listed name must stay inside it")
-            case .failure(let problem): throw failure(entry.line, problem.message)
-            }
-            let dest = set.dest + name
-            if let folder = snapshotFolders.first(where: { $0 != set.dest && dest.hasPrefix($0) }) {
-                if !trusted { continue }
-                throw failure(
-                    entry.line,
-                    "'\(entry.name)' would lie in '\(folder)', which another set publishes as snapshots of its own")
-            }
-            if let conflict = conflict(dest) {
-                if !trusted { continue }
-                throw failure(entry.line, conflict)
-            }
-            // Two names one file on macOS and Windows, as for the manifest's own items.
-            if let clash = caseClash(dest, line: entry.line) {
-                if portableNames, !trusted { continue }
-                let problem = failure(entry.line, clash + " on a case-insensitive file system (macOS, Windows)")
-                if portableNames { throw problem }
-                warnings.append(problem.allowedUnless("--portable-names"))
-            }
+            guard let dest = try destination(of: entry, in: set, trusted: trusted) else { continue }
             taken[dest] = .listed(source: source, line: entry.line)
             addFolders(of: dest)
             let url = SetExpansion.resolve(name: entry.name, against: set.sums)
@@ -168,6 +133,51 @@ struct SetExpansion {
             throw ManifestError(file: file, location: set.sumsLocation, message: "\(source) \(why)")
         }
         return items
+    }
+
+    /// Where `entry` of `set`'s list goes: a file inside the set's folder that no item,
+    /// other listed file or other set's snapshots claim, and that no name clashes with
+    /// on a case-insensitive file system. A name that breaks a rule fails the list; nil
+    /// (the entry left out) when the list is not `trusted`.
+    private mutating func destination(of entry: SumsList.Entry, in set: ManifestSet, trusted: Bool) throws(ManifestError)
+        -> String?
+    {
+        func failure(_ message: String) -> ManifestError {
+            let source = Redactor.redactURLAndQuery(set.sums)
+            return ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(entry.line): \(message)")
+        }
+        // A name whose last segment is empty, `.` or `..` names a folder: no file to
+        // fetch (a destination ending in `/` would take its name from the list's URL).
+        let last = entry.name.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        if last.isEmpty || last == "." || last == ".." {
+            if !trusted { return nil }
+            throw failure("'\(entry.name)' names a folder; a listed name must be a file")
+        }
+        let name: String
+        switch DestinationPath.normalize(entry.name, url: set.sums) {
+        case .success(let normal): name = normal
+        case .failure where !trusted: return nil
+        case .failure(.absolute), .failure(.escapes):
+            throw failure("'\(entry.name)' leaves the set's folder; a listed name must stay inside it")
+        case .failure(let problem): throw failure(problem.message)
+        }
+        let dest = set.dest + name
+        if let folder = snapshotFolders.first(where: { $0 != set.dest && dest.hasPrefix($0) }) {
+            if !trusted { return nil }
+            throw failure("'\(entry.name)' would lie in '\(folder)', which another set publishes as snapshots of its own")
+        }
+        if let conflict = conflict(dest) {
+            if !trusted { return nil }
+            throw failure(conflict)
+        }
+        // Two names one file on macOS and Windows, as for the manifest's own items.
+        if let clash = caseClash(dest, line: entry.line) {
+            if portableNames, !trusted { return nil }
+            let problem = failure(clash + " on a case-insensitive file system (macOS, Windows)")
+            if portableNames { throw problem }
+            warnings.append(problem.allowedUnless("--portable-names"))
+        }
+        return dest
     }
 
     /// Takes `set.dest` + `name` for the list or signature `source` that `set` publishes;

@@ -34,7 +34,4 @@ public struct FileStat: Sendable, Equatable {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileStat(info)
     }
-
-    /// Seconds since the epoch of the modification time.
-    var mtime: Date { Date(timeIntervalSince1970: Double(mtimeNs) / 1e9) }
 }

@@ -105,4 +105,23 @@ extension ManifestParser {
             headers.append(HTTPHeader(name: name, value: value))
         }
     }
+
+    /// An item's `sha256` or `sha512` (`key`): hexadecimal digits of the digest's
+    /// length, and not both in one item (`seen`: the keys read before it).
+    mutating func readChecksum(_ key: String, into item: inout ManifestItem, seen: SeenKeys) throws(ManifestError) {
+        let (text, location) = try readString(key)
+        let (digits, other) = key == "sha256" ? (64, "sha512") : (128, "sha256")
+        guard let hasUpperCase = Rules.hexCase(text, count: digits) else {
+            throw error(location, "'\(key)' must be \(digits) hexadecimal digits, got \(Self.quoted(text))")
+        }
+        guard !seen.contains(other) else { throw error(location, "give 'sha256' or 'sha512', not both") }
+        // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
+        let digest = hasUpperCase ? text.lowercased() : text
+        if key == "sha256" {
+            item.packedSHA256 = PackedSHA256(digest)
+            item.sha256Location = location
+        } else {
+            item.sha512 = digest
+        }
+    }
 }

@@ -164,22 +164,8 @@ struct ManifestParser {
                 let destLocation: SourceLocation
                 (dest, destLocation) = try readString(key)
                 item.destLocation = destLocation
-            case "sha256":
-                let (text, shaLocation) = try readString(key)
-                guard let hasUpperCase = Rules.hexCase(text) else {
-                    throw error(shaLocation, "'sha256' must be 64 hexadecimal digits, got \(Self.quoted(text))")
-                }
-                guard !seen.contains("sha512") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
-                // Lower-cased only when it has an upper-case digit: no copy per item otherwise.
-                item.packedSHA256 = PackedSHA256(hasUpperCase ? text.lowercased() : text)
-                item.sha256Location = shaLocation
-            case "sha512":
-                let (text, shaLocation) = try readString(key)
-                guard let hasUpperCase = Rules.hexCase(text, count: 128) else {
-                    throw error(shaLocation, "'sha512' must be 128 hexadecimal digits, got \(Self.quoted(text))")
-                }
-                guard !seen.contains("sha256") else { throw error(shaLocation, "give 'sha256' or 'sha512', not both") }
-                item.sha512 = hasUpperCase ? text.lowercased() : text
+            case "sha256", "sha512":
+                try readChecksum(key, into: &item, seen: seen)
             case "size":
                 item.size = try readSize(key).0
             case "tag":

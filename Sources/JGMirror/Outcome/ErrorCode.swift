@@ -89,73 +89,23 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// The run reached `--max-duration` before the item ended (`deadline`).
     case deadline
 
-    /// The report spelling, e.g. `http_404`, `size_mismatch`.
+    /// The report spelling, e.g. `http_404`, `size_mismatch`: `kind`'s, with the
+    /// status after `http_`.
     public var rawValue: String {
-        switch self {
-        case .http(let status): "http_\(status)"
-        case .connect: "connect"
-        case .resolve: "resolve"
-        case .timeout: "timeout"
-        case .tooSlow: "too_slow"
-        case .connection: "connection"
-        case .protocolViolation: "protocol"
-        case .tls: "tls"
-        case .redirect: "redirect"
-        case .notFound: "not_found"
-        case .range: "range"
-        case .transfer: "transfer"
-        case .changed: "changed"
-        case .sizeMismatch: "size_mismatch"
-        case .tooLarge: "too_large"
-        case .checksumMismatch: "checksum_mismatch"
-        case .signature: "signature"
-        case .list: "list"
-        case .listShrunk: "list_shrunk"
-        case .deleteSkipped: "delete_skipped"
-        case .missing: "missing"
-        case .linkMismatch: "link_mismatch"
-        case .diskFull: "disk_full"
-        case .permissionDenied: "permission_denied"
-        case .ioError: "io_error"
-        case .unsafePath: "unsafe_path"
-        case .curl: "curl"
-        case .interrupted: "interrupted"
-        case .manifest: "manifest"
-        case .locked: "locked"
-        case .usage: "usage"
-        case .local: "local"
-        case .maxDelete: "max_delete"
-        case .shardMissing: "shard_missing"
-        case .hostDown: "host_down"
-        case .rateLimited: "rate_limited"
-        case .deadline: "deadline"
-        }
+        if case .http(let status) = self { return "http_\(status)" }
+        return kind.rawValue
     }
 
-    /// Every code, `http` once (as `http(404)`, standing for every status). Swift
-    /// writes this list itself only for an enum without parameters, so a new case is
-    /// added here too: the test of every code iterates it, and `init(rawValue:)` reads
-    /// spellings from it.
-    public static let allCases: [ErrorCode] = [
-        .http(404), .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .listShrunk, .deleteSkipped,
-        .missing,
-        .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .usage,
-        .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
-    ]
-
-    /// Every code without a parameter, to look spellings up.
-    private static let plain = allCases.filter {
-        if case .http = $0 { return false }
-        return true
-    }
+    /// Every code, `http` once (as `http(404)`, standing for every status), in the
+    /// order of `Kind`, whose list the compiler keeps (`CaseIterable`).
+    public static let allCases = Kind.allCases.map(\.code)
 
     /// The code a report spells `rawValue`; nil for a spelling no version wrote.
     public init?(rawValue: String) {
         if rawValue.hasPrefix("http_"), let status = Int(rawValue.dropFirst(5)), (100...999).contains(status) {
             self = .http(status)
-        } else if let code = Self.plain.first(where: { $0.rawValue == rawValue }) {
-            self = code
+        } else if let kind = Kind(rawValue: rawValue), kind != .http {
+            self = kind.code
         } else {
             return nil
         }

@@ -77,7 +77,7 @@ public enum ReferencePage {
     static var errorCodes: String {
         var lines = ["| code | exit | meaning |", "|---|---|---|"]
         for code in ErrorCode.allCases {
-            let spelling = code == .http(404) ? "http_NNN" : code.rawValue
+            let spelling = code.kind == .http ? "http_NNN" : code.rawValue
             lines.append(cells(["`\(spelling)`", "\(code.exitCode.rawValue)", code.meaning]))
         }
         return lines.joined(separator: "\n") + "\n"

@@ -16,32 +16,9 @@ extension RunReport {
     ///
     /// - Parameter names: how to call each report in an error (its path), in order.
     public static func merge(_ reports: [RunReport], names: [String]? = nil) throws(UsageError) -> RunReport {
-        let names = names ?? reports.indices.map { "report \($0 + 1)" }
-        var warnings: [String] = []
-        var unnamed: [(name: String, report: RunReport)] = []
-        var named: [(report: RunReport, run: RunIdentity)] = []
-        var seen = Set<String>()
-        for (name, report) in zip(names, reports) {
-            guard let run = report.run else {
-                unnamed.append((name, report))
-                continue
-            }
-            if let first = named.first?.run, !first.isSameRun(as: run) {
-                let firstName = names[reports.firstIndex { $0.run != nil } ?? 0]
-                throw UsageError(
-                    "\(name) is a report of another run than \(firstName): \(Self.difference(first, run)); merge the reports of one run"
-                )
-            }
-            // The same file named twice is one attempt, not two.
-            let key = "\(run.effectiveShard) \(run.host ?? "") \(RunReport.timestamp(report.started))"
-            guard seen.insert(key).inserted else {
-                warnings.append(
-                    "\(name) repeats an attempt already given (shard \(run.effectiveShard), started \(RunReport.timestamp(report.started))); read once"
-                )
-                continue
-            }
-            named.append((report, run))
-        }
+        let given = try Given(reports, names: names ?? reports.indices.map { "report \($0 + 1)" })
+        let (named, unnamed) = (given.named, given.unnamed)
+        var warnings = given.warnings
         if !unnamed.isEmpty { warnings.append(Self.unnamedWarning(unnamed.map(\.name))) }
         // Of each shard, the attempt that started last.
         var latest: [Int: Int] = [:]
@@ -52,16 +29,7 @@ extension RunReport {
         }
         // Items: each shard's latest attempt, in shard order, then the unnamed reports.
         let parts = latest.sorted { $0.key < $1.key }.map { named[$0.value].report } + unnamed.map(\.report)
-        var attempts = named.enumerated().map { position, attempt in
-            let totals = attempt.report.totals
-            return ShardAttempt(
-                shard: attempt.run.effectiveShard, host: attempt.run.host, started: attempt.report.started,
-                finished: attempt.report.finished, exitCode: attempt.report.exitCode, items: totals.items,
-                bytesDownloaded: totals.bytesDownloaded, latest: latest[attempt.run.effectiveShard.index] == position)
-        }
-        attempts.sort { ($0.shard.index, $0.started) < ($1.shard.index, $1.started) }
         let identity = named.first?.run
-
         let items = parts.flatMap(\.items)
         let everything = named.map(\.report) + unnamed.map(\.report)
         let started = everything.map(\.started).min() ?? Date()
@@ -78,7 +46,7 @@ extension RunReport {
                 manifestSHA256: identity.manifestSHA256, tags: identity.tags, skipTags: identity.skipTags,
                 shardCount: identity.effectiveShard.count)
         }
-        merged.attempts = attempts
+        merged.attempts = attempts(of: named, latest: latest)
         merged.hosts = HostSummary.merged(everything.map(\.hosts))
         merged.missingShards = missing
         if !missing.isEmpty {
@@ -92,6 +60,55 @@ extension RunReport {
         merged.warnings = warnings + parts.flatMap(\.warnings)
         if let repeated = repeatedDestinations(in: parts) { merged.warnings.append(repeated) }
         return merged
+    }
+
+    /// The reports given to `merge`, sorted out: those that name their run, each
+    /// attempt once, and those from before runs were named.
+    private struct Given {
+        var named: [(report: RunReport, run: RunIdentity)] = []
+        var unnamed: [(name: String, report: RunReport)] = []
+        /// One line for each attempt given twice.
+        var warnings: [String] = []
+
+        /// Throws when a report names another run than the first that names one.
+        init(_ reports: [RunReport], names: [String]) throws(UsageError) {
+            var seen = Set<String>()
+            for (name, report) in zip(names, reports) {
+                guard let run = report.run else {
+                    unnamed.append((name, report))
+                    continue
+                }
+                if let first = named.first?.run, !first.isSameRun(as: run) {
+                    let firstName = names[reports.firstIndex { $0.run != nil } ?? 0]
+                    throw UsageError(
+                        "\(name) is a report of another run than \(firstName): \(RunReport.difference(first, run)); merge the reports of one run"
+                    )
+                }
+                // The same file named twice is one attempt, not two.
+                let key = "\(run.effectiveShard) \(run.host ?? "") \(RunReport.timestamp(report.started))"
+                guard seen.insert(key).inserted else {
+                    warnings.append(
+                        "\(name) repeats an attempt already given (shard \(run.effectiveShard), started \(RunReport.timestamp(report.started))); read once"
+                    )
+                    continue
+                }
+                named.append((report, run))
+            }
+        }
+    }
+
+    /// Every attempt of every shard, in shard order and then by start, the latest of
+    /// each marked (`latest`: its position in `named`, by shard index).
+    private static func attempts(of named: [(report: RunReport, run: RunIdentity)], latest: [Int: Int]) -> [ShardAttempt] {
+        var attempts = named.enumerated().map { position, attempt in
+            let totals = attempt.report.totals
+            return ShardAttempt(
+                shard: attempt.run.effectiveShard, host: attempt.run.host, started: attempt.report.started,
+                finished: attempt.report.finished, exitCode: attempt.report.exitCode, items: totals.items,
+                bytesDownloaded: totals.bytesDownloaded, latest: latest[attempt.run.effectiveShard.index] == position)
+        }
+        attempts.sort { ($0.shard.index, $0.started) < ($1.shard.index, $1.started) }
+        return attempts
     }
 
     /// One line for the reports that do not name their run: each path once, the

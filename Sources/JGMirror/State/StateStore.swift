@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 
 /// The mirror's state database, `ROOT/.jgmirror/state.sqlite` (docs/state.md#the-state-folder):
-/// what each destination looked like when it was last verified, and the validators of each
-/// remote. SQLite in WAL mode through GRDB, so shards of one manifest that share a
-/// tree write to it at once (each write waits up to the busy timeout for another).
+/// what each destination looked like when it was last verified, the links `link:` items
+/// placed, and the snapshots published. SQLite in WAL mode through GRDB, so shards of
+/// one manifest that share a tree write to it at once (each write waits up to the busy
+/// timeout for another).
 ///
 /// The only type that knows about GRDB; the rest of the code sees records. Nothing in
 /// it is ever needed for correctness: a record that is missing, stale or lost only
@@ -118,89 +119,6 @@ public final class StateStore: Sendable {
         return StateStore(path: path, pool: pool)
     }
 
-    /// The schema's versions. Each migration is applied once, in order, in its own
-    /// transaction; a database with an identifier this build does not know was written
-    /// by a newer jgmirror.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            // WITHOUT ROWID: the destination is the key and is stored once (about
-            // 200 bytes a file, SHA-256 as 32 raw bytes).
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS file (
-                        dest TEXT PRIMARY KEY NOT NULL,
-                        size INTEGER NOT NULL,
-                        mtime_ns INTEGER NOT NULL,
-                        ctime_ns INTEGER NOT NULL,
-                        inode INTEGER NOT NULL,
-                        device INTEGER NOT NULL,
-                        sha256 BLOB,
-                        etag TEXT,
-                        last_modified TEXT,
-                        url TEXT,
-                        verified_at INTEGER,
-                        checked_at INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS remote (
-                        url TEXT PRIMARY KEY NOT NULL,
-                        etag TEXT,
-                        last_modified TEXT,
-                        checked_at INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-        }
-        migrator.registerMigration("v2") { db in
-            // The SHA-512 of a file checked by an item's `sha512:` (64 raw bytes), so
-            // such an item is quick-checked too. Older rows have none: their files are
-            // hashed once more and recorded with it.
-            try db.execute(sql: "ALTER TABLE file ADD COLUMN sha512 BLOB")
-        }
-        migrator.registerMigration("v3") { db in
-            // The symlinks `link:` items placed, so that `--delete` removes one no item
-            // makes any more, and never a link someone else made
-            // (docs/deletions.md#when-sync-deletes).
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS link (
-                        dest TEXT PRIMARY KEY NOT NULL,
-                        target TEXT NOT NULL,
-                        placed_at INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-        }
-        migrator.registerMigration("v4") { db in
-            // The snapshots `--publish snapshot` published (`SnapshotTree`), so that a
-            // tree's history is known without reading its folders.
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS snapshot (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        published_at INTEGER NOT NULL,
-                        files INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-        }
-        migrator.registerMigration("v5") { db in
-            // Sets published as snapshots of their own: each snapshot is known by its
-            // folder ('' for the whole tree's, ending in '/' for a set's) and its id.
-            try db.execute(
-                sql: """
-                    CREATE TABLE snapshot_v5 (
-                        folder TEXT NOT NULL,
-                        id TEXT NOT NULL,
-                        published_at INTEGER NOT NULL,
-                        files INTEGER NOT NULL,
-                        PRIMARY KEY (folder, id)
-                    ) WITHOUT ROWID;
-                    INSERT INTO snapshot_v5 SELECT '', id, published_at, files FROM snapshot;
-                    DROP TABLE snapshot;
-                    ALTER TABLE snapshot_v5 RENAME TO snapshot;
-                    """)
-        }
-        return migrator
-    }
-
     /// Closes the database now, so that the last connection's checkpoint of the WAL
     /// into the file is over when this returns rather than whenever the last
     /// reference goes away: a later run in the same process, or another program, would
@@ -222,9 +140,7 @@ public final class StateStore: Sendable {
                     """)
             while let row = try rows.next() {
                 let dest: String = row[0]
-                let stat = FileStat(
-                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
-                    device: UInt64(bitPattern: row[5]))
+                let stat = Self.stat(row)
                 let digest: Data? = row[6]
                 let digest512: Data? = row[12]
                 records[dest] = FileRecord(
@@ -255,9 +171,7 @@ public final class StateStore: Sendable {
                         FROM file ORDER BY dest
                     """)
             while let row = try rows.next() {
-                let stat = FileStat(
-                    size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
-                    device: UInt64(bitPattern: row[5]))
+                let stat = Self.stat(row)
                 let digest: Data? = row[6]
                 let digest512: Data? = row[11]
                 table.append(
@@ -268,6 +182,14 @@ public final class StateStore: Sendable {
             table.finish()
             return table
         }
+    }
+
+    /// The stat a file record keeps, from columns 1 to 5 of a `file` row (size, mtime,
+    /// ctime, inode, device), as both readers select them.
+    private static func stat(_ row: Row) -> FileStat {
+        FileStat(
+            size: row[1], mtimeNs: row[2], ctimeNs: row[3], inode: UInt64(bitPattern: row[4]),
+            device: UInt64(bitPattern: row[5]))
     }
 
     /// Writes `records` in one transaction, replacing earlier records of their destinations.
@@ -332,28 +254,6 @@ public final class StateStore: Sendable {
                 try save.execute(arguments: [link.dest, link.target, now])
                 try files.execute(arguments: [link.dest])
             }
-        }
-    }
-
-    // MARK: Remotes
-
-    /// The validators last seen for `url`, for a conditional request (lists of `sets:`
-    /// and other files fetched by URL rather than placed as items).
-    public func validators(forURL url: String) -> (etag: String?, lastModified: String?)? {
-        let row = try? pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT etag, last_modified FROM remote WHERE url = ?", arguments: [url])
-        }
-        guard let row = row ?? nil else { return nil }
-        return (row[0], row[1])
-    }
-
-    /// Remembers the validators of `url`.
-    @discardableResult
-    public func saveValidators(etag: String?, lastModified: String?, forURL url: String) -> String? {
-        write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO remote (url, etag, last_modified, checked_at) VALUES (?, ?, ?, ?)",
-                arguments: [url, etag, lastModified, FileRecord.now()])
         }
     }
 

@@ -16,7 +16,8 @@ enum HTTPDate {
     }
 
     /// Seconds since the epoch of an IMF-fixdate, the form RFC 9110 requires senders
-    /// to use (`Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`); nil for anything else.
+    /// to use (`Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`); nil for anything else,
+    /// a day its month does not have included.
     static func parse(_ text: String) -> Int64? {
         let fields = text.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count == 6, fields[0].hasSuffix(","), days.contains(String(fields[0].dropLast())), fields[5] == "GMT",
@@ -27,13 +28,7 @@ enum HTTPDate {
         guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else {
             return nil
         }
-        var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = Int32(month)
-        parts.tm_mday = day
-        parts.tm_hour = clock[0]
-        parts.tm_min = clock[1]
-        parts.tm_sec = clock[2]
-        return Int64(timegm(&parts))
+        return UTCDate.seconds(
+            year: year, month: Int32(month), day: day, hour: clock[0], minute: clock[1], second: clock[2])
     }
 }

@@ -73,12 +73,6 @@ public struct Setting<Value: Comparable & Sendable>: Sendable {
     public func optionHelp(_ lead: String? = nil) -> String {
         "\(lead ?? row.help) (\(row.bounds ?? rangeText))."
     }
-
-    /// `optionHelp` with the default, for an option whose default the command line
-    /// cannot show itself (one that is optional, or whose default is computed).
-    public func optionHelpWithDefault(_ lead: String? = nil) -> String {
-        "\(lead ?? row.help) (\(row.bounds ?? rangeText); default \(row.defaultText))."
-    }
 }
 
 extension Setting where Value == Int {

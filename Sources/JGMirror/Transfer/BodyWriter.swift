@@ -7,8 +7,8 @@
 /// so the observer does not see it.
 ///
 /// The hot path: per buffer it allocates nothing and copies no book (the item's
-/// book is mutated in place through `inout`). Confined to the engine thread, like
-/// the `ItemTransfer` that owns it.
+/// book is mutated in place through `inout`). Held in its `ItemStorage`'s
+/// `EngineBound` field: touched on the engine thread only, checked.
 struct BodyWriter {
     /// The length the manifest promises (`size`).
     private let expectedSize: Int64?
@@ -45,39 +45,8 @@ struct BodyWriter {
         _ bytes: UnsafeRawBufferPointer, for worker: Worker, book: inout SegmentBook?, part: PartFile?, held: HeldBody?,
         durability: ItemDurability
     ) -> (written: Int, failure: TransferError?) {
-        var count = Int64(bytes.count)
-        if let region = book?.region(of: worker.slot) {
-            // Past what its response announced (a 206's `Content-Range`, else what the
-            // request can deliver), within this connection's region, the server breaks
-            // its own word. Announced bytes past the region's end, as a 206 that runs to
-            // the file's end sends, are cut by `record` below, as an open-ended
-            // request's are.
-            if let announced = worker.announcedEnd ?? worker.requestedEnd, worker.pos + count > announced, region.end >= announced
-            {
-                return (
-                    0,
-                    .sizeMismatch(
-                        "server sent more bytes than announced (over \(announced) for \(Redactor.redactURL(worker.url)))")
-                )
-            }
-            // Mutated in place (no copy of the book per buffer).
-            let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0
-            if accepted < count { worker.truncated = true }
-            count = accepted
-        } else if book != nil {
-            return (0, nil)  // no region: nothing of this body is wanted
-        } else {
-            if let expectedSize, worker.pos + count > expectedSize {
-                return (0, .sizeMismatch("server sent more than the expected \(expectedSize) bytes"))
-            }
-            if let sizeLimit, worker.pos + count > sizeLimit {
-                return (0, .tooLarge("the body of unknown length grew past max_size (\(sizeLimit) bytes); stopped"))
-            }
-            if let part, let failure = spaceGuard.admit(Int(count), fd: part.fd, path: part.path) {
-                return (0, failure)
-            }
-        }
-        guard count > 0 else { return (0, nil) }
+        let (count, refusal) = admit(Int64(bytes.count), for: worker, book: &book, part: part)
+        guard refusal == nil, count > 0 else { return (0, refusal) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)])
         if let held {
             guard held.write(slice, at: worker.pos) else {
@@ -103,5 +72,40 @@ struct BodyWriter {
             observer?.prefixCompleted(upTo: prefix)
         }
         return (Int(count), failure)
+    }
+
+    /// How many of the `count` bytes arriving for `worker` its request may write: with
+    /// regions, what is left of its region (recorded in `book`, in place); without,
+    /// all of them, within `size`, `max_size` and the free space. A refusal writes none
+    /// and fails the item.
+    @inline(__always)
+    private mutating func admit(_ count: Int64, for worker: Worker, book: inout SegmentBook?, part: PartFile?) -> (
+        count: Int64, refusal: TransferError?
+    ) {
+        if let region = book?.region(of: worker.slot) {
+            // Past what its response announced (a 206's `Content-Range`, else what the
+            // request can deliver), within this connection's region, the server breaks
+            // its own word. Announced bytes past the region's end, as a 206 that runs to
+            // the file's end sends, are cut by `record` below, as an open-ended
+            // request's are.
+            if let announced = worker.announcedEnd ?? worker.requestedEnd, worker.pos + count > announced, region.end >= announced
+            {
+                let url = Redactor.redactURL(worker.url)
+                return (0, .sizeMismatch("server sent more bytes than announced (over \(announced) for \(url))"))
+            }
+            // Mutated in place (no copy of the book per buffer).
+            let accepted = book?.record(worker.slot, at: worker.pos, count: count) ?? 0
+            if accepted < count { worker.truncated = true }
+            return (accepted, nil)
+        }
+        if book != nil { return (0, nil) }  // no region: nothing of this body is wanted
+        if let expectedSize, worker.pos + count > expectedSize {
+            return (0, .sizeMismatch("server sent more than the expected \(expectedSize) bytes"))
+        }
+        if let sizeLimit, worker.pos + count > sizeLimit {
+            return (0, .tooLarge("the body of unknown length grew past max_size (\(sizeLimit) bytes); stopped"))
+        }
+        if let part, let failure = spaceGuard.admit(Int(count), fd: part.fd, path: part.path) { return (0, failure) }
+        return (count, nil)
     }
 }

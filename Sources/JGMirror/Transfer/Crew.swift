@@ -5,7 +5,8 @@
 /// back, a stalled or a lagging one) is `CrewPolicy`'s to decide, from a snapshot of
 /// the crew; `Crew` carries its answers out, and `RequestCycle` sends the requests.
 ///
-/// Confined to the engine thread: `ItemTransfer.crew` is `EngineBound`.
+/// The engine thread's: `ItemTransfer.crew` is `EngineBound`, so every reach of the
+/// crew from its item is checked in debug builds, and its workers' fields are too.
 final class Crew {
     unowned let item: ItemTransfer
     private var engine: TransferEngine { item.engine }

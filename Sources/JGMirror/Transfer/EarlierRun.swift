@@ -4,8 +4,8 @@
 /// of it is trusted.
 ///
 /// File work only (stat, read, unlink below the item's root); the item adopts the
-/// result. Runs off the engine thread, in `ItemTransfer.prepare()`.
-struct EarlierRun {
+/// result. Runs off the engine thread, in `ItemPreparation`.
+struct EarlierRun: Sendable {
     /// The saved ranges, with what is still missing; nil when nothing is resumed.
     var book: SegmentBook?
     /// The validators the saved bytes belong to.

@@ -25,9 +25,16 @@ final class EngineThread: Sendable {
 /// every access checks, in debug builds, that it comes from the engine thread, and
 /// traps when it does not. Release builds do not check.
 ///
+/// Held three ways: as a value (`engine.loop`, read member by member as `loop.running`);
+/// as a property wrapper on each field of a class with few of them (`@EngineBound var
+/// tally` in `ItemTransfer`, set in its initializer as `_tally = EngineBound(…, on:)`);
+/// or as one struct of a class's fields that the class forwards by dynamic member
+/// lookup (`Worker`).
+///
 /// `@unchecked Sendable`: the value moves between threads only inside this wrapper,
 /// whose every access is checked (`EngineThread.isCurrent`).
 @dynamicMemberLookup
+@propertyWrapper
 struct EngineBound<Value>: @unchecked Sendable {
     private var stored: Value
     let thread: EngineThread
@@ -49,6 +56,25 @@ struct EngineBound<Value>: @unchecked Sendable {
         }
     }
 
+    /// The value without the check, for a deinitializer only: whoever runs it holds
+    /// the last reference to the owner, so no other thread can reach the value.
+    var unchecked: Value {
+        get { stored }
+        _modify { yield &stored }
+    }
+
+    /// The value as a property wrapper's (`@EngineBound var tally`), checked as `value` is.
+    var wrappedValue: Value {
+        @inline(__always) get {
+            check()
+            return stored
+        }
+        @inline(__always) _modify {
+            check()
+            yield &stored
+        }
+    }
+
     /// One member of the value (`loop.running`), checked as `value` is, changed in place.
     /// Always inlined: at the call site the key path is a literal, which the optimizer
     /// turns into a direct access (out of line, each access projects it at run time).
@@ -65,6 +91,7 @@ struct EngineBound<Value>: @unchecked Sendable {
         }
     }
 
+    @inline(__always)
     private func check() {
         assert(thread.isCurrent, "engine-bound state touched off the engine thread")
     }

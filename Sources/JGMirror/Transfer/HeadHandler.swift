@@ -5,7 +5,8 @@ import CCurl
 /// ranges, where a source's redirects lead), and what the head makes the item do
 /// next — write the body, fan out, follow a redirect, start over, or stop.
 ///
-/// Confined to the engine thread, like the `ItemTransfer` it belongs to. It runs
+/// Holds no state of its own: what it reads and changes is its item's, its crew's and
+/// its workers', each access checked on the engine thread (`EngineBound`). It runs
 /// inside libcurl's write callback (and once a request ended, for a head without a
 /// body), so it only reads from curl handles: a restart, a failure or a fan-out,
 /// which attach, detach or resume them, is left in the item's `pending` for
@@ -21,38 +22,42 @@ final class HeadHandler {
     func handle(_ worker: Worker) -> Int? {
         worker.headProcessed = true
         item.engine.noteAnswer(of: worker)
-        let request = item.request
-        let storage = item.storage
-        let presumed = item.remote.presumed
         let length = crew.book?.length
+        let known = known(by: worker, length: length)
+        if let easy = worker.easy {
+            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
+        }
+        // libcurl tells where a redirect leads only once its response ended; one with
+        // a body (Apache's, nginx's, Caddy's) is judged at its first body byte, so its
+        // `Location` is resolved here as libcurl would (docs/engine.md#redirects).
+        let redirectTarget =
+            worker.easy?.redirectURL ?? worker.head.location.flatMap { CurlURL.resolve($0, against: worker.url) }
+        let decision = ResponseJudge.judge(worker.head, known, url: worker.url, redirectTarget: redirectTarget)
+        return carryOut(decision, for: worker, length: length)
+    }
+
+    /// What the item knows that the judge weighs a response head against, as `worker`'s
+    /// request left it (`length`: the book's, if any).
+    private func known(by worker: Worker, length: Int64?) -> ResponseJudge.Known {
+        let presumed = item.remote.presumed
         var known = ResponseJudge.Known(
             isFileSource: item.isFileSource, requestedStart: worker.requestStart, sentRange: worker.sentRange,
             length: presumed ? nil : length, validators: item.remote.validators,
             fromValidatorSource: item.remote.gaveValidators(worker.sourceIndex),
-            hasData: item.tally.resumedFrom > 0 || storage.bytesThisRun > 0 || (length != nil && !presumed),
-            conditional: !request.conditions.isEmpty && length == nil)
-        if let easy = worker.easy {
-            if item.isFileSource { known.fileLength = easy.contentLength }
-            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
-        }
-        let head = worker.head
-        // libcurl tells where a redirect leads only once its response ended; one with
-        // a body (Apache's, nginx's, Caddy's) is judged at its first body byte, so its
-        // `Location` is resolved here as libcurl would (docs/engine.md#redirects).
-        let redirectTarget = worker.easy?.redirectURL ?? head.location.flatMap { CurlURL.resolve($0, against: worker.url) }
-        switch ResponseJudge.judge(head, known, url: worker.url, redirectTarget: redirectTarget) {
+            hasData: item.tally.resumedFrom > 0 || item.storage.bytesThisRun > 0 || (length != nil && !presumed),
+            conditional: !item.request.conditions.isEmpty && length == nil)
+        if item.isFileSource, let easy = worker.easy { known.fileLength = easy.contentLength }
+        return known
+    }
+
+    /// Carries out the judge's `decision` on `worker`'s response; returns what the write
+    /// callback must return when the body is not to be written.
+    private func carryOut(_ decision: ResponseJudge.Decision, for worker: Worker, length: Int64?) -> Int? {
+        let request = item.request
+        let presumed = item.remote.presumed
+        switch decision {
         case .partial(let total, let rangeEnd):
-            remember(worker)
-            if length == nil || presumed {
-                guard learn(length: total, ranges: true, from: worker) else { return 0 }
-                if length == nil { _ = crew.book?.take(for: worker.slot) }
-            }
-            // A server may send less than asked; the rest of the region stays missing.
-            // It may also send more (to the file's end): that is cut where the request ends.
-            worker.announcedEnd = rangeEnd ?? total
-            worker.requestedEnd = min(worker.requestedEnd ?? total, rangeEnd ?? total)
-            item.pending.expand = true
-            return nil
+            return partial(worker, total: total, rangeEnd: rangeEnd, length: length)
         case .whole where presumed:
             // Ranges refused: this response is the file, one stream; the other regions' requests go.
             item.engine.mustAskFirst(request.sources[worker.sourceIndex])
@@ -94,10 +99,26 @@ final class HeadHandler {
             worker.error = error
             return 0
         case .notModified:
-            item.remote.adopt(head.validators)
+            item.remote.adopt(worker.head.validators)
             item.notModified = true
             return 0
         }
+    }
+
+    /// A 206 for `worker`'s range of a file of `total` bytes, ending at `rangeEnd`: the
+    /// first one (or the first since the regions were presumed) reveals the file.
+    private func partial(_ worker: Worker, total: Int64, rangeEnd: Int64?, length: Int64?) -> Int? {
+        remember(worker)
+        if length == nil || item.remote.presumed {
+            guard learn(length: total, ranges: true, from: worker) else { return 0 }
+            if length == nil { _ = crew.book?.take(for: worker.slot) }
+        }
+        // A server may send less than asked; the rest of the region stays missing.
+        // It may also send more (to the file's end): that is cut where the request ends.
+        worker.announcedEnd = rangeEnd ?? total
+        worker.requestedEnd = min(worker.requestedEnd ?? total, rangeEnd ?? total)
+        item.pending.expand = true
+        return nil
     }
 
     /// Records what the first good response from `worker` says about the file; false

@@ -7,8 +7,8 @@
 /// how fast small files go) and a rename on placement's, three threads taking the
 /// folder's lock in turn; held here, the body is hashed and written once, verified,
 /// by whoever places it (2000 × 16 KiB into tmpfs: bench/RESULTS.md, "Seventh round").
-/// Confined to the engine thread, like the `ItemStorage` that owns it, until the
-/// outcome hands the bytes over.
+/// Reached only through its `ItemStorage`'s `EngineBound` field (the engine thread,
+/// checked), until the outcome hands the bytes over.
 final class HeldBody {
     /// The announced length: no byte is taken past it.
     let length: Int

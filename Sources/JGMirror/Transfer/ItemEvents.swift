@@ -2,7 +2,7 @@
 /// first response reveals the file (or when it ends, if none did), then progress at
 /// most once per `interval`, never before the start.
 ///
-/// Confined to the engine thread.
+/// Held in its item's `EngineBound` fields: touched on the engine thread only, checked.
 struct ItemEvents {
     let id: Int
     /// Seconds between progress events.

@@ -5,57 +5,65 @@ import Foundation
 /// state (`.jgd`) kept for the next run while the item is resumable; or, for a small fresh file, a
 /// `HeldBody` in memory (`TransferRequest.memoryLimit`).
 ///
-/// Confined like the `ItemTransfer` that owns it: `adoptEarlierRun` and `open` run
-/// on the engine's preparation queue before the item's turn, everything else on the
-/// engine thread. An item that opens its part file lazily
+/// The engine thread's only, like the `ItemTransfer` that owns it: each of its fields
+/// is `EngineBound`, checked on every access in debug builds, and so are the
+/// `BodyWriter` and the `ItemDurability` reached through them. The part file is
+/// opened before the item's turn by the engine's preparation queue, which hands it
+/// over as a value (`ItemPreparation`, `adopt`). An item that opens its part file lazily
 /// (`TransferRequest.opensPartLazily`) is not prepared: the first response's length
-/// decides between a held body and a part file opened then.
+/// decides between a held body and a part file opened then, on the engine thread.
 final class ItemStorage {
     private let request: TransferRequest
-    private let durability: ItemDurability
+    @EngineBound private var durability: ItemDurability
     private let checkpointInterval: Double
     /// Writes the body buffers; counts the bytes of this run.
-    private var writer: BodyWriter
-    private var part: PartFile?
+    @EngineBound private var writer: BodyWriter
+    @EngineBound private var part: PartFile?
     /// The body, held in memory instead of `part`.
-    private var held: HeldBody?
+    @EngineBound private var held: HeldBody?
     /// Keeps resume state: ranges supported, and large enough to be worth it.
-    private(set) var resumable = false
+    @EngineBound private(set) var resumable: Bool
     /// Why the part file could not be opened; the item fails with it when it starts.
-    private(set) var openFailure: TransferError?
-    private var lastCheckpoint = 0.0
+    @EngineBound private(set) var openFailure: TransferError?
+    @EngineBound private var lastCheckpoint: Double
     /// What a reservation must leave free; `writer` holds its own for bodies of unknown length.
     private let spaceGuard: SpaceGuard
 
-    init(request: TransferRequest, configuration: TransferEngine.Configuration) {
+    /// The storage of `request`'s body, whose fields belong to `thread`.
+    init(request: TransferRequest, configuration: TransferEngine.Configuration, thread: EngineThread) {
         self.request = request
-        durability = ItemDurability(statePath: request.statePath, root: request.root, configuration: configuration)
         checkpointInterval = configuration.checkpointInterval
         spaceGuard = SpaceGuard(minFree: configuration.minFree, probe: configuration.freeSpace, ledger: configuration.spaceLedger)
-        writer = BodyWriter(request: request, spaceGuard: spaceGuard)
+        _durability = EngineBound(
+            ItemDurability(statePath: request.statePath, root: request.root, configuration: configuration), on: thread)
+        _writer = EngineBound(BodyWriter(request: request, spaceGuard: spaceGuard), on: thread)
+        _part = EngineBound(nil, on: thread)
+        _held = EngineBound(nil, on: thread)
+        _resumable = EngineBound(false, on: thread)
+        _openFailure = EngineBound(nil, on: thread)
+        _lastCheckpoint = EngineBound(0, on: thread)
     }
 
-    deinit { writer.ended() }
+    /// Whoever lets go of the item last, on whatever thread, ends its body: the free
+    /// space the writer's guard held goes back to the others (`SpaceGuard.Ledger`,
+    /// a lock), without the check.
+    deinit { _writer.unchecked.ended() }
 
     /// Bytes written in this run.
     var bytesThisRun: Int64 { writer.bytesThisRun }
     /// Resume state is on disk, or a checkpoint of it is queued.
     var hasState: Bool { durability.checkpointed }
 
-    /// Takes over an earlier run's part file and resume state (`EarlierRun`).
-    func adoptEarlierRun() {
-        resumable = true
-        durability.adoptExistingState()
-    }
-
-    /// Opens the part file, new unless an earlier run's bytes were adopted.
-    func open() { open(fresh: !resumable) }
-
-    private func open(fresh: Bool) {
-        do {
-            part = try PartFile(path: request.partPath, fresh: fresh, root: request.root)
-        } catch {
-            openFailure = error
+    /// Takes the part file the preparation opened (or why it could not), and with
+    /// `earlierRun` the earlier run's resume state that goes with its bytes.
+    func adopt(part opened: Result<PartFile, TransferError>, earlierRun: Bool) {
+        if earlierRun {
+            resumable = true
+            durability.adoptExistingState()
+        }
+        switch opened {
+        case .success(let file): part = file
+        case .failure(let failure): openFailure = failure
         }
     }
 
@@ -71,7 +79,9 @@ final class ItemStorage {
                 held = HeldBody(length: Int(length))
                 return nil
             }
-            open(fresh: true)
+            // The one part file the engine thread creates itself: its cost is measured
+            // in ARCHITECTURE.md.
+            adopt(part: ItemPreparation.openPart(request, fresh: true), earlierRun: false)
             if let openFailure { return openFailure }
         }
         if let length, let part, resumable || length > 1 << 20 {

@@ -1,6 +1,7 @@
 /// What one item's report says about how its transfer went (docs/reports.md#json-report), counted
 /// while it runs: requests made, connections used, bytes resumed, restarts, and
-/// the last failure and note worth showing.
+/// the last failure and note worth showing. Held in its item's `EngineBound` fields:
+/// touched on the engine thread only, checked.
 struct ItemTally {
     /// Bytes reused from an earlier run.
     var resumedFrom: Int64 = 0

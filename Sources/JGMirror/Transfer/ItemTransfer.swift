@@ -7,55 +7,57 @@ import Foundation
 /// out the verdict on each response head, its `ItemStorage`, and the item's start,
 /// restarts and end.
 ///
-/// Confined to the engine thread, except `prepare()`, which opens the part file (and
-/// takes over an earlier run's files) on the engine's preparation queue before the
-/// engine hands the item to `start()` (the handoff goes through the engine's inbox lock,
-/// and `adoptPrepared()` then gives the crew what `prepare()` found).
+/// The engine thread's only. Its own fields are `EngineBound`, checked on every access
+/// in debug builds, and so are its crew's connections, its workers' fields and its
+/// storage's; `RequestCycle` and `HeadHandler` hold no state of their own and read and
+/// change the item's, as parts of it. Before its turn the engine's preparation queue
+/// opens its part file from its request alone (`ItemPreparation`), which the item
+/// adopts back on the engine thread (`adopt`).
 /// Decisions that would touch curl handles from inside a libcurl callback (restart,
 /// fail, spawn more workers) are recorded in `pending` and carried out by `settle()`,
-/// which the engine calls outside callbacks.
+/// which the engine calls outside callbacks; of the item's parts only `HeadHandler`
+/// runs inside libcurl's callbacks, and it records its decisions in `pending`.
 ///
-/// The state below is the item's; `RequestCycle` and `HeadHandler` read and change
-/// it on the engine thread as parts of the item, and only `HeadHandler` runs inside
-/// libcurl's callbacks, where it records its decisions in `pending`.
-///
-/// `@unchecked Sendable`: it crosses threads once each way through the engine's inbox
-/// lock (`TransferEngine.Inbox.prepared`), and its connections are `EngineBound`, so
-/// touching them off the engine thread traps in debug builds.
+/// `@unchecked Sendable`: it crosses to the preparation queue and back through the
+/// engine's inbox lock (`TransferEngine.Inbox.prepared`), touched there only through
+/// its immutable `request`, and everything it owns is `EngineBound`.
 final class ItemTransfer: @unchecked Sendable {
     unowned let engine: TransferEngine
     let request: TransferRequest
     private let completion: @Sendable (TransferOutcome) -> Void
     let storage: ItemStorage
     /// What the item knows of the remote file.
-    var remote: RemoteFile
+    @EngineBound var remote: RemoteFile
     let isFileSource: Bool
 
-    private(set) var finished = false
+    /// The item ended: its outcome went out, or waits for its queue.
+    @EngineBound private(set) var finished: Bool
     /// The connections, the byte ranges they share and who fetches what next: the
     /// engine thread's only, checked on every access in debug builds.
     var crew: Crew { boundCrew.value }
     private lazy var boundCrew = EngineBound(
         Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
-    /// What `prepare()` found of an earlier run, for the crew once the item is back on
-    /// the engine thread (`adoptPrepared`).
-    var earlierBook: SegmentBook?
-    private lazy var requests = RequestCycle(item: self)
+    /// Sends the connections' requests and carries out how each ended.
+    private(set) lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
-    private var book: SegmentBook? {
+    /// The crew's book, once the length is known; changed in place (the write callback
+    /// records each buffer in it: a copy would copy its regions per buffer).
+    var book: SegmentBook? {
         get { crew.book }
-        set { crew.book = newValue }
+        _modify { yield &crew.book }
     }
-    private var workers: [Worker] { crew.workers }
-    private var total: Int64? { book?.length }
+    /// The crew's connections.
+    var workers: [Worker] { crew.workers }
+    /// The file's length, once known.
+    var total: Int64? { book?.length }
     /// The item's start and progress events.
-    private var events: ItemEvents
+    @EngineBound var events: ItemEvents
     /// What the report says about the run.
-    var tally = ItemTally()
+    @EngineBound var tally: ItemTally
     /// `304` to the request's conditions: the item ends with nothing fetched.
-    var notModified = false
+    @EngineBound var notModified: Bool
     /// What each source delivered over the item's `timeout`, across its requests.
-    private var pace: SourcePace
+    @EngineBound var pace: SourcePace
 
     /// What callbacks decided for `settle()` to carry out.
     struct Pending {
@@ -69,22 +71,27 @@ final class ItemTransfer: @unchecked Sendable {
         /// `settle()` has fanned out.
         var held: Worker?
     }
-    var pending = Pending()
+    @EngineBound var pending: Pending
 
     init(engine: TransferEngine, request: TransferRequest, completion: @escaping @Sendable (TransferOutcome) -> Void) {
         self.engine = engine
         self.request = request
         self.completion = completion
         isFileSource = request.isFileSource
-        storage = ItemStorage(request: request, configuration: engine.configuration)
-        remote = RemoteFile(sources: request.sources)
-        events = ItemEvents(id: request.id, interval: engine.configuration.progressInterval)
-        pace = SourcePace(window: request.timeout)
+        let thread = engine.engineThread
+        storage = ItemStorage(request: request, configuration: engine.configuration, thread: thread)
+        _remote = EngineBound(RemoteFile(sources: request.sources), on: thread)
+        _finished = EngineBound(false, on: thread)
+        _events = EngineBound(ItemEvents(id: request.id, interval: engine.configuration.progressInterval), on: thread)
+        _tally = EngineBound(ItemTally(), on: thread)
+        _notModified = EngineBound(false, on: thread)
+        _pace = EngineBound(SourcePace(window: request.timeout), on: thread)
+        _pending = EngineBound(Pending(), on: thread)
     }
 
     // MARK: Start
 
-    /// Sends the first request (engine thread, after `prepare()`).
+    /// Sends the first request (engine thread, once its preparation, if any, is adopted).
     func start() {
         let now = engine.now()
         storage.startClock(now: now)
@@ -281,52 +288,6 @@ final class ItemTransfer: @unchecked Sendable {
         pending.expand = crew.rangesSupported
         engine.resume(stream)
         settle()
-    }
-
-    // MARK: Timers
-
-    /// Retries whose delay ran out, workers waiting for a host slot, checkpoints, progress.
-    func tick(now: Double) {
-        guard !finished else { return }
-        for worker in crew.doneWaiting(now: now) {
-            requests.relaunch(worker)
-            if finished { return }
-        }
-        if let (worker, stalled) = crew.replace(
-            progress: storage.bytesThisRun, canConnect: { engine.hasRoom(Origin.key(remote.url(of: $0))) })
-        {
-            if stalled { tally.attempts += 1 }
-            requests.launch(worker)
-        }
-        if finished { return }
-        judgePace(now: now)
-        if finished { return }
-        storage.checkpointIfDue(now: now, book: book, validators: remote.validators)
-        if events.due(now: now) {
-            let present = book?.present ?? workers.first?.pos ?? 0
-            engine.emit(
-                events.report(
-                    bytesThisRun: storage.bytesThisRun, bytesPresent: present, length: total, connections: crew.activeCount))
-        }
-    }
-
-    /// Leaves each source that delivered under `min_rate` over the item's `timeout`,
-    /// however many requests it was given (`SourcePace`).
-    private func judgePace(now: Double) {
-        var flowing = Set<Int>()
-        for worker in workers where worker.easy != nil && worker.firstByteAt != nil && !worker.ratePaused {
-            flowing.insert(worker.sourceIndex)
-        }
-        let configuration = engine.configuration
-        for verdict in pace.look(now: now, flowing: flowing, floor: { configuration.rateFloor(for: remote.url(of: $0)) }) {
-            requests.leave(slow: verdict)
-            if finished { return }
-        }
-    }
-
-    /// The soonest moment `tick` has something to do.
-    func nextDeadline(now: Double) -> Double {
-        crew.nextLook(now: now, before: now + engine.configuration.progressInterval)
     }
 
     // MARK: End

@@ -1,7 +1,8 @@
 /// A token bucket for `--max-rate`: the overall cap across every transfer of a run.
 ///
 /// Writers take tokens as bytes land; when the bucket is empty their transfers are
-/// paused (libcurl keeps the data) and resumed once it refills. Engine thread only.
+/// paused (libcurl keeps the data) and resumed once it refills. Held in the engine's
+/// `EngineBound` loop: touched on the engine thread only, checked.
 struct RateLimiter {
     let bytesPerSecond: Double
     private var tokens: Double

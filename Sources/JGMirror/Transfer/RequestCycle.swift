@@ -6,7 +6,8 @@ import CCurl
 /// ended and `RetryPolicy`'s on every failure: ask for the rest, take new work from
 /// the `Crew`, wait to retry, move to a mirror, or retire.
 ///
-/// Confined to the engine thread, like the `ItemTransfer` it belongs to; failing the
+/// Holds no state of its own: what it reads and changes is its item's, its crew's and
+/// its workers', each access checked on the engine thread (`EngineBound`); failing the
 /// item and deciding that it is complete stay the item's.
 final class RequestCycle {
     private unowned let item: ItemTransfer

@@ -257,6 +257,12 @@ struct SegmentBook: Sendable, Equatable {
 
     // MARK: Policy
 
+    /// Bytes per second the verifier hashes, which shapes regions on near links
+    /// (`regionCap`): SHA-256 with the CPU's SHA extensions, as measured on the benchmark
+    /// machine (`openssl speed -evp sha256`: 1.46 GB/s). The engine's default
+    /// (`TransferEngine.Configuration.hashRate`) and the link simulator's.
+    static let measuredHashRate = 1.5e9
+
     /// The region size at which a request's round trip and the hash tail cost about
     /// the same: a request idles its connection for `roundTrip` seconds, so fewer,
     /// larger regions waste less of the link; but when the last byte arrives,
@@ -266,7 +272,9 @@ struct SegmentBook: Sendable, Equatable {
     /// smallest at `size = √(length·roundTrip·hashRate / (connections·(connections−1)))`.
     /// On a link with any real round trip this is more than `length / connections`,
     /// so each connection asks once; on loopback it keeps regions of a few MiB.
-    static func regionCap(length: Int64, connections: Int, roundTrip: Double, hashRate: Double = 1.5e9) -> Int64? {
+    static func regionCap(length: Int64, connections: Int, roundTrip: Double, hashRate: Double = measuredHashRate)
+        -> Int64?
+    {
         guard connections > 1, roundTrip > 0, length > 0 else { return nil }
         let n = Double(connections)
         let size = (Double(length) * roundTrip * hashRate / (n * (n - 1))).squareRoot()

@@ -9,6 +9,9 @@ package struct SimulatedSegmentBook: Sendable {
         book = SegmentBook(length: length, connections: connections, minSegment: minSegment, regionCap: regionCap)
     }
 
+    /// Bytes per second the engine takes the verifier to hash (`SegmentBook.measuredHashRate`).
+    package static let measuredHashRate = SegmentBook.measuredHashRate
+
     /// The region size the engine would choose (`SegmentBook.regionCap`).
     package static func regionCap(length: Int64, connections: Int, roundTrip: Double, hashRate: Double) -> Int64? {
         SegmentBook.regionCap(length: length, connections: connections, roundTrip: roundTrip, hashRate: hashRate)

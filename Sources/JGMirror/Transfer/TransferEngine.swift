@@ -46,10 +46,8 @@ final class TransferEngine: @unchecked Sendable {
         /// Starts writeback of a file's dirty pages (`sync_file_range`); tests count calls.
         var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
         /// Bytes per second the verifier hashes, which shapes regions on near links
-        /// (`SegmentBook.regionCap`): SHA-256 with the CPU's SHA extensions, as measured
-        /// on the benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s); tests model
-        /// a slower hasher.
-        var hashRate = 1.5e9
+        /// (`SegmentBook.regionCap`); tests model a slower hasher.
+        var hashRate = SegmentBook.measuredHashRate
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
         /// What the bodies of unknown length in flight may still write, shared by all
@@ -77,8 +75,8 @@ final class TransferEngine: @unchecked Sendable {
         var cancel: Bool?
         var skipQueued = false
         var shutdown = false
-        /// Items whose `prepare()` finished, ready to start.
-        var prepared: [ItemTransfer] = []
+        /// Items back from the preparation queue with what it found, ready to start.
+        var prepared: [(ItemTransfer, ItemPreparation)] = []
         /// Outcomes whose item's disk work is done (`deliver(after:)`).
         var deliveries: [@Sendable () -> Void] = []
     }
@@ -156,6 +154,9 @@ final class TransferEngine: @unchecked Sendable {
 
     // MARK: Event loop
 
+    /// The loop: each pass carries out the inbox's commands, starts what has a slot,
+    /// lets libcurl move the bytes, handles the requests that ended, then waits in
+    /// libcurl's poll for a socket, a wake-up or the next deadline.
     private func run() {
         engineThread.enter()
         if loop.limiter != nil { loop.limiter = RateLimiter(bytesPerSecond: configuration.maxRate ?? 1, now: now()) }
@@ -166,86 +167,15 @@ final class TransferEngine: @unchecked Sendable {
                 box = Inbox(shutdown: box.shutdown)
                 return taken
             }
-            for delivery in commands.deliveries {
-                loop.undelivered -= 1
-                delivery()
-            }
-            for (request, completion) in commands.submissions {
-                // The host table is published before each outcome leaves the engine thread,
-                // so whoever collects the last one reads a table that counts it.
-                let item = ItemTransfer(engine: self, request: request) { [self] outcome in
-                    publishedHosts.withLock { $0 = (loop.hosts, now()) }
-                    completion(outcome)
-                }
-                if loop.cancelled || loop.skipping { item.skip(cancelled: loop.cancelled) } else { loop.waiting.append(item) }
-            }
-            let held = loop.waiting.count + loop.ready.count + loop.running.count + loop.preparing
-            if held > mostHeld.load(ordering: .relaxed) { mostHeld.store(held, ordering: .relaxed) }
-            if commands.skipQueued { skipWaiting() }
-            if let clearing = commands.cancel {
-                loop.cancelled = true
-                loop.cancelClearing = clearing
-                while let item = loop.waiting.popFirst() { item.skip(cancelled: true) }
-                while let item = loop.ready.popFirst() { item.cancel(clearing: clearing) }
-                for item in loop.running { item.cancel(clearing: clearing) }
-            }
-            for item in commands.prepared {
-                loop.preparing -= 1
-                item.adoptPrepared()
-                if loop.cancelled {
-                    item.cancel(clearing: loop.cancelClearing)
-                } else if loop.skipping {
-                    item.skip()
-                } else {
-                    loop.ready.append(item)
-                }
-            }
+            carryOut(commands)
             while loop.running.count < configuration.jobs, let item = loop.ready.popFirst() { admit(item) }
-            // Up to `jobs` items (at most 16) are prepared ahead of a free slot, so that
-            // a finished item's slot goes to one whose part file is already open; the cap
-            // keeps a large `--jobs` from doubling the descriptors held open. One with
-            // nothing to prepare is ready at once.
-            while loop.running.count + loop.ready.count + loop.preparing < configuration.jobs + min(configuration.jobs, 16),
-                let item = loop.waiting.popFirst()
-            {
-                guard item.needsPreparation else {
-                    loop.ready.append(item)
-                    continue
-                }
-                loop.preparing += 1
-                preparation.async { [self] in
-                    item.prepare()
-                    inbox.withLock { $0.prepared.append(item) }
-                    wake()
-                }
-            }
+            prepareAhead()
             sendWarmUps()
             let time = now()
-            if var limiter = loop.limiter {
-                limiter.refill(now: time)
-                loop.limiter = limiter
-                if !limiter.isEmpty, !loop.ratePaused.isEmpty {
-                    let resumed = loop.ratePaused
-                    loop.ratePaused.removeAll()
-                    for worker in resumed where worker.easy != nil {
-                        worker.ratePaused = false
-                        resume(worker)
-                    }
-                }
-            }
+            refillRate(now: time)
             for item in loop.running { item.tick(now: time) }
             multi.perform()
-            while let (handle, code) = multi.nextDone() {
-                if let worker = loop.workersByHandle[handle] {
-                    worker.item.requestFinished(worker, code: code)
-                } else if let warmUp = loop.warmUps.removeValue(forKey: handle) {
-                    multi.remove(warmUp.easy)
-                    recycle(warmUp.easy)
-                    loop.value.warming[warmUp.host]?.underWay -= 1
-                    loop.value.warming[warmUp.host]?.idle += 1
-                    loop.warmUpAnswered = true
-                }
-            }
+            handleEndedRequests()
             for item in loop.running { item.settle() }
             withdrawUnsent()
             loop.running.removeAll { $0.finished }
@@ -256,18 +186,120 @@ final class TransferEngine: @unchecked Sendable {
                 loop.warmUpAnswered = false
                 continue
             }
-            if loop.running.isEmpty, loop.waiting.isEmpty, loop.ready.isEmpty, loop.preparing == 0 {
-                if loop.undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { break }
-                multi.poll(timeoutMs: 500)
-                continue
-            }
-            var deadline = time + 0.5
-            for item in loop.running { deadline = min(deadline, item.nextDeadline(now: time)) }
-            if !loop.ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
-            multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
+            guard waitForWork(since: time) else { break }
         }
         for warmUp in loop.warmUps.values { multi.remove(warmUp.easy) }
         loop.warmUps.removeAll()
+    }
+
+    /// Carries out what other threads asked since the last pass: outcomes whose disk
+    /// work is done, new items, a skip or a cancel, items back from preparation.
+    private func carryOut(_ commands: Inbox) {
+        for delivery in commands.deliveries {
+            loop.undelivered -= 1
+            delivery()
+        }
+        for (request, completion) in commands.submissions {
+            // The host table is published before each outcome leaves the engine thread,
+            // so whoever collects the last one reads a table that counts it.
+            let item = ItemTransfer(engine: self, request: request) { [self] outcome in
+                publishedHosts.withLock { $0 = (loop.hosts, now()) }
+                completion(outcome)
+            }
+            if loop.cancelled || loop.skipping { item.skip(cancelled: loop.cancelled) } else { loop.waiting.append(item) }
+        }
+        let held = loop.waiting.count + loop.ready.count + loop.running.count + loop.preparing
+        if held > mostHeld.load(ordering: .relaxed) { mostHeld.store(held, ordering: .relaxed) }
+        if commands.skipQueued { skipWaiting() }
+        if let clearing = commands.cancel {
+            loop.cancelled = true
+            loop.cancelClearing = clearing
+            while let item = loop.waiting.popFirst() { item.skip(cancelled: true) }
+            while let item = loop.ready.popFirst() { item.cancel(clearing: clearing) }
+            for item in loop.running { item.cancel(clearing: clearing) }
+        }
+        for (item, preparation) in commands.prepared {
+            loop.preparing -= 1
+            item.adopt(preparation)
+            if loop.cancelled {
+                item.cancel(clearing: loop.cancelClearing)
+            } else if loop.skipping {
+                item.skip()
+            } else {
+                loop.ready.append(item)
+            }
+        }
+    }
+
+    /// Hands waiting items to the preparation queue: up to `jobs` items (at most 16)
+    /// are prepared ahead of a free slot, so that a finished item's slot goes to one
+    /// whose part file is already open; the cap keeps a large `--jobs` from doubling the
+    /// descriptors held open. One with nothing to prepare is ready at once.
+    private func prepareAhead() {
+        while loop.running.count + loop.ready.count + loop.preparing < configuration.jobs + min(configuration.jobs, 16),
+            let item = loop.waiting.popFirst()
+        {
+            guard item.needsPreparation else {
+                loop.ready.append(item)
+                continue
+            }
+            loop.preparing += 1
+            // The item crosses to the queue and back only to be handed back: the queue
+            // reads its immutable request, never its state (`ItemPreparation`).
+            let request = item.request
+            preparation.async { [self] in
+                let prepared = ItemPreparation(request)
+                inbox.withLock { $0.prepared.append((item, prepared)) }
+                wake()
+            }
+        }
+    }
+
+    /// Refills `--max-rate`'s budget and lets the requests it paused go on once it
+    /// holds bytes again.
+    private func refillRate(now time: Double) {
+        guard var limiter = loop.limiter else { return }
+        limiter.refill(now: time)
+        loop.limiter = limiter
+        guard !limiter.isEmpty, !loop.ratePaused.isEmpty else { return }
+        let resumed = loop.ratePaused
+        loop.ratePaused.removeAll()
+        for worker in resumed where worker.easy != nil {
+            worker.ratePaused = false
+            resume(worker)
+        }
+    }
+
+    /// Hands each request libcurl finished to its item; a warm-up's connection is
+    /// counted as warm for its host's next request.
+    private func handleEndedRequests() {
+        while let (handle, code) = multi.nextDone() {
+            if let worker = loop.workersByHandle[handle] {
+                worker.item.requestFinished(worker, code: code)
+            } else if let warmUp = loop.warmUps.removeValue(forKey: handle) {
+                multi.remove(warmUp.easy)
+                recycle(warmUp.easy)
+                loop.value.warming[warmUp.host]?.underWay -= 1
+                loop.value.warming[warmUp.host]?.idle += 1
+                loop.warmUpAnswered = true
+            }
+        }
+    }
+
+    /// Waits in libcurl's poll until a socket is ready, a command wakes the loop or
+    /// the soonest item deadline (a retry, a checkpoint, progress) comes; false when
+    /// nothing is left and the engine was shut down, which ends the loop.
+    private func waitForWork(since time: Double) -> Bool {
+        if loop.running.isEmpty, loop.waiting.isEmpty, loop.ready.isEmpty, loop.preparing == 0 {
+            if loop.undelivered == 0, inbox.withLock({ $0.shutdown && $0.submissions.isEmpty }) { return false }
+            multi.poll(timeoutMs: 500)
+            return true
+        }
+        var deadline = time + 0.5
+        for item in loop.running { deadline = min(deadline, item.nextDeadline(now: time)) }
+        if !loop.ratePaused.isEmpty { deadline = min(deadline, time + 0.02) }
+        multi.poll(timeoutMs: Int32(max(1, min(500, (deadline - now()) * 1000))))
+        return true
     }
 
     /// Runs `delivery` (an ended item's outcome) on this thread once everything queued

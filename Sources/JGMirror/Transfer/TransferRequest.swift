@@ -56,7 +56,7 @@ extension TransferRequest {
 
     /// Whether the part file waits for the first response, which tells whether the
     /// body is held in memory: a fresh item that may be small. The others open it
-    /// ahead of their turn (`ItemTransfer.prepare`); a fresh one that turns out large
+    /// ahead of their turn (`ItemPreparation`); a fresh one that turns out large
     /// opens it when its first response comes.
     var opensPartLazily: Bool {
         guard knownFresh, let memoryLimit else { return false }

@@ -3,14 +3,14 @@ extension Worker {
     var standing: RetryPolicy.Standing {
         get {
             RetryPolicy.Standing(
-                source: sourceIndex, sourcesTried: sourcesTried, retriesLeft: retriesLeft,
-                consecutiveFailures: consecutiveFailures)
+                source: self.sourceIndex, sourcesTried: self.sourcesTried, retriesLeft: self.retriesLeft,
+                consecutiveFailures: self.consecutiveFailures)
         }
         set {
-            sourceIndex = newValue.source
-            sourcesTried = newValue.sourcesTried
-            retriesLeft = newValue.retriesLeft
-            consecutiveFailures = newValue.consecutiveFailures
+            self.sourceIndex = newValue.source
+            self.sourcesTried = newValue.sourcesTried
+            self.retriesLeft = newValue.retriesLeft
+            self.consecutiveFailures = newValue.consecutiveFailures
         }
     }
 }
