@@ -135,6 +135,15 @@ extension PlannedItem {
             }
             return .needsHashing(size: size, stat: current)
         }
+        return refreshing(size: size, stat: current, record: record, noState: noState, quickCheck: quickCheck)
+    }
+
+    /// What an item without a checksum whose file is there does, by its `refresh`: the
+    /// file stays, is fetched again, or is asked for conditionally with the server's
+    /// validators the record keeps (docs/sync.md#unchanged-files).
+    private func refreshing(size: Int64, stat current: FileStat, record: FileRecord?, noState: Bool, quickCheck: QuickCheck)
+        -> Inspection
+    {
         switch refresh {
         case .never:
             return .decided(ItemAssessment(action: .present, size: size, stat: current))

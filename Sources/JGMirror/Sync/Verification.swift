@@ -133,9 +133,17 @@ public enum Verification {
                 code: .missing, message: "\(item.path) is \(Paths.kind(of: info.st_mode)), not a regular file")
             return (result, nil)
         }
+        let record = hash(item, fd: opened, info: info, into: &result)
+        result.durationS = Date().timeIntervalSince(begin)
+        return (result, record)
+    }
+
+    /// Hashes the open file `fd` of `item` (`info` its status) into `result`; returns
+    /// the record of what was hashed, when the file did not change while it was read.
+    private static func hash(_ item: PlannedItem, fd opened: Int32, info: stat, into result: inout ItemResult) -> FileRecord? {
         result.bytes = Int64(info.st_size)
-        var record: FileRecord?
         let before = FileStat(info)
+        var record: FileRecord?
         do {
             if item.hasChecksum {
                 let digests = try item.checkDigests(fd: opened)
@@ -149,7 +157,6 @@ public enum Verification {
                 result.sha256Actual = try FileHasher.sha256(fd: opened, path: item.path)
                 result.status = .unverified
             }
-            // Recorded only when the file did not change while it was read.
             var after = stat()
             if result.sha256Actual != nil || result.sha512Actual != nil, fstat(opened, &after) == 0, FileStat(after) == before {
                 let now = FileRecord.now()
@@ -165,7 +172,6 @@ public enum Verification {
             result.status = .failed
             result.error = ItemError(code: .ioError, message: error.localizedDescription)
         }
-        result.durationS = Date().timeIntervalSince(begin)
-        return (result, record)
+        return record
     }
 }
