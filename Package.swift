@@ -105,10 +105,16 @@ let package = Package(
             path: "Examples/MirrorTwoFiles",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "SyncWithSets",
+            dependencies: ["JGMirror"],
+            path: "Examples/SyncWithSets",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "JGMirrorTests",
             dependencies: [
-                "JGMirror", "TestServer", "jgmirror", "LinkSimulator",
+                "JGMirror", "TestServer", "jgmirror", "LinkSimulator", "SyncWithSets",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

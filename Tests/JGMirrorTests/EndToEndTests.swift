@@ -430,3 +430,24 @@ import Testing
         #expect(readme.contains("```swift\n" + example + "```"))
     }
 }
+
+/// The example a library user starts from: a manifest with `sets:` synced in one call
+/// (docs/library.md), the list read on the run's own engine.
+@Suite struct ExampleTests {
+    @Test func theSetExampleSyncsAManifestWithSetsInOneCall() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (a, b, notes) = (Array("file a".utf8), Array("file b".utf8), Array("notes".utf8))
+        server.set("/data/a.bin", TestServer.Route(body: a))
+        server.set("/data/b.bin", TestServer.Route(body: b))
+        server.set("/data/SHA256SUMS", TestServer.Route(body: Array("\(sha(a))  a.bin\n\(sha(b))  b.bin\n".utf8)))
+        server.set("/releases/notes.txt", TestServer.Route(body: notes))
+        try await withTestDirectory { dir in
+            let run = try await runProgram(builtProgram("SyncWithSets"), [server.baseURL, dir + "/tree"])
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            #expect(fileSHA(dir + "/tree/data/a.bin") == sha(a) && fileSHA(dir + "/tree/data/b.bin") == sha(b))
+            #expect(fileSHA(dir + "/tree/notes.txt") == sha(notes))
+            #expect(run.stdout.contains("downloaded data/a.bin"), "\(run.stdout)")
+        }
+    }
+}

@@ -89,14 +89,19 @@ struct Execution: Sendable {
 /// runs the end-to-end tests against another build (an older one, to see a test fail).
 var jgmirrorBinary: String {
     if let other = ProcessInfo.processInfo.environment["JGMIRROR_TEST_BINARY"] { return other }
+    return builtProgram("jgmirror")
+}
+
+/// Path of a program the package builds (`jgmirror`, an example), beside the test bundle.
+func builtProgram(_ name: String) -> String {
     var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<3 {
-        let candidate = folder.appendingPathComponent("jgmirror").path
+        let candidate = folder.appendingPathComponent(name).path
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         folder = folder.deletingLastPathComponent()
     }
     return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/jgmirror").path
+        .deletingLastPathComponent().appendingPathComponent(".build/debug/" + name).path
 }
 
 /// Starts the binary; the caller waits (swift-argument-parser's `AssertExecuteCommand` shape).
