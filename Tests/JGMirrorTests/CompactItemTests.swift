@@ -147,7 +147,7 @@ import Testing
             ItemResult(
                 dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status, connections: 1,
                 attempts: 1,
-                sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
+                sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.options.insecure)
         }
         var downloaded = base(items[0], .downloaded)
         downloaded.bytes = 4

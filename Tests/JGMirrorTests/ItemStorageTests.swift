@@ -9,12 +9,10 @@ import Testing
     private let url = "http://127.0.0.1:1/f"
 
     private func request(_ dir: String, resume: Bool = true, size: Int64? = nil, limit: Int64? = nil) throws -> TransferRequest {
-        var request = TransferRequest(
+        TransferRequest(
             id: 0, sources: [url, "http://127.0.0.1:2/f"], root: try RootDirectory(path: dir), partPath: dir + "/f.jgpart",
             statePath: dir + "/f.jgd", expectedSize: size, connections: 4, retries: 2, minSegment: 1024, timeout: 5,
-            headers: [], insecure: false, resume: resume)
-        request.sizeLimit = limit
-        return request
+            headers: [], insecure: false, resume: resume, sizeLimit: limit)
     }
 
     /// A storage whose fields belong to the calling thread, which plays the engine thread.

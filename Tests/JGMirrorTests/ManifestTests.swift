@@ -31,11 +31,11 @@ import Testing
         let plan = Plan(manifest: manifest)
         #expect(plan.items[0].connections == 8)
         #expect(plan.items[1].connections == 6)
-        #expect(plan.items[1].retries == 3)
-        #expect(plan.items[1].minSegment == 2 << 20)
-        #expect(plan.items[1].timeout == 1.5)
+        #expect(plan.items[1].options.retries == 3)
+        #expect(plan.items[1].options.minSegment == 2 << 20)
+        #expect(plan.items[1].options.timeout == 1.5)
         #expect(plan.items[1].tags == ["nightly"])
-        #expect(plan.items[0].headers == [HTTPHeader(name: "User-Agent", value: "test/1")])
+        #expect(plan.items[0].options.headers == [HTTPHeader(name: "User-Agent", value: "test/1")])
     }
 
     /// Every class of manifest error names the file, line and column.
@@ -285,6 +285,6 @@ import Testing
         options.retries = 9
         let item = Plan(manifest: manifest, options: options).items[0]
         #expect(item.connections == 2)
-        #expect(item.retries == 9)
+        #expect(item.options.retries == 9)
     }
 }

@@ -1454,7 +1454,7 @@ import Testing
         func base(_ item: PlannedItem, _ status: ItemStatus) -> ItemResult {
             ItemResult(
                 dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-                sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure)
+                sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.options.insecure)
         }
         var verified512 = base(c, .downloaded)
         verified512.sha512Actual = sum512
@@ -1490,7 +1490,7 @@ import Testing
     }
 }
 
-@Suite struct PlannedItemOptionsTests {
+@Suite struct ItemOptionsTests {
     /// Items that resolve to the same options share one copy of them; changing one
     /// item's options leaves the others alone.
     @Test func itemsShareResolvedOptionsAndCopyOnWrite() throws {
@@ -1508,11 +1508,12 @@ import Testing
         #expect(!items[1].sharesOptions(with: items[2]))
         #expect(items[2].sharesOptions(with: items[3]))
         #expect(items.map(\.connections) == [3, 3, 5, 5])
-        #expect(items.allSatisfy { $0.headers == [HTTPHeader(name: "X-Token", value: "abc")] && $0.tags == ["nightly"] })
-        items[0].connections = 9
-        items[0].headers.append(HTTPHeader(name: "X-More", value: "1"))
-        #expect(items[0].connections == 9 && items[0].headers.count == 2)
-        #expect(items[1].connections == 3 && items[1].headers.count == 1)
+        #expect(
+            items.allSatisfy { $0.options.headers == [HTTPHeader(name: "X-Token", value: "abc")] && $0.tags == ["nightly"] })
+        items[0].failure = ItemError(code: .signature, message: "its list failed")
+        #expect(items[0].failure != nil && items[1].failure == nil)
         #expect(!items[0].sharesOptions(with: items[1]))
+        // The engine gets the same options by reference.
+        #expect(items[2].options === items[3].options)
     }
 }

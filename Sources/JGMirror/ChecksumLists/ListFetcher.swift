@@ -68,12 +68,11 @@ final class ListFetcher: Sendable {
         /// TLS peers are not verified (`insecure: true`).
         var insecure = false
 
-        /// `own` (a set's options, or none for a `checksums:` list) over `defaults`.
+        /// `own` (a set's options, or none for a `checksums:` list) over `defaults`, as
+        /// an item's resolve (`ItemOptions.resolve`).
         init(_ own: ItemSettings = ItemSettings(), defaults: ItemSettings) {
-            timeout = own.timeout ?? defaults.timeout ?? timeout
-            let connections = own.connections ?? defaults.connections ?? Rules.connections.defaultValue
-            retries = own.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
-            insecure = own.insecure ?? defaults.insecure ?? false
+            let resolved = ItemOptions.resolve(own, defaults: defaults, root: "")
+            (timeout, retries, insecure) = (resolved.timeout, resolved.retries, resolved.insecure)
         }
 
         init() {}
@@ -101,11 +100,14 @@ final class ListFetcher: Sendable {
     > {
         let path = nextPath()
         // Lists travel under id -1: the session's events leave them out.
+        var own = ItemSettings()
+        (own.connections, own.retries, own.timeout, own.insecure) = (1, settings.retries, settings.timeout, settings.insecure)
+        own.headers = headers
+        own.maxSize = Self.sizeLimit
         var request = TransferRequest(
-            id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil, connections: 1,
-            retries: settings.retries, minSegment: Rules.minSegment.defaultValue, timeout: settings.timeout,
-            headers: headers.map { "\($0.name): \($0.value)" },
-            insecure: settings.insecure, resume: false, observer: nil, sizeLimit: Self.sizeLimit)
+            id: -1, sources: [url], root: root, partPath: path, statePath: path + ".jgd", expectedSize: nil,
+            options: ItemOptions(ItemOptions.resolve(own, defaults: ItemSettings(), root: folder)), resume: false,
+            observer: nil)
         request.conditions = conditions
         let engine = self.engine
         let outcome = await withCheckedContinuation { done in engine.submit(request) { done.resume(returning: $0) } }

@@ -109,35 +109,15 @@ public struct Plan: Sendable {
         }
     }
 
-    /// `item` with its options resolved: the command line's over the item's over `defaults:`.
+    /// `item` with its options resolved (`ItemOptions.resolve`).
     private func planned(_ item: ManifestItem, id: Int, tags: [String], texts: ItemTexts) -> PlannedItem {
-        let defaults = manifest.defaults
-        let connections =
-            options.connections ?? item.settings.connections ?? defaults.connections ?? Rules.connections.defaultValue
-        let retries =
-            options.retries ?? item.settings.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections)
+        var options = ItemOptions.resolve(
+            item.settings, defaults: manifest.defaults, overrides: self.options, root: root,
+            failure: manifest.failures.isEmpty ? nil : manifest.failures[item.dest ?? ""])
+        options.tags = tags
         return PlannedItem(
-            id: id,
-            texts: texts,
-            extras: item.extras,
-            root: root,
-            sha256: item.packedSHA256,
-            connections: connections,
-            retries: retries,
-            minSegment: item.settings.minSegment ?? defaults.minSegment ?? Rules.minSegment.defaultValue,
-            timeout: item.settings.timeout ?? defaults.timeout ?? Rules.timeout.defaultValue,
-            headers: Plan.mergeHeaders(defaults.headers ?? [], item.settings.headers ?? [], options.headers),
-            redact: (defaults.redact ?? []) + (item.settings.redact ?? []),
-            tags: tags,
-            insecure: item.settings.insecure ?? defaults.insecure ?? false,
-            forwardHeaders: item.settings.forwardHeaders ?? defaults.forwardHeaders ?? false,
-            maxSize: options.maxSize ?? item.settings.maxSize ?? defaults.maxSize,
-            refresh: item.settings.refresh ?? defaults.refresh ?? .conditional,
-            location: item.location,
-            sha256Location: item.sha256Location,
-            failure: manifest.failures.isEmpty ? nil : manifest.failures[item.dest ?? ""],
-            sharing: items.last
-        )
+            id: id, texts: texts, extras: item.extras, sha256: item.packedSHA256, options: options, location: item.location,
+            sha256Location: item.sha256Location, sharing: items.last)
     }
 
     private static func emptySelectionError(options: PlanOptions, knownTags: Set<String>) -> UsageError {

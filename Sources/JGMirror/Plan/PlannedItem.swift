@@ -10,7 +10,7 @@ public struct PlannedItem: Sendable, Identifiable {
     /// (most items of a large manifest take all of theirs from `defaults`): inline,
     /// they were 90 bytes of every item, and each item's merged header list its own
     /// allocation.
-    private var shared: PlannedItemOptions
+    private var shared: ItemOptions
     /// Mirrors, SHA-512, tag and size, shared with the manifest item's.
     private var extras: ItemExtras
     /// Position in the manifest (0-based), stable across filters.
@@ -69,60 +69,17 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Whether the item is a symlink to place rather than a file to fetch.
     public var isLink: Bool { extras.link != nil }
 
+    /// The item's resolved options (`ItemOptions`: `item.options.timeout`), shared with
+    /// the items that resolve to the same ones, and handed to the engine by reference.
+    public var options: ItemOptions { shared }
+
     /// Absolute destination root.
     public var root: String {
         get { shared.values.root }
         set { change { $0.root = newValue } }
     }
-    public var connections: Int {
-        get { shared.values.connections }
-        set { change { $0.connections = newValue } }
-    }
-    public var retries: Int {
-        get { shared.values.retries }
-        set { change { $0.retries = newValue } }
-    }
-    public var minSegment: Int64 {
-        get { shared.values.minSegment }
-        set { change { $0.minSegment = newValue } }
-    }
-    /// Stall timeout in seconds.
-    public var timeout: Double {
-        get { shared.values.timeout }
-        set { change { $0.timeout = newValue } }
-    }
-    public var headers: [HTTPHeader] {
-        get { shared.values.headers }
-        set { change { $0.headers = newValue } }
-    }
-    public var redact: [String] {
-        get { shared.values.redact }
-        set { change { $0.redact = newValue } }
-    }
-    public var tags: [String] {
-        get { shared.values.tags }
-        set { change { $0.tags = newValue } }
-    }
-    public var insecure: Bool {
-        get { shared.values.insecure }
-        set { change { $0.insecure = newValue } }
-    }
-    /// Headers go along to any origin a redirect leads to, not only the item's own.
-    public var forwardHeaders: Bool {
-        get { shared.values.forwardHeaders }
-        set { change { $0.forwardHeaders = newValue } }
-    }
-    /// The most bytes accepted for a body of unknown length or announced for one of
-    /// known length (`max_size`, `--max-size`).
-    public var maxSize: Int64? {
-        get { shared.values.maxSize }
-        set { change { $0.maxSize = newValue } }
-    }
-    /// How a present file is checked when the item has no checksum.
-    public var refresh: RefreshPolicy {
-        get { shared.values.refresh }
-        set { change { $0.refresh = newValue } }
-    }
+    public var connections: Int { shared.values.connections }
+    public var tags: [String] { shared.values.tags }
     /// Set when the item must fail without a transfer: its checksums list failed its
     /// signature check.
     public var failure: ItemError? {
@@ -131,20 +88,13 @@ public struct PlannedItem: Sendable, Identifiable {
     }
 
     init(
-        id: Int, texts: ItemTexts, extras: ItemExtras, root: String, sha256: PackedSHA256?,
-        connections: Int, retries: Int, minSegment: Int64, timeout: Double, headers: [HTTPHeader],
-        redact: [String], tags: [String], insecure: Bool, forwardHeaders: Bool = false, maxSize: Int64? = nil,
-        refresh: RefreshPolicy = .conditional, location: SourceLocation,
-        sha256Location: SourceLocation?, failure: ItemError? = nil, sharing previous: PlannedItem? = nil
+        id: Int, texts: ItemTexts, extras: ItemExtras, sha256: PackedSHA256?, options values: ItemOptions.Values,
+        location: SourceLocation, sha256Location: SourceLocation?, sharing previous: PlannedItem? = nil
     ) {
-        let values = PlannedItemOptions.Values(
-            root: root, connections: connections, retries: retries, minSegment: minSegment, timeout: timeout,
-            headers: headers, redact: redact, tags: tags, insecure: insecure, forwardHeaders: forwardHeaders,
-            maxSize: maxSize, refresh: refresh, failure: failure)
         if let previous, previous.shared.values == values {
             shared = previous.shared
         } else {
-            shared = PlannedItemOptions(values)
+            shared = ItemOptions(values)
         }
         self.texts = texts
         self.extras = extras
@@ -156,7 +106,7 @@ public struct PlannedItem: Sendable, Identifiable {
 
     /// Moves the item under `root`, sharing the options of the item moved before it
     /// when both shared theirs before (`last`: that item's options, old and new).
-    mutating func move(to root: String, after last: inout (old: PlannedItemOptions, new: PlannedItemOptions)?) {
+    mutating func move(to root: String, after last: inout (old: ItemOptions, new: ItemOptions)?) {
         if let last, last.old === shared {
             shared = last.new
             return
@@ -169,17 +119,17 @@ public struct PlannedItem: Sendable, Identifiable {
     /// Whether this item and `other` hold one shared set of options.
     func sharesOptions(with other: PlannedItem) -> Bool { shared === other.shared }
 
-    private mutating func change(_ update: (inout PlannedItemOptions.Values) -> Void) {
+    private mutating func change(_ update: (inout ItemOptions.Values) -> Void) {
         var values = shared.values
         update(&values)
-        shared = PlannedItemOptions(values)
+        shared = ItemOptions(values)
     }
 
     /// Cleans secrets from text about this item.
-    public var redactor: Redactor { Redactor(headers: headers, redact: redact, urls: [url] + mirrors) }
+    public var redactor: Redactor { Redactor(headers: options.headers, redact: options.redact, urls: [url] + mirrors) }
     /// Whether a checksum decides the item's content (else it is `unverified`).
     public var hasChecksum: Bool { expectedSHA256 != nil || sha512 != nil }
     /// The URL as reports and logs may show it: no credentials, and no value of a
     /// query parameter named in `redact`.
-    public var displayURL: String { Redactor(redact: redact).redact(url: url) }
+    public var displayURL: String { Redactor(redact: options.redact).redact(url: url) }
 }

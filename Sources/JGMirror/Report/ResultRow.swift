@@ -51,7 +51,7 @@ struct ResultRow: Sendable {
         let fromItem =
             result.dest == item.dest && result.url == item.displayURL && result.tag == item.tag && result.tags == item.tags
             && result.sha256Expected.map(PackedSHA256.init) == item.expectedSHA256 && result.sha512Expected == item.sha512
-            && result.insecure == item.insecure
+            && result.insecure == item.options.insecure
             && result.link == item.link
             && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual
@@ -90,7 +90,7 @@ struct ResultRow: Sendable {
             connections: Int(connections), attempts: Int(attempts), durationS: durationS,
             sha256Expected: expected, sha256Actual: actualIsExpected ? expected : rare?.sha256Actual,
             sha512Expected: item.sha512, sha512Actual: actual512IsExpected ? item.sha512 : rare?.sha512Actual,
-            error: rare?.error, insecure: item.insecure, note: rare?.note, link: item.link)
+            error: rare?.error, insecure: item.options.insecure, note: rare?.note, link: item.link)
     }
 }
 

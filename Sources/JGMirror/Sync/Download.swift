@@ -53,12 +53,20 @@ public struct Download: Sendable {
         if let tag, let problem = Rules.problem(tag, in: Rules.tag) { throw UsageError("--tag \(problem)") }
         if let problem = Rules.minSegment.problem(minSegment) { throw UsageError("--min-segment \(problem)") }
         let (root, name) = try Download.split(destination, url: url)
+        var own = ItemSettings()
+        own.connections = connections
+        own.retries = retries
+        own.minSegment = minSegment
+        own.timeout = timeout
+        own.headers = headers
+        own.redact = headers.map(\.name)
+        own.insecure = insecure
+        own.maxSize = maxSize
+        own.refresh = .always
         let item = PlannedItem(
-            id: 0, texts: ItemTexts(url: url, dest: name),
-            extras: ItemExtras(mirrors: mirrors, tag: tag), root: root, sha256: sha256.map { PackedSHA256($0.lowercased()) },
-            connections: connections, retries: retries ?? Rules.defaultRetries(connections: connections), minSegment: minSegment,
-            timeout: timeout,
-            headers: headers, redact: headers.map(\.name), tags: [], insecure: insecure, maxSize: maxSize, refresh: .always,
+            id: 0, texts: ItemTexts(url: url, dest: name), extras: ItemExtras(mirrors: mirrors, tag: tag),
+            sha256: sha256.map { PackedSHA256($0.lowercased()) },
+            options: ItemOptions.resolve(own, defaults: ItemSettings(), root: root),
             location: SourceLocation(line: 0, column: 0), sha256Location: nil)
         let manifest = Manifest(path: "-", version: 1, root: root, defaults: ItemSettings(), checksums: [], items: [])
         var plan = Plan(manifest: manifest, options: PlanOptions())

@@ -144,7 +144,7 @@ extension PlannedItem {
     private func refreshing(size: Int64, stat current: FileStat, record: FileRecord?, noState: Bool, quickCheck: QuickCheck)
         -> Inspection
     {
-        switch refresh {
+        switch options.refresh {
         case .never:
             return .decided(ItemAssessment(action: .present, size: size, stat: current))
         case .always:

@@ -325,10 +325,7 @@ final class ItemRunner: Sendable {
         let hasher = PrefixHasher(path: item.partPath, root: root, pool: pool)
         let request = TransferRequest(
             id: index, sources: [item.url] + item.mirrors, root: root, partPath: item.partPath, statePath: item.statePath,
-            expectedSize: item.size, connections: item.connections, retries: item.retries, minSegment: item.minSegment,
-            timeout: item.timeout, headers: item.headers.map { "\($0.name): \($0.value)" },
-            forwardHeaders: item.forwardHeaders, insecure: item.insecure,
-            resume: options.resume, knownFresh: knownFresh, observer: hasher, sizeLimit: item.maxSize,
+            expectedSize: item.size, options: item.options, resume: options.resume, knownFresh: knownFresh, observer: hasher,
             conditions: present?.conditions ?? [], memoryLimit: Int64(PrefixHasher.heldLimit),
             stateURL: item.redactor.redact(url: item.url))
         let started = Date()
@@ -343,7 +340,8 @@ final class ItemRunner: Sendable {
     func result(_ item: PlannedItem, status: ItemStatus) -> ItemResult {
         ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-            connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure,
+            connections: 0, attempts: 0, sha256Expected: item.sha256, sha512Expected: item.sha512,
+            insecure: item.options.insecure,
             link: item.link)
     }
 

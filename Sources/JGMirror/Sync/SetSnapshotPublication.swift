@@ -156,7 +156,7 @@ extension Plan {
     /// Moves the items whose destination lies in `folder` (a set's, ending in `/`), and
     /// its published list, under `root` (the snapshot that set is building).
     mutating func move(itemsIn folder: String, to root: String) {
-        var last: (old: PlannedItemOptions, new: PlannedItemOptions)?
+        var last: (old: ItemOptions, new: ItemOptions)?
         for index in items.indices where items[index].dest.hasPrefix(folder) { items[index].move(to: root, after: &last) }
         for index in manifest.publishGroups.indices where manifest.publishGroups[index].folder == folder {
             manifest.publishGroups[index].placedUnder = root

@@ -104,7 +104,7 @@ extension Plan {
     /// options shared with the items it shared them with.
     mutating func move(to root: String) {
         self.root = root
-        var last: (old: PlannedItemOptions, new: PlannedItemOptions)?
+        var last: (old: ItemOptions, new: ItemOptions)?
         for index in items.indices { items[index].move(to: root, after: &last) }
     }
 

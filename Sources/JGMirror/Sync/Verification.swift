@@ -100,7 +100,7 @@ public enum Verification {
         let begin = Date()
         var result = ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: .verified,
-            sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.insecure, link: item.link)
+            sha256Expected: item.sha256, sha512Expected: item.sha512, insecure: item.options.insecure, link: item.link)
         // A list whose signature failed vouches for nothing it names.
         if let failure = item.failure {
             result.status = .failed

@@ -24,7 +24,7 @@ struct BodyWriter {
 
     init(request: TransferRequest, spaceGuard: SpaceGuard) {
         expectedSize = request.expectedSize
-        sizeLimit = request.sizeLimit
+        sizeLimit = request.options.maxSize
         observer = request.observer
         self.spaceGuard = spaceGuard
     }

@@ -88,7 +88,7 @@ final class Crew {
 
     /// A new worker, not yet sent anywhere.
     func hire() -> Worker {
-        let worker = Worker(item: item, slot: nextSlot, retries: item.request.retries)
+        let worker = Worker(item: item, slot: nextSlot, retries: item.request.options.retries)
         nextSlot += 1
         workers.append(worker)
         return worker

@@ -22,7 +22,8 @@ struct ItemPreparation: Sendable {
             request.knownFresh
             ? EarlierRun()
             : EarlierRun.takeOver(request) {
-                SegmentBook(length: $0, missing: $1, connections: request.connections, minSegment: request.minSegment)
+                SegmentBook(
+                    length: $0, missing: $1, connections: request.options.connections, minSegment: request.options.minSegment)
             }
         part = Self.openPart(request, fresh: earlier.book == nil)
         if let book = earlier.book, case .success = part, earlier.resumedFrom > 0 {

@@ -72,7 +72,7 @@ final class ItemStorage {
     /// written in one go; reserving it costs more than it saves). An item that has
     /// no part file yet holds its body in memory when it may, or opens the part file now.
     func learned(length: Int64?, rangesSupported: Bool) -> TransferError? {
-        resumable = rangesSupported && (length ?? 0) > request.minSegment && request.resume
+        resumable = rangesSupported && (length ?? 0) > request.options.minSegment && request.resume
         if part == nil {
             held = nil
             if let length, let limit = request.memoryLimit, length <= limit, !resumable, openFailure == nil {

@@ -36,7 +36,8 @@ final class ItemTransfer: @unchecked Sendable {
     /// engine thread's only, checked on every access in debug builds.
     var crew: Crew { boundCrew.value }
     private lazy var boundCrew = EngineBound(
-        Crew(item: self, connections: request.connections, minSegment: request.minSegment), on: engine.engineThread)
+        Crew(item: self, connections: request.options.connections, minSegment: request.options.minSegment),
+        on: engine.engineThread)
     /// Sends the connections' requests and carries out how each ended.
     private(set) lazy var requests = RequestCycle(item: self)
     private lazy var heads = HeadHandler(item: self)
@@ -85,7 +86,7 @@ final class ItemTransfer: @unchecked Sendable {
         _events = EngineBound(ItemEvents(id: request.id, interval: engine.configuration.progressInterval), on: thread)
         _tally = EngineBound(ItemTally(), on: thread)
         _notModified = EngineBound(false, on: thread)
-        _pace = EngineBound(SourcePace(window: request.timeout), on: thread)
+        _pace = EngineBound(SourcePace(window: request.options.timeout), on: thread)
         _pending = EngineBound(Pending(), on: thread)
     }
 
@@ -132,7 +133,7 @@ final class ItemTransfer: @unchecked Sendable {
     /// Emits the item's start event, once the file is known (or at its end, for an
     /// item that learned nothing before).
     func announce() {
-        let planned = crew.rangesSupported ? request.connections : 1
+        let planned = crew.rangesSupported ? request.options.connections : 1
         if let event = events.start(length: total, connections: planned, resumedFrom: tally.resumedFrom) { engine.emit(event) }
     }
 

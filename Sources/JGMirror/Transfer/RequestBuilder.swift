@@ -85,7 +85,7 @@ enum RequestBuilder {
         try easy.set(CURLOPT_PROTOCOLS_STR, configuration.allowFileURLs ? "http,https,file" : "http,https")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout(for: url) * 1000))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, Int(min(configuration.rateFloor(for: url), Int64(Int32.max))))
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.timeout.rounded(.up))))
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(request.options.timeout.rounded(.up))))
         // A request that may speak HTTP/2 keeps libcurl's own buffer size: 7.88 refuses
         // the option on a handle reused from an HTTP/2 request, and its HTTP/2 layer
         // reads the connection through a fixed buffer anyway.
@@ -98,7 +98,7 @@ enum RequestBuilder {
             try easy.set(CURLOPT_NETRC, jg_netrc_optional())
         }
         try easy.set(CURLOPT_HTTP_VERSION, http2 ? jg_http_version_2tls() : jg_http_version_1_1())
-        if request.insecure {
+        if request.options.insecure {
             try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
@@ -106,9 +106,10 @@ enum RequestBuilder {
             try easy.set(CURLOPT_CAINFO, caCert)
             if let capath = Curl.defaultCAPath { try easy.set(CURLOPT_CAPATH, capath) }
         }
-        guard !request.headers.isEmpty, Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.forwardHeaders)
+        guard !request.options.headerLines.isEmpty,
+            Redirect.sendsHeaders(to: url, sources: request.sources, forward: request.options.forwardHeaders)
         else { return [userAgent] }
-        var headers = request.headers
+        var headers = request.options.headerLines
         if !headers.contains(where: { $0.hasPrefix(asciiCaseInsensitive: "user-agent:") }) { headers.append(userAgent) }
         return headers
     }

@@ -36,7 +36,7 @@ final class RequestCycle {
         let shape = RequestBuilder.Shape.next(
             url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
             rangesSupported: crew.rangesSupported, ifRange: item.remote.ifRange(for: worker.sourceIndex),
-            connections: request.connections, isFileSource: item.isFileSource, conditions: request.conditions)
+            connections: request.options.connections, isFileSource: item.isFileSource, conditions: request.conditions)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
         defer { worker.freshConnection = false }
@@ -130,7 +130,7 @@ final class RequestCycle {
             worker.redirects = 0
             worker.standing = RetryPolicy.Standing(
                 source: crew.source(forSlot: worker.slot, among: live), sourcesTried: worker.sourcesTried + 1,
-                retriesLeft: request.retries, consecutiveFailures: 0)
+                retriesLeft: request.options.retries, consecutiveFailures: 0)
             if case .active = worker.state { relaunch(worker) }
         }
     }
@@ -204,10 +204,10 @@ final class RequestCycle {
         case .failItem(let failure):
             item.fail(failure)
         case .ended(let length):
-            crew.book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.minSegment)
+            crew.book = SegmentBook(length: length, missing: [], connections: 1, minSegment: request.options.minSegment)
             fallthrough
         case .delivered:
-            worker.retriesLeft = request.retries
+            worker.retriesLeft = request.options.retries
             worker.consecutiveFailures = 0
             if let region = crew.book?.region(of: worker.slot), region.next < region.end {
                 launch(worker)  // the server sent less than asked: ask for the rest
@@ -234,9 +234,10 @@ final class RequestCycle {
         }
         let situation = RetryPolicy.Situation(
             error: error, progressed: worker.progressed, regionTaken: crew.owesNothing(worker),
-            standing: worker.standing, retries: request.retries, sourceCount: request.sources.count,
+            standing: worker.standing, retries: request.options.retries, sourceCount: request.sources.count,
             deadSources: crew.deadSources,
-            beatFloor: Double(worker.requestBytes) >= Double(engine.configuration.rateFloor(for: worker.url)) * request.timeout)
+            beatFloor: Double(worker.requestBytes) >= Double(engine.configuration.rateFloor(for: worker.url))
+                * request.options.timeout)
         switch RetryPolicy.decide(situation) {
         case .failItem:
             item.fail(error)

@@ -12,26 +12,18 @@ struct TransferRequest: Sendable {
     var statePath: String
     /// The length the manifest promises; any other length fails the item.
     var expectedSize: Int64?
-    var connections: Int
-    var retries: Int
-    var minSegment: Int64
-    /// Stall timeout, seconds.
-    var timeout: Double
-    /// `Name: value` lines sent to the origins of `sources` (and, after a redirect, to
-    /// other origins only when `forwardHeaders`).
-    var headers: [String]
-    /// Send `headers` to whatever origin a redirect leads to (`forward_headers`).
-    var forwardHeaders = false
-    var insecure: Bool
+    /// The item's resolved options, by reference (`ItemOptions`): connections, retries,
+    /// `min_segment`, `timeout`, the headers (sent to the origins of `sources`, and after
+    /// a redirect to other origins only with `forward_headers`), `insecure`, and
+    /// `max_size`, the most bytes accepted when the length is unknown, or announced
+    /// when it is known.
+    var options: ItemOptions
     /// Use and keep resume state.
     var resume: Bool
     /// The caller just found no resume state and no part file: start anew without looking.
     var knownFresh = false
     /// Told how far the verified-ready prefix reaches.
     var observer: PartFileObserver?
-    /// Most bytes accepted when the length is unknown, or announced when it is known
-    /// (`max_size`; checksums files).
-    var sizeLimit: Int64?
     /// `If-None-Match` / `If-Modified-Since` lines for the first request: a `304` to it
     /// ends the item as `notModified` with nothing written.
     var conditions: [String] = []
@@ -69,7 +61,8 @@ extension TransferRequest {
     /// (`TransferEngine.mayCutAhead`: connections may open before the host answers,
     /// and it is not known to ignore ranges or redirect).
     func sizeToCutAhead(mayCutAhead: (String) -> Bool) -> Int64? {
-        guard let expectedSize, expectedSize >= 2 * minSegment, connections > 1, conditions.isEmpty, !isFileSource,
+        guard let expectedSize, expectedSize >= 2 * options.minSegment, options.connections > 1, conditions.isEmpty,
+            !isFileSource,
             sources.allSatisfy(mayCutAhead)
         else { return nil }
         return expectedSize
@@ -82,7 +75,7 @@ extension TransferRequest {
         if let expectedSize, length != expectedSize {
             return .sizeMismatch("server announced \(length) bytes, the manifest says \(expectedSize)")
         }
-        if let sizeLimit, length > sizeLimit {
+        if let sizeLimit = options.maxSize, length > sizeLimit {
             return .tooLarge("server announced \(length) bytes, more than max_size (\(sizeLimit))")
         }
         return nil
