@@ -27,7 +27,6 @@ struct ManifestParser {
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
     static let linkKeys = Set(Rules.keys(in: .link))
     static let checksumKeys = Rules.keys(in: .checksums)
-    static let setKeys = Rules.keys(in: .set)
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader

@@ -80,6 +80,12 @@ public struct SyncOptions: Sendable {
     var learnedBatch = 256
     /// Told the size of each transaction of records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
+    /// The run's clock for what it decides by the calendar (a Release's `Valid-Until`,
+    /// `keep_removed`); tests set another to decide in virtual time.
+    var clock: @Sendable () -> Date = { Date() }
+
+    /// Now, by `clock`, in whole seconds since the epoch.
+    var now: Int64 { Int64(clock().timeIntervalSince1970.rounded(.down)) }
 
     /// Seconds after which the run stops as on SIGINT, its unfinished items
     /// `interrupted` with code `deadline` (`--max-duration`). The time counts from

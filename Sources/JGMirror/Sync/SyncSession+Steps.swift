@@ -58,7 +58,8 @@ extension SyncSession {
         if run.plan.awaitsSets {
             let fetcher = try listFetcher(run)
             defer { run.warnings += fetcher.warnings.value }
-            try await run.plan.expandSets(with: fetcher)
+            let served = SnapshotTree.publishedTree(root: run.stateRoot) ?? run.stateRoot
+            try await run.plan.expandSets(with: fetcher, served: served, now: options.now)
             run.warnings += run.plan.manifest.warnings.map { $0.errorDescription ?? $0.message }
         }
         if let problem = run.plan.emptySelection { throw .usage(problem) }
