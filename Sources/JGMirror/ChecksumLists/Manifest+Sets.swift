@@ -31,6 +31,8 @@ extension Manifest {
         for set in sets {
             setFolders.append(set.dest)
             if setLists[set.dest] == nil { setLists[set.dest] = set.source }
+            let grace = set.keepRemoved ?? keepRemoved ?? type(of: set.catalog).defaultKeepRemoved
+            setKeepRemoved[set.dest] = max(grace, setKeepRemoved[set.dest] ?? 0)
             let context = CatalogContext(
                 fetcher: fetcher, headers: Plan.mergeHeaders(defaults.headers ?? [], set.settings.headers ?? [], headers),
                 defaults: defaults, file: path, served: served, now: now)

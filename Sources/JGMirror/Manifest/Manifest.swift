@@ -10,6 +10,9 @@ public struct Manifest: Sendable {
     public var defaults: ItemSettings
     /// The host options of `defaults`, for the whole run (docs/manifest.md#host-keys).
     public var hosts = HostOptions()
+    /// `keep_removed` of `defaults`, in seconds: the grace period of files outside every
+    /// set's folder, and of sets that give none (docs/deletions.md#grace-period).
+    public var keepRemoved: Double?
     /// The host options of `hosts:`, for one origin each, by origin as the run's host
     /// table spells it (`scheme://host:port`, the default port filled in); what one
     /// leaves unset is `hosts`'.
@@ -54,6 +57,9 @@ public struct Manifest: Sendable {
     /// The list URL of each of `setFolders` (the first set's, where two share a
     /// folder), for what a report says of the set.
     public var setLists: [String: String] = [:]
+    /// The grace period of each of `setFolders` (`keep_removed`: the set's, else
+    /// `defaults:`', else its kind's), in seconds; the longest where two share a folder.
+    public var setKeepRemoved: [String: Double] = [:]
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []

@@ -106,6 +106,7 @@ extension ManifestParser {
             let (dest, destLocation) = try readString(key)
             set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
         case "tag": set.tag = try readInt(key, range: Rules.tag).0
+        case "keep_removed": set.keepRemoved = try readKeepRemoved()
         case "publish":
             let (text, valueLocation) = try readString(key)
             switch text.lowercased() {

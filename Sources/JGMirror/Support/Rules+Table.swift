@@ -172,7 +172,7 @@ extension Rules {
             key: "publish", places: [.set], type: "true, false or snapshot", defaultText: "false",
             help: "true places the verified list and signature in dest after its files; snapshot gives dest snapshots of its own",
             example: "true"),
-        keep.row,
+        keep.row, keepRemoved.row,
     ]
 
     /// Options of the command line alone, with their defaults and bounds, and the

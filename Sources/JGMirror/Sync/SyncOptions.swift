@@ -33,6 +33,10 @@ public struct SyncOptions: Sendable {
     /// Refuse the run (exit 4, nothing deleted or fetched) when it would delete more
     /// files, or a larger share of a folder, than these allow (`--max-delete`).
     public var deleteLimits = DeleteLimits()
+    /// Every file's grace period before `delete` removes it, in seconds, whatever the
+    /// manifest says (`--keep-removed`; docs/deletions.md#grace-period); nil: the
+    /// manifest's `keep_removed`.
+    public var keepRemoved: Double?
     /// Move what `delete` removes and what a sync replaces to `DIR/<run start>/<path>`
     /// instead (`--backup-dir`); DIR must be on the root's file system.
     public var backupDir: String?
