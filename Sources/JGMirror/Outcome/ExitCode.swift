@@ -71,7 +71,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     /// 130: the run went on past it.
     static func forResult(status: ItemStatus, error: ItemError?) -> ExitCode {
         switch status {
-        case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted, .keptRemoved: .success
+        case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted, .keptRemoved, .notServed: .success
         // Stopped at `--max-duration`: the run ran out of time, nobody interrupted it.
         case .interrupted: error?.code == .deadline ? .transferFailed : .interrupted
         case .deleteSkipped: .transferFailed

@@ -31,6 +31,10 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     /// (`keep_removed`); `kept_until` says when the first `--delete` run after may
     /// delete it (docs/deletions.md#grace-period).
     case keptRemoved = "kept_removed"
+    /// An optional file the server does not have (404 or 410): a form of an apt index
+    /// that Release lists and the archive does not serve, while another form of it is
+    /// there (docs/publishing.md#ordered). No failure; nothing is placed for it.
+    case notServed = "not_served"
 
     /// Whether the status needs the operator's attention, whatever the verbosity.
     public var isProblem: Bool {

@@ -262,6 +262,7 @@ public final class ProgressRenderer: @unchecked Sendable {
             ("unverified", totals.unverified), ("failed", totals.failed), ("mismatch", totals.mismatch),
             ("missing", totals.missing), ("interrupted", totals.interrupted), ("skipped", totals.skipped),
             ("deleted", totals.deleted), ("delete skipped", totals.deleteSkipped), ("kept removed", totals.keptRemoved),
+            ("not served", totals.notServed),
         ]
         for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
         if parts.isEmpty { parts.append("nothing to do") }

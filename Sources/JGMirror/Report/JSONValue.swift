@@ -128,6 +128,7 @@ extension RunReport {
                     ("verified", .int(totals.verified)),
                     ("missing", .int(totals.missing)), ("deleted", .int(totals.deleted)),
                     ("delete_skipped", .int(totals.deleteSkipped)), ("kept_removed", .int(totals.keptRemoved)),
+                    ("not_served", .int(totals.notServed)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
             ))

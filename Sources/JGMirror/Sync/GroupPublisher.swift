@@ -72,9 +72,15 @@ struct GroupPublisher: Sendable {
             blocker = "this run does not hold '\(absent.dest)'"
         }
         var placed = Set<String>()
+        var notServed = Set<String>()
         for (number, phase) in group.phases.enumerated() {
             // Items of the first phase were placed as they came; later ones wait here.
             for file in phase where blocker == nil {
+                if file.optional, let skipped = leftOut(file, notServed: &notServed, run: run, byDest: byDest) {
+                    if case .sameAs = file.source { outcome.results.append(skipped) }
+                    placed.insert(file.dest)
+                    continue
+                }
                 guard let problem = place(file, gated: number > 0, group: group, run: run, byDest: byDest, into: &outcome)
                 else {
                     placed.insert(file.dest)
@@ -87,6 +93,27 @@ struct GroupPublisher: Sendable {
                     hold(file, gated: number > 0, name: name, blocker: blocker, run: run, byDest: byDest, into: &outcome)
                 }
             }
+        }
+    }
+
+    /// The row of an optional `file` the server does not have (`not_served`), or of its
+    /// `sameAs` copy, which is left out with it; nil when `file` is there to place. The
+    /// destinations left out are added to `notServed`.
+    private func leftOut(_ file: PublishedFile, notServed: inout Set<String>, run: Items, byDest: [String: Int])
+        -> ItemResult?
+    {
+        switch file.source {
+        case .item:
+            guard let index = byDest[file.dest], run.rows[index]?.outcome.status == .notServed else { return nil }
+            notServed.insert(file.dest)
+            return ItemResult(dest: file.dest, url: file.url, status: .notServed)
+        case .sameAs(let source):
+            guard notServed.contains(source) else { return nil }
+            notServed.insert(file.dest)
+            let note = "'\(source)', the file it is a copy of, is not served"
+            return ItemResult(dest: file.dest, url: Redactor.redactURLAndQuery(file.url), status: .notServed, note: note)
+        case .bytes:
+            return nil
         }
     }
 

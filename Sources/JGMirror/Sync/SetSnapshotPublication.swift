@@ -102,7 +102,7 @@ struct SetSnapshotPublication: Publication {
             switch result.status {
             // A file kept for its grace period is in the snapshot, as a file is.
             case .downloaded, .unchanged, .unverified, .verified, .keptRemoved: tally.files += 1
-            case .deleted, .deleteSkipped: break
+            case .deleted, .deleteSkipped, .notServed: break
             case .failed, .mismatch, .interrupted, .skipped, .missing: tally.unclean += 1
             }
             tally.changed = tally.changed || result.changesTree

@@ -60,7 +60,7 @@ extension SyncSession {
         var unclean = 0
         results.forEachOutcome { status, _, _ in
             switch status {
-            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped, .keptRemoved: break
+            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped, .keptRemoved, .notServed: break
             case .failed, .mismatch, .interrupted, .skipped, .missing: unclean += 1
             }
         }
