@@ -39,7 +39,7 @@ extension ManifestParser {
     }
 
     /// The kinds of set a manifest may hold, each named by its key (`SetCatalog`).
-    static let setKinds: [any SetCatalog.Type] = [SumsCatalog.self]
+    static let setKinds: [any SetCatalog.Type] = [SumsCatalog.self, AptCatalog.self]
 
     /// The keys a set may have: those every set shares, then each kind's own.
     static let setKeys = Rules.keys(in: .set) + setKinds.flatMap { Rules.keys(in: $0.place) }

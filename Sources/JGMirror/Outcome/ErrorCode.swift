@@ -40,6 +40,10 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case checksumMismatch
     /// A checksums list's signature does not check out (`signature`).
     case signature
+    /// An apt suite's Release is older than the one the mirror publishes (a replay),
+    /// past its `Valid-Until`, or undated where the held one is dated: signed, but not
+    /// to be published (`stale_release`, docs/apt.md#exit-codes).
+    case staleRelease
     /// A checksums list could not be fetched or parsed, or names no usable file: its
     /// set fails, the rest of the run goes on (`list`).
     case list
@@ -109,6 +113,7 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
         case .tooLarge: "too_large"
         case .checksumMismatch: "checksum_mismatch"
         case .signature: "signature"
+        case .staleRelease: "stale_release"
         case .list: "list"
         case .listShrunk: "list_shrunk"
         case .deleteSkipped: "delete_skipped"
@@ -138,8 +143,8 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     /// spellings from it.
     public static let allCases: [ErrorCode] = [
         .http(404), .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
-        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .list, .listShrunk, .deleteSkipped,
-        .missing,
+        .transfer, .changed, .sizeMismatch, .tooLarge, .checksumMismatch, .signature, .staleRelease, .list, .listShrunk,
+        .deleteSkipped, .missing,
         .linkMismatch, .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .interrupted, .manifest, .locked, .usage,
         .local, .maxDelete, .shardMissing, .hostDown, .rateLimited, .deadline,
     ]

@@ -91,7 +91,7 @@ extension ErrorCode {
     public var exitCode: ExitCode {
         switch self {
         case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
-        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
+        case .checksumMismatch, .signature, .staleRelease, .missing, .linkMismatch: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,
