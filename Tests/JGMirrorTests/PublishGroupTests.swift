@@ -131,4 +131,53 @@ import Testing
             #expect(text(dir + "/mirror/dists/s/Release") == "release")
         }
     }
+
+    /// An index of a phase that fails holds back the whole phase, the indexes that
+    /// verified too: their previous copies stay beside the previous Release.
+    @Test func anIndexThatFailsHoldsBackEveryIndexOfItsPhase() async throws {
+        let (pool, first, second) = (Array("pool v1".utf8), Array("packages v1".utf8), Array("sources v1".utf8))
+        server.set("/pool.deb", TestServer.Route(body: pool))
+        server.set("/Packages", TestServer.Route(body: first))
+        server.set("/Sources", TestServer.Route(body: second))
+        try await withTestDirectory { dir in
+            func sync(_ packages: [UInt8], _ sources: [UInt8], release: String) async throws -> RunReport {
+                let yaml = """
+                    version: 1
+                    items:
+                      - {url: \(server.url("/pool.deb")), dest: pool/a.deb, sha256: \(sha(pool))}
+                      - {url: \(server.url("/Packages")), dest: dists/s/Packages, sha256: \(sha(packages))}
+                      - {url: \(server.url("/Sources")), dest: dists/s/Sources, sha256: \(sha(sources))}
+
+                    """
+                var planOptions = PlanOptions()
+                planOptions.root = dir + "/mirror"
+                var plan = Plan(manifest: try Manifest.load(path: write(yaml, to: "m.yaml", in: dir)), options: planOptions)
+                plan.manifest.publishGroups = [
+                    PublishGroup(
+                        folder: "", name: "the suite s",
+                        phases: [
+                            [PublishedFile(dest: "pool/a.deb", source: .item, url: "")],
+                            [
+                                PublishedFile(dest: "dists/s/Packages", source: .item, url: ""),
+                                PublishedFile(dest: "dists/s/Sources", source: .item, url: ""),
+                            ],
+                            [PublishedFile(dest: "dists/s/Release", source: .bytes(Data(release.utf8)), url: "http://h/R")],
+                        ])
+                ]
+                return try await SyncSession(plan: plan, options: testOptions()).run()
+            }
+            #expect(try await sync(first, second, release: "release v1").exitCode == .success)
+            // The next release: its Packages is there, its Sources is not.
+            let next = Array("packages v2".utf8)
+            server.set("/Packages", TestServer.Route(body: next))
+            var gone = TestServer.Route(body: [])
+            gone.fault = { _ in .status(404) }
+            server.set("/Sources", gone)
+            let report = try await sync(next, Array("sources v2".utf8), release: "release v2")
+            #expect(report.exitCode == .transferFailed)
+            #expect(text(dir + "/mirror/dists/s/Packages") == "packages v1", "the verified index waits with its phase")
+            #expect(text(dir + "/mirror/dists/s/Release") == "release v1")
+            #expect(report.items.first { $0.dest == "dists/s/Packages" }?.status == .skipped)
+        }
+    }
 }

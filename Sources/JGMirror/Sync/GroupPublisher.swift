@@ -74,7 +74,10 @@ struct GroupPublisher: Sendable {
         var placed = Set<String>()
         var notServed = Set<String>()
         for (number, phase) in group.phases.enumerated() {
-            // Items of the first phase were placed as they came; later ones wait here.
+            // Items of the first phase were placed as they came; later ones wait here,
+            // and none of a phase is placed unless every one of them verified: a reader
+            // holding the previous Release never meets half of the next one's indexes.
+            if number > 0, blocker == nil { blocker = unready(phase, run: run, byDest: byDest) }
             for file in phase where blocker == nil {
                 if file.optional, let skipped = leftOut(file, notServed: &notServed, run: run, byDest: byDest) {
                     if case .sameAs = file.source { outcome.results.append(skipped) }
@@ -94,6 +97,19 @@ struct GroupPublisher: Sendable {
                 }
             }
         }
+    }
+
+    /// Why the items of `phase` cannot all be placed (one did not verify this run, and is
+    /// not an optional file the server lacks), or nil.
+    private func unready(_ phase: [PublishedFile], run: Items, byDest: [String: Int]) -> String? {
+        let waiting: Set<ItemStatus> = [.downloaded, .unverified, .unchanged]
+        for file in phase where file.source == .item {
+            guard let index = byDest[file.dest] else { return "this run does not hold '\(file.dest)'" }
+            let status = run.rows[index]?.outcome.status ?? .failed
+            if waiting.contains(status) || (file.optional && status == .notServed) { continue }
+            return "'\(file.dest)' did not reach its place this run"
+        }
+        return nil
     }
 
     /// The row of an optional `file` the server does not have (`not_served`), or of its
