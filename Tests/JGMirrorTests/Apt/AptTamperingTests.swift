@@ -125,4 +125,18 @@ struct AptTamperingTests {
             #expect(held?["status"] as? String == "skipped" && (held?["note"] as? String)?.contains(gone) == true)
         }
     }
+
+    /// A Release past its `Valid-Until` is refused before anything of its suite is fetched.
+    @Test func anExpiredReleaseIsRefused() async throws {
+        try await withTestDirectory { dir in
+            let upstream = try await AptUpstream(in: dir, ["--packages", "2", "--size", "1", "--valid-for", "-60"])
+            let (run, items) = try await AptSetTests.sync(AptSetTests.manifest(upstream, in: dir), in: dir, report: "r")
+            #expect(run.status == 3, "\(run.stderr)")
+            let row = AptSetTests.row(items, "debian/dists/testing/")
+            #expect(AptSetTests.code(row) == "stale_release")
+            let message = (row?["error"] as? [String: Any])?["message"] as? String
+            #expect(message?.contains("was valid until") == true, "\(message ?? "")")
+            #expect(items.count == 1 && !exists(dir + "/mirror/debian/dists"))
+        }
+    }
 }
