@@ -8,6 +8,10 @@
 #   scripts/apt-repo.sh next DIR               the next generation: new versions of a third
 #                                              of the packages, one package removed, one
 #                                              added, re-signed with a later Date
+#   scripts/apt-repo.sh resign DIR             the next generation with the same packages: the
+#                                              indexes made again from the pool and Release
+#                                              re-signed with a later Date (it also undoes
+#                                              tamper-index, other-key and replay)
 #   scripts/apt-repo.sh tamper DIR [NAME]      other bytes (same size) in one .deb of the pool
 #                                              (the first, or the one whose file name starts
 #                                              with NAME); the indexes are left as they are
@@ -290,6 +294,16 @@ next() {
   index "$generation"
 }
 
+resign() {
+  [ $# -eq 0 ] || usage
+  load_settings
+  # apt-ftparchive leaves an index whose contents it finds unchanged, and with it the
+  # bytes tamper-index wrote: every index is made afresh.
+  find "$dir/repo/dists/$suite" -path '*/by-hash' -prune -o -type f \( -name 'Packages*' -o -name 'Sources*' \
+    -o -name 'Translation-*' -o -name 'Contents-*' \) -exec rm -f {} +
+  index $(($(cat "$work/generation") + 1))
+}
+
 tamper() {
   load_settings
   local deb
@@ -341,6 +355,7 @@ show() {
 case $command in
   create) create "$@" ;;
   next) next "$@" ;;
+  resign) resign "$@" ;;
   tamper) tamper "$@" ;;
   tamper-index) tamper_index ;;
   other-key) other_key ;;

@@ -33,9 +33,10 @@ scripts/docs.sh --check
 # The Containerfile's runtime stage installs every library the release binary needs.
 scripts/check-container.sh "$(swift build --show-bin-path)/jgmirror"
 
-# nginx, TLS and HTTP/2 on loopback: installed when run as root, otherwise the
-# command to install them is printed and these checks are left out.
-extra=(nginx python3 openssl iproute2)
+# nginx, TLS and HTTP/2 on loopback, and Debian's repository tools for the apt client
+# check: installed when run as root, otherwise the command to install them is printed
+# and these checks are left out.
+extra=(nginx python3 openssl iproute2 apt-utils gnupg gpgv xz-utils)
 missing=()
 for package in "${extra[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -59,6 +60,9 @@ fi
 # in a debug build by a wide margin (0.15 × against the 0.5 × it asks).
 binary="$(swift build --show-bin-path)/jgmirror"
 python3 bench/acceptance.py --jgmirror "$binary"
+# The real apt-get reads an apt: mirror while it is synced, over three upstream
+# generations and each tampering case (docs/apt.md#checking-with-apt).
+scripts/apt-check.sh "$binary"
 # A real Slurm cluster of four nodes on loopback runs Examples/slurm (as root; otherwise
 # it prints how to run it and is left out).
 scripts/slurm-check.sh "$binary"

@@ -22,6 +22,11 @@ struct PlanCommand: AsyncParsableCommand {
         help: "The limits sync --delete would be run with (a count N or a share P%; repeat to set both).")
     var maxDelete: [String] = []
 
+    @Option(
+        name: .customLong("keep-removed"),
+        help: "The grace period sync --delete would be run with (a duration such as 0s, 12h or 1d).")
+    var keepRemoved: KeepRemoved?
+
     func validate() throws {
         do { _ = try DeleteLimits(parsing: maxDelete) } catch { throw ValidationError(error.message) }
     }
@@ -115,13 +120,22 @@ struct PlanCommand: AsyncParsableCommand {
     ) throws -> (shrunk: [ItemResult], refused: Bool) {
         // The decision sync --delete carries out, in the tree `plan` reads.
         let deletions = Deletions.find(
-            in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits())
+            in: plan, setRoots: loaded.publishedSetRoots, limits: (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits(),
+            keepRemoved: keepRemoved?.seconds, absences: store?.absences() ?? [:])
         if let refusal = deletions.refusal { Terminal.error("sync --delete would refuse: \(refusal)") }
         for set in deletions.shrunk { Terminal.error("\(set.dest): \(set.error?.message ?? "")") }
         if !deletions.files.isEmpty { counts["delete"] = deletions.files.count }
         for file in deletions.files {
             // A name found on disk may hold any byte but `/` and NUL: one row each, escaped.
             try output.row(["delete", Units.formatBytes(file.size), "-", "-", Rules.printable(file.path)], last: "-")
+        }
+        // Files no item produces any more, kept for their grace period (keep_removed).
+        let kept = deletions.keptResults()
+        if !kept.isEmpty { counts["keep"] = kept.count }
+        for file in kept {
+            try output.row(
+                ["keep", file.bytes.map(Units.formatBytes) ?? "-", "-", "-", Rules.printable(file.dest)],
+                last: "until " + (file.keptUntil ?? "?"))
         }
         // Links that `link:` items placed and no item makes any more.
         let managed = (try? store?.links()) ?? [:]

@@ -264,6 +264,19 @@ struct WholeNumber: ExpressibleByArgument, Sendable {
     var defaultValueDescription: String { String(value) }
 }
 
+/// `--keep-removed D`: a duration as the manifest's `keep_removed` takes it, within its
+/// bounds (docs/deletions.md#grace-period).
+struct KeepRemoved: ExpressibleByArgument, Sendable {
+    var seconds: Double
+
+    init?(argument: String) {
+        guard let seconds = Units.parseDuration(argument), Rules.keepRemoved.problem(seconds) == nil else { return nil }
+        self.seconds = seconds
+    }
+
+    var defaultValueDescription: String { "\(seconds)s" }
+}
+
 /// Refuses a number outside `range`, naming the option and the range.
 func checkRange(_ option: String, _ value: Int?, _ range: ClosedRange<Int>) throws(ValidationError) {
     if let value, let problem = Rules.problem(value, in: range) { throw ValidationError("\(option) \(problem)") }

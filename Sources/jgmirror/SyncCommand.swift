@@ -31,6 +31,13 @@ struct SyncCommand: AsyncParsableCommand {
     var maxDelete: [String] = []
 
     @Option(
+        name: .customLong("keep-removed"),
+        help:
+            "With --delete: keep a file that left every list for D (0s, 12h, 1d; at most 365d) before deleting it, for every set and file, whatever the manifest's keep_removed says (default: the set's keep_removed, else defaults', else 0s, 1d for apt sets)."
+    )
+    var keepRemoved: KeepRemoved?
+
+    @Option(
         name: .customLong("max-duration"),
         help:
             "Stop the run after D (at least 1s: 30s, 2m, 2h), counted from its start, its lists included, as on SIGINT: resume state is kept, the report written, unfinished items are interrupted and lists not yet fetched fail, with code deadline, exit 1."
@@ -103,6 +110,7 @@ struct SyncCommand: AsyncParsableCommand {
         options.backupDir = backupDir
         options.publish = publish
         options.keep = keep?.value
+        options.keepRemoved = keepRemoved?.seconds
         let environment = ProcessInfo.processInfo.environment
         if environment[Self.crashBeforeRecording] != nil {
             options.beforeRecording = {

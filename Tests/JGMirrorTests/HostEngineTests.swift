@@ -219,7 +219,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
                 "  min_rate: fast\n",
                 "m.yaml:3:13: 'min_rate' must be a rate such as 512, 1KiB or 64KiB/s, at least 1 byte/s, not 'fast'"
             ),
-            ("  host_grace: 2d\n", "m.yaml:3:15: 'host_grace' must be a duration such as 500ms, 30s or 2m, not '2d'"),
+            ("  host_grace: 2w\n", "m.yaml:3:15: 'host_grace' must be a duration such as 500ms, 30s or 2m, not '2w'"),
+            // Days are a unit (keep_removed: 1d), and the bound holds in them too.
+            ("  host_grace: 2d\n", "m.yaml:3:15: 'host_grace' must be from 0s to 24h"),
             ("  max_wait: 25h\n", "m.yaml:3:13: 'max_wait' must be from 0s to 24h"),
             ("  host_grase: 1s\n", "m.yaml:3:3: unknown key 'host_grase' in defaults (did you mean 'host_grace'?)"),
         ]

@@ -181,7 +181,7 @@ import Testing
         ("version: 1\nitems: {url: http://h/a}\n", "m.yaml:2:8: 'items' expects a list, found a mapping"),
         (
             "version: 1\nsets:\n  - http://h/SHA256SUMS\n",
-            "m.yaml:3:5: each set is a mapping with at least 'sums', found a scalar"
+            "m.yaml:3:5: each set is a mapping with 'sums' or 'apt', found a scalar"
         ),
         ("version: 1\nsets:\n  - dest: x/\n", "m.yaml:3:5: set has no 'sums' (the URL of its checksums list)"),
         ("version: 1\nsets: http://h/SHA256SUMS\n", "m.yaml:2:7: 'sets' expects a list, found a scalar"),

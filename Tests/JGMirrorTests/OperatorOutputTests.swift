@@ -249,11 +249,13 @@ func prometheusSamples(_ path: String) async throws -> [String: Double] {
             #expect(lines.count == ItemStatus.allCases.count)
             // One column for every item's path: after the longest status, `interrupted`
             // (which once ran into the path), and a space; a file `--delete` left takes
-            // what its longer status needs, and a space too.
-            let items = lines.filter { !$0.hasPrefix("delete_skipped") }
+            // what its longer status needs, and a space too, as does a file kept for
+            // its grace period.
+            let items = lines.filter { !$0.hasPrefix("delete_skipped") && !$0.hasPrefix("kept_removed") }
             #expect(items.allSatisfy { $0.range(of: " a/f")?.lowerBound.utf16Offset(in: $0) == 11 }, "\(lines)")
             #expect(lines.contains { $0.hasPrefix("interrupted a/f") })
             #expect(lines.contains { $0.hasPrefix("delete_skipped a/f") })
+            #expect(lines.contains { $0.hasPrefix("kept_removed a/f") })
         }
     }
 }

@@ -187,7 +187,7 @@ final class HashLog: Sendable {
             let tables = try await store.pool.read { db in
                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             }
-            #expect(tables == ["file", "grdb_migrations", "link", "snapshot"])
+            #expect(tables == ["absent", "file", "grdb_migrations", "link", "snapshot"])
             store.close()
         }
     }

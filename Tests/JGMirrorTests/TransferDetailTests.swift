@@ -212,6 +212,7 @@ import Testing
             sums: "http://h/SUMS", dest: "d/", location: SourceLocation(line: 5, column: 3),
             sumsLocation: SourceLocation(line: 5, column: 11))
         let list = try SumsList(parsing: String(repeating: "a", count: 64) + "  READ.ME\n", lenient: false)
-        #expect(throws: ManifestError.self) { try expansion.items(of: set, list: list) }
+        let sums = try #require(set.catalog as? SumsCatalog)
+        #expect(throws: ManifestError.self) { try sums.items(of: set, list: list, claims: &expansion) }
     }
 }

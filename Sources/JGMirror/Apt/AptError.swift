@@ -31,11 +31,13 @@ enum AptError: Error, Equatable, Sendable, LocalizedError {
     case notInRelease(file: String, String)
 
     /// The report's code: an untrustworthy Release or index is an integrity failure
-    /// (exit 3, `signature` or `checksum_mismatch`); a file that cannot be read as an
+    /// (exit 3: `signature`, `stale_release` for a Release signed but older than the
+    /// one held or expired, or `checksum_mismatch`); a file that cannot be read as an
     /// apt file fails its set as a list does (`list`, exit 1).
     var code: ErrorCode {
         switch self {
-        case .signature, .notClearsigned, .replayed, .expired, .undated, .otherSuite: .signature
+        case .replayed, .expired, .undated: .staleRelease
+        case .signature, .notClearsigned, .otherSuite: .signature
         case .mismatch: .checksumMismatch
         case .malformed, .decompression, .unsafePath, .notInRelease: .list
         }

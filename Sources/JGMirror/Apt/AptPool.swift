@@ -35,6 +35,9 @@ struct AptPool: Sendable {
     private(set) var conflicts: [Conflict] = []
     private var position: [String: Int] = [:]
 
+    /// The file at `path`, when an index named it.
+    func file(at path: String) -> AptPoolFile? { position[path].map { files[$0] } }
+
     /// Adds the files `index` names.
     mutating func add(_ named: [AptPoolFile], from index: String) {
         for file in named {

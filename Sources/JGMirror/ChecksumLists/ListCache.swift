@@ -44,13 +44,13 @@ public struct ListCache: Sendable {
     }
 
     /// The intact cached copy of `url`, or nil (none, unreadable, a symlink on the way,
-    /// damaged, too large).
-    func load(_ url: String) -> CachedList? {
+    /// damaged, larger than `limit`).
+    func load(_ url: String, limit bodyLimit: Int64 = ListFetcher.sizeLimit) -> CachedList? {
         guard let directory = try? RootDirectory(path: root),
             let fd = try? directory.openFile(path(for: url), flags: O_RDONLY | O_NONBLOCK)
         else { return nil }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        let limit = Int(ListFetcher.sizeLimit) + CachedList.maxHeader + 1
+        let limit = Int(bodyLimit) + CachedList.maxHeader + 1
         guard let data = try? handle.read(upToCount: limit + 1), data.count <= limit else { return nil }
         return CachedList(decoding: data, url: url)
     }

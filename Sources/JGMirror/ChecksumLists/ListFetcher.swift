@@ -93,11 +93,11 @@ final class ListFetcher: Sendable {
         return "\(folder)/list-\(number)"
     }
 
-    /// Fetches `url` with one connection (at most `sizeLimit` bytes), sending
+    /// Fetches `url` with one connection (at most `limit` bytes), sending
     /// `conditions` with the first request.
-    private func fetch(_ url: String, headers: [HTTPHeader], settings: Settings, conditions: [String] = []) async -> Result<
-        Answer, TransferError
-    > {
+    private func fetch(
+        _ url: String, headers: [HTTPHeader], settings: Settings, conditions: [String] = [], limit: Int64 = sizeLimit
+    ) async -> Result<Answer, TransferError> {
         let path = nextPath()
         // Lists travel under id -1: the session's events leave them out.
         var own = ItemSettings()
@@ -149,8 +149,26 @@ final class ListFetcher: Sendable {
     func text(_ url: String, headers: [HTTPHeader], settings: Settings, fresh: Bool = false) async throws(SyncError)
         -> FetchedList
     {
-        let cached = fresh ? nil : cache?.load(url)
-        switch await fetch(url, headers: headers, settings: settings, conditions: cached?.conditions ?? []) {
+        let fetched = try await file(url, headers: headers, settings: settings, fresh: fresh)
+        return FetchedList(path: fetched.path, text: String(decoding: fetched.data, as: UTF8.self), fromCache: fetched.fromCache)
+    }
+
+    /// A file as fetched: `path` holds exactly `data`.
+    struct FetchedFile {
+        var path: String
+        var data: Data
+        /// The server answered `304` and these are the cached copy's bytes.
+        var fromCache: Bool
+    }
+
+    /// Fetches `url` whole, at most `limit` bytes, conditionally against the cached copy
+    /// unless `fresh`, and keeps it in the cache (an apt index, a list). Throws as `text`.
+    func file(_ url: String, headers: [HTTPHeader], settings: Settings, limit: Int64 = sizeLimit, fresh: Bool = false)
+        async throws(SyncError) -> FetchedFile
+    {
+        let cached = fresh ? nil : cache?.load(url, limit: max(limit, Self.sizeLimit))
+        let conditions = cached?.conditions ?? []
+        switch await fetch(url, headers: headers, settings: settings, conditions: conditions, limit: limit) {
         case .failure(let error): throw .checksums(url: url, error: error)
         case .success(.notModified):
             guard let cached else { throw .local("unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))") }
@@ -158,7 +176,7 @@ final class ListFetcher: Sendable {
             guard FileManager.default.createFile(atPath: path, contents: cached.body) else {
                 throw .local("cannot write the cached list of \(Redactor.redactURLAndQuery(url)) to \(path)")
             }
-            return FetchedList(path: path, text: String(decoding: cached.body, as: UTF8.self), fromCache: true)
+            return FetchedFile(path: path, data: cached.body, fromCache: true)
         case .success(.body(let path, let validators)):
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
@@ -168,7 +186,7 @@ final class ListFetcher: Sendable {
             if let cache, let warning = cache.store(CachedList(url: url, validators: validators.lasting, body: data)) {
                 warnings.withLock { $0.append(warning) }
             }
-            return FetchedList(path: path, text: String(decoding: data, as: UTF8.self), fromCache: false)
+            return FetchedFile(path: path, data: data, fromCache: false)
         }
     }
 

@@ -3,10 +3,10 @@ import Foundation
 extension Plan {
     /// Reads the lists of the manifest's `sets:` through `fetcher` (the run's engine and
     /// list cache) and plans every item, the sets' after the manifest's own
-    /// (docs/manifest.md#sets).
-    mutating func expandSets(with fetcher: ListFetcher) async throws(SyncError) {
+    /// (docs/manifest.md#sets). `served` and `now` as `Manifest.expandSets(with:)` takes them.
+    mutating func expandSets(with fetcher: ListFetcher, served: String?, now: Int64) async throws(SyncError) {
         guard awaitsSets else { return }
-        try await manifest.expandSets(with: fetcher, headers: options.headers)
+        try await manifest.expandSets(with: fetcher, headers: options.headers, served: served, now: now)
         planManifestItems()
     }
 

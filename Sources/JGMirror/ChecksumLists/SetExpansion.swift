@@ -99,97 +99,25 @@ struct SetExpansion {
         }
     }
 
-    /// The items `list` gives `set`, after `include`/`exclude`. An untrusted list (its
-    /// signature failed) only names the items that fail: entries that would be
-    /// errors are left out instead.
-    mutating func items(of set: ManifestSet, list: SumsList, trusted: Bool = true) throws(ManifestError) -> [ManifestItem] {
-        let source = Redactor.redactURLAndQuery(set.sums)
-        var items: [ManifestItem] = []
-        // Arenas of this set's items only: nothing appends to them once they are returned.
-        var texts = TextArena.Builder()
-        for entry in list.entries {
-            if !set.include.isEmpty, !set.include.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
-            if set.exclude.contains(where: { SetExpansion.matches($0, entry.name) }) { continue }
-            guard let dest = try destination(of: entry, in: set, trusted: trusted) else { continue }
-            taken[dest] = .listed(source: source, line: entry.line)
-            addFolders(of: dest)
-            let url = SetExpansion.resolve(name: entry.name, against: set.sums)
-            var item = ManifestItem(texts: texts.texts(url: url, dest: dest), hasDest: true, location: set.location)
-            item.urlLocation = set.sumsLocation
-            item.destLocation = set.sumsLocation
-            let mirrors = set.mirrorsBase.map { SetExpansion.resolve(name: entry.name, against: $0, isFolder: true) }
-            item.extras = ItemExtras(mirrors: mirrors, sha512: entry.isSHA512 ? entry.hash : nil, tag: set.tag)
-            if !entry.isSHA512 { item.sha256 = entry.hash }
-            item.settings = set.settings
-            items.append(item)
+    /// Takes `dest`, a file of the set whose folder is `folder`, for `owner`; nil when
+    /// it is taken, else why it cannot be: it would lie in another set's own snapshot
+    /// folder, it is another's destination or one of its folders, or (under
+    /// `--portable-names`) it differs only in case from one. Without `--portable-names`
+    /// such a clash is a warning, made by `warning` from its message.
+    mutating func claim(_ dest: String, in folder: String, by owner: Owner, warning: (String) -> ManifestError) -> String? {
+        if let other = snapshotFolders.first(where: { $0 != folder && dest.hasPrefix($0) }) {
+            return "'\(dest)' would lie in '\(other)', which another set publishes as snapshots of its own"
         }
-        // An empty or cut answer, or filters that match nothing, must not pass as a set
-        // with no files: under `--delete` that would empty the set's folder.
-        if items.isEmpty, trusted {
-            let count = list.entries.count
-            let why =
-                count == 0
-                ? "lists no file" : "lists \(count) file\(count == 1 ? "" : "s"), and include/exclude leave none of them"
-            throw ManifestError(file: file, location: set.sumsLocation, message: "\(source) \(why)")
-        }
-        return items
-    }
-
-    /// Where `entry` of `set`'s list goes: a file inside the set's folder that no item,
-    /// other listed file or other set's snapshots claim, and that no name clashes with
-    /// on a case-insensitive file system. A name that breaks a rule fails the list; nil
-    /// (the entry left out) when the list is not `trusted`.
-    private mutating func destination(of entry: SumsList.Entry, in set: ManifestSet, trusted: Bool) throws(ManifestError)
-        -> String?
-    {
-        func failure(_ message: String) -> ManifestError {
-            let source = Redactor.redactURLAndQuery(set.sums)
-            return ManifestError(file: file, location: set.sumsLocation, message: "\(source) line \(entry.line): \(message)")
-        }
-        // A name whose last segment is empty, `.` or `..` names a folder: no file to
-        // fetch (a destination ending in `/` would take its name from the list's URL).
-        let last = entry.name.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        if last.isEmpty || last == "." || last == ".." {
-            if !trusted { return nil }
-            throw failure("'\(entry.name)' names a folder; a listed name must be a file")
-        }
-        let name: String
-        switch DestinationPath.normalize(entry.name, url: set.sums) {
-        case .success(let normal): name = normal
-        case .failure where !trusted: return nil
-        case .failure(.absolute), .failure(.escapes):
-            throw failure("'\(entry.name)' leaves the set's folder; a listed name must stay inside it")
-        case .failure(let problem): throw failure(problem.message)
-        }
-        let dest = set.dest + name
-        if let folder = snapshotFolders.first(where: { $0 != set.dest && dest.hasPrefix($0) }) {
-            if !trusted { return nil }
-            throw failure("'\(entry.name)' would lie in '\(folder)', which another set publishes as snapshots of its own")
-        }
-        if let conflict = conflict(dest) {
-            if !trusted { return nil }
-            throw failure(conflict)
-        }
+        if let conflict = conflict(dest) { return conflict }
         // Two names one file on macOS and Windows, as for the manifest's own items.
-        if let clash = caseClash(dest, line: entry.line) {
-            if portableNames, !trusted { return nil }
-            let problem = failure(clash + " on a case-insensitive file system (macOS, Windows)")
-            if portableNames { throw problem }
-            warnings.append(problem.allowedUnless("--portable-names"))
+        if let clash = caseClash(dest, line: owner.line) {
+            let message = clash + " on a case-insensitive file system (macOS, Windows)"
+            if portableNames { return message }
+            warnings.append(warning(message).allowedUnless("--portable-names"))
         }
-        return dest
-    }
-
-    /// Takes `set.dest` + `name` for the list or signature `source` that `set` publishes;
-    /// throws when an item or a listed file has that destination already.
-    mutating func claimPublished(_ name: String, source: String, of set: ManifestSet) throws(ManifestError) {
-        let dest = set.dest + name
-        let shown = Redactor.redactURLAndQuery(source)
-        if let conflict = conflict(dest) {
-            throw ManifestError(file: file, location: set.location, message: "cannot publish \(shown): \(conflict)")
-        }
-        taken[dest] = .published(source: shown)
+        taken[dest] = owner
         addFolders(of: dest)
+        return nil
     }
 
     /// `name`, percent-encoded segment by segment, in the folder of `base` (a list's

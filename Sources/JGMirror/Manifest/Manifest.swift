@@ -10,6 +10,9 @@ public struct Manifest: Sendable {
     public var defaults: ItemSettings
     /// The host options of `defaults`, for the whole run (docs/manifest.md#host-keys).
     public var hosts = HostOptions()
+    /// `keep_removed` of `defaults`, in seconds: the grace period of files outside every
+    /// set's folder, and of sets that give none (docs/deletions.md#grace-period).
+    public var keepRemoved: Double?
     /// The host options of `hosts:`, for one origin each, by origin as the run's host
     /// table spells it (`scheme://host:port`, the default port filled in); what one
     /// leaves unset is `hosts`'.
@@ -54,6 +57,9 @@ public struct Manifest: Sendable {
     /// The list URL of each of `setFolders` (the first set's, where two share a
     /// folder), for what a report says of the set.
     public var setLists: [String: String] = [:]
+    /// The grace period of each of `setFolders` (`keep_removed`: the set's, else
+    /// `defaults:`', else its kind's), in seconds; the longest where two share a folder.
+    public var setKeepRemoved: [String: Double] = [:]
     /// Why `expandSets` could not keep a copy of a list in the tree's cache (one line
     /// each); a sync adds them to its report's warnings.
     public var listWarnings: [String] = []
@@ -131,38 +137,6 @@ public struct ListSignature: Sendable, Equatable {
     public var url: String
     /// Absolute path of the keyring (the manifest gives it relative to itself).
     public var keyring: String
-}
-
-/// One entry of `sets:`: a checksums list whose every listed file becomes an item.
-public struct ManifestSet: Sendable {
-    /// URL of the list (`SHA256SUMS`, `SHA512SUMS`).
-    public var sums: String
-    /// Folder under the root the listed names go into, normalised: "" or ending in `/`.
-    public var dest: String
-    /// Globs on the listed names (fnmatch); empty means every name.
-    public var include: [String] = []
-    /// Globs on the listed names to leave out.
-    public var exclude: [String] = []
-    /// Folders holding the same files; each listed name resolved against each.
-    public var mirrorsBase: [String] = []
-    public var signature: ListSignature?
-    /// The numeric tag every item of the set carries.
-    public var tag: Int?
-    /// Item options for every item of the set.
-    public var settings = ItemSettings()
-    /// Where the set's mapping starts.
-    public var location: SourceLocation
-    /// Where `sums` is, for errors about the list's lines.
-    public var sumsLocation: SourceLocation
-    /// Place the verified list (and signature) in `dest` once every file of the set is
-    /// in place (`publish: true`, docs/publishing.md#published-lists).
-    public var publish = false
-    /// `publish: snapshot`: the set's folder is published as a snapshot
-    /// (docs/publishing.md#a-sets-own-snapshots), the list placed as with `publish: true`, inside
-    /// it; a set at the root makes the whole run a snapshot run.
-    public var snapshot = false
-    /// Snapshots to keep (`keep:`, with `publish: snapshot`).
-    public var keep: Int?
 }
 
 /// One entry of `items:` as written, before defaults are applied.

@@ -83,9 +83,7 @@ extension ManifestParser {
             item.mirrors.forEach(uses)
         }
         for set in manifest.sets {
-            uses(set.sums)
-            set.mirrorsBase.forEach(uses)
-            set.signature.map { uses($0.url) }
+            set.catalog.urls.forEach(uses)
         }
         for list in manifest.checksums {
             uses(list.url)

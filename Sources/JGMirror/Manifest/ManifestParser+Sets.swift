@@ -31,80 +31,94 @@ extension ManifestParser {
 
     mutating func parseSets() throws(ManifestError) -> [ManifestSet] {
         var sets: [ManifestSet] = []
-        try forEachMapping(in: "sets", what: "each set is a mapping with at least 'sums'") {
+        try forEachMapping(in: "sets", what: "each set is a mapping with 'sums' or 'apt'") {
             parser, location throws(ManifestError) in
             sets.append(try parser.parseSet(at: location))
         }
         return sets
     }
 
-    /// One set, its mapping's start already read.
+    /// The kinds of set a manifest may hold, each named by its key (`SetCatalog`).
+    static let setKinds: [any SetCatalog.Type] = [SumsCatalog.self, AptCatalog.self]
+
+    /// The keys a set may have: those every set shares, then each kind's own.
+    static let setKeys = Rules.keys(in: .set) + setKinds.flatMap { Rules.keys(in: $0.place) }
+
+    /// One set, its mapping's start already read: the keys every set shares here, the
+    /// others by the kind whose keys they are, which the first of them decides.
     private mutating func parseSet(at location: SourceLocation) throws(ManifestError) -> ManifestSet {
-        var set = ManifestSet(sums: "", dest: "", location: location, sumsLocation: location)
+        var set = ManifestSet(catalog: SumsCatalog(at: location), dest: "", location: location)
+        var kind: (catalog: any SetCatalog, key: String, location: SourceLocation)?
         var seen = SeenKeys(Self.setKeys)
-        var signature = SignatureKeys()
-        var publishLocation = location
+        var keyring: (String, SourceLocation)?
         var keepLocation: SourceLocation?
         while let (key, keyLocation) = try nextKey(in: "a set", seen: &seen) {
-            if try signature.parse(key, with: &self) { continue }
+            if try parseSharedSetKey(key, at: keyLocation, into: &set) { continue }
             switch key {
-            case "sums":
-                let (url, urlLocation) = try readString(key)
-                try checkURL(url, at: urlLocation)
-                set.sums = url
-                set.sumsLocation = urlLocation
-            case "dest":
-                let (dest, destLocation) = try readString(key)
-                set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
-            case "include": set.include = try readStringList(key).map(\.0)
-            case "exclude": set.exclude = try readStringList(key).map(\.0)
-            case "mirrors_base":
-                for (mirror, mirrorLocation) in try readStringList(key) {
-                    try checkURL(mirror, at: mirrorLocation)
-                    set.mirrorsBase.append(mirror)
-                }
-            case "tag": set.tag = try readInt(key, range: Rules.tag).0
-            case "publish":
-                let (text, location) = try readString(key)
-                switch text.lowercased() {
-                case "true", "yes", "on": set.publish = true
-                case "false", "no", "off": set.publish = false
-                case "snapshot": (set.publish, set.snapshot) = (true, true)
-                default: throw error(location, "'publish' must be true, false or snapshot, not '\(text)'")
-                }
-                publishLocation = keyLocation
+            case "keyring": keyring = try readString(key)
             case "keep":
                 set.keep = try readInt(key, range: Rules.keep.range).0
                 keepLocation = keyLocation
             default:
-                guard try parseSetting(key, into: &set.settings) else {
-                    throw error(keyLocation, "unknown key '\(key)' in a set")
-                }
+                if try parseSetting(key, into: &set.settings) { continue }
+                try readKindKey(key, at: keyLocation, set: location, into: &kind)
             }
         }
-        guard seen.contains("sums") else { throw error(location, "set has no 'sums' (the URL of its checksums list)") }
-        set.signature = try signature.resolve(at: location, parser: self)
-        if set.publish { try checkPublishedNames(of: set, at: publishLocation) }
+        guard let kind, seen.contains(type(of: kind.catalog).key) else {
+            let kinds = kind.map { [type(of: $0.catalog)] } ?? Self.setKinds
+            throw error(location, "set has no " + kinds.map { $0.naming }.joined(separator: " or "))
+        }
+        set.catalog = try kind.catalog.checked(set, keyring: keyring, with: self)
         if let keepLocation, !set.snapshot {
             throw error(keepLocation, "'keep' counts snapshots; it needs 'publish: snapshot' in the same set")
         }
         return set
     }
 
-    /// The names a published list and its signature take must be file names, and two.
-    private func checkPublishedNames(of set: ManifestSet, at location: SourceLocation) throws(ManifestError) {
-        guard let name = PublishGroup.fileName(of: set.sums) else {
-            let url = Redactor.redactURLAndQuery(set.sums)
-            throw error(location, "'publish' needs a list URL that ends in a file name; '\(url)' names none")
+    /// Reads `key`, one of a kind's own keys: the first such key decides the set's kind,
+    /// and a key of another kind after it is an error that names both.
+    private mutating func readKindKey(
+        _ key: String, at keyLocation: SourceLocation, set location: SourceLocation,
+        into kind: inout (catalog: any SetCatalog, key: String, location: SourceLocation)?
+    ) throws(ManifestError) {
+        guard let owner = Self.setKinds.first(where: { Rules.keys(in: $0.place).contains(key) }) else {
+            throw error(keyLocation, "unknown key '\(key)' in a set")
         }
-        guard let signature = set.signature else { return }
-        guard let signatureName = PublishGroup.fileName(of: signature.url) else {
-            let url = Redactor.redactURLAndQuery(signature.url)
-            throw error(location, "'publish' needs a signature URL that ends in a file name; '\(url)' names none")
+        if let chosen = kind, type(of: chosen.catalog) != owner {
+            let chosenKind = type(of: chosen.catalog).key
+            throw error(
+                keyLocation,
+                "'\(key)' is a key of '\(owner.key)' sets, and this is a '\(chosenKind)' set ('\(chosen.key)' at line \(chosen.location.line))"
+            )
         }
-        if signatureName == name {
-            throw error(location, "'publish' would place the list and its signature under one name, '\(name)'")
+        var catalog = kind?.catalog ?? owner.init(at: location)
+        try catalog.read(key, at: keyLocation, with: &self)
+        kind = (catalog, kind?.key ?? key, kind?.location ?? keyLocation)
+    }
+
+    /// Reads one of the keys every set shares besides `keyring`, `keep` and the item
+    /// options; false when `key` is not one.
+    private mutating func parseSharedSetKey(_ key: String, at location: SourceLocation, into set: inout ManifestSet)
+        throws(ManifestError) -> Bool
+    {
+        switch key {
+        case "dest":
+            let (dest, destLocation) = try readString(key)
+            set.dest = try Self.normalizeFolder(dest).get(file: reader.sourceName, at: destLocation)
+        case "tag": set.tag = try readInt(key, range: Rules.tag).0
+        case "keep_removed": set.keepRemoved = try readKeepRemoved()
+        case "publish":
+            let (text, valueLocation) = try readString(key)
+            switch text.lowercased() {
+            case "true", "yes", "on": set.publish = true
+            case "false", "no", "off": set.publish = false
+            case "snapshot": (set.publish, set.snapshot) = (true, true)
+            default: throw error(valueLocation, "'publish' must be true, false or snapshot, not '\(text)'")
+            }
+            set.publishLocation = location
+        default: return false
         }
+        return true
     }
 
     /// A set's `dest`: a folder relative to the root, "" for the root itself.
@@ -146,23 +160,31 @@ extension ManifestParser {
                 throw parser.error(keyring.1, "'keyring' needs 'signature' (the URL of the list's detached signature)")
             case (let url?, nil): throw parser.error(url.1, "'signature' needs 'keyring' (the keys that may sign the list)")
             case (let url?, let keyring?):
-                let parent = Paths.parent(of: parser.reader.sourceName)
-                let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
-                let path = URL(fileURLWithPath: relative).standardizedFileURL.path
-                guard let keys = FileManager.default.contents(atPath: path) else {
-                    throw parser.error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
-                }
-                // An armored keyring is dearmored for gpgv; one that cannot be is refused now.
-                if Keyring.isArmored(keys) {
-                    do { _ = try Keyring.dearmor(keys) } catch {
-                        throw parser.error(
-                            keyring.1,
-                            "keyring '\(keyring.0)' is ASCII-armored but \(error.message); export it again, or convert it with 'gpg --dearmor'"
-                        )
-                    }
-                }
-                return ListSignature(url: url.0, keyring: path)
+                return ListSignature(url: url.0, keyring: try parser.resolveKeyring(keyring))
             }
         }
+    }
+}
+
+extension ManifestParser {
+    /// A keyring as written (with where): made absolute against the manifest's folder
+    /// and checked to be readable; an armored one must dearmor (docs/manifest.md#sets).
+    func resolveKeyring(_ keyring: (String, SourceLocation)) throws(ManifestError) -> String {
+        let parent = Paths.parent(of: reader.sourceName)
+        let relative = keyring.0.hasPrefix("/") ? keyring.0 : (parent.isEmpty ? "." : parent) + "/" + keyring.0
+        let path = URL(fileURLWithPath: relative).standardizedFileURL.path
+        guard let keys = FileManager.default.contents(atPath: path) else {
+            throw error(keyring.1, "cannot read keyring '\(keyring.0)' (\(path))")
+        }
+        // An armored keyring is dearmored for gpgv; one that cannot be is refused now.
+        if Keyring.isArmored(keys) {
+            do { _ = try Keyring.dearmor(keys) } catch let problem {
+                throw error(
+                    keyring.1,
+                    "keyring '\(keyring.0)' is ASCII-armored but \(problem.message); export it again, or convert it with 'gpg --dearmor'"
+                )
+            }
+        }
+        return path
     }
 }

@@ -27,7 +27,6 @@ struct ManifestParser {
     /// The keys a `link:` item may have besides `link`: it fetches nothing.
     static let linkKeys = Set(Rules.keys(in: .link))
     static let checksumKeys = Rules.keys(in: .checksums)
-    static let setKeys = Rules.keys(in: .set)
 
     init(reader: YAMLEventReader, options: ManifestOptions) {
         self.reader = reader
@@ -60,7 +59,7 @@ struct ManifestParser {
                 guard !value.isEmpty else { throw error(location, "'root' must not be empty") }
                 manifest.root = value
             case "defaults":
-                (manifest.defaults, manifest.hosts) = try parseDefaults()
+                (manifest.defaults, manifest.hosts, manifest.keepRemoved) = try parseDefaults()
             case "hosts":
                 manifest.originHosts = try parseHosts()
             case "checksums":
@@ -93,19 +92,32 @@ struct ManifestParser {
         return manifest
     }
 
-    mutating func parseDefaults() throws(ManifestError) -> (ItemSettings, HostOptions) {
+    /// `defaults:`: the item options, the host options, and `keep_removed`.
+    mutating func parseDefaults() throws(ManifestError) -> (ItemSettings, HostOptions, Double?) {
         let start = try expectMapping("defaults")
         var settings = ItemSettings()
         var hosts = HostOptions()
+        var keepRemoved: Double?
         var seen = SeenKeys(Self.defaultsKeys)
         while let (key, keyLocation) = try nextKey(in: "defaults", seen: &seen) {
             if try parseSetting(key, into: &settings) { continue }
+            if key == "keep_removed" {
+                keepRemoved = try readKeepRemoved()
+                continue
+            }
             guard try parseHostOption(key, into: &hosts) else {
                 throw error(keyLocation, "unknown key '\(key)' in defaults")
             }
         }
         _ = start
-        return (settings, hosts)
+        return (settings, hosts, keepRemoved)
+    }
+
+    /// `keep_removed`'s duration, within its bounds (docs/deletions.md#grace-period).
+    mutating func readKeepRemoved() throws(ManifestError) -> Double {
+        let (seconds, location) = try readDuration("keep_removed")
+        if let problem = Rules.keepRemoved.problem(seconds) { throw error(location, "'keep_removed' \(problem)") }
+        return seconds
     }
 
     /// Parses one of the host options of `defaults`; false when `key` is not one.

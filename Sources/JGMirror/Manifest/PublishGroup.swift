@@ -35,6 +35,11 @@ public struct PublishGroup: Sendable, Equatable {
         phases.dropFirst().flatMap { $0.filter { $0.source == .item }.map(\.dest) }
     }
 
+    /// The items of the plan the server may lack (`PublishedFile.optional`), by destination.
+    public var optionalItems: [String] {
+        phases.flatMap { $0.filter { $0.source == .item && $0.optional }.map(\.dest) }
+    }
+
     /// The file name a published list or signature takes from its URL: the last name of
     /// the URL's path, percent-decoded; nil when there is none or it could not be a
     /// file's name in a folder (`.`, `..`, a `/` or NUL in it).
@@ -57,6 +62,11 @@ public struct PublishedFile: Sendable, Equatable {
     public var source: Source
     /// Its URL, as the manifest or the list names it, for the report (redacted there).
     public var url: String
+    /// The server may lack it: a form of an apt index that Release lists beside others
+    /// (Debian lists a plain `Packages` it does not serve). An item that the server
+    /// answers 404 or 410 for is `not_served`, no failure, and holds back no later
+    /// phase; a `sameAs` copy of such a file is left out too.
+    public var optional = false
 
     /// Where a published file's bytes come from.
     public enum Source: Sendable, Equatable {
@@ -70,9 +80,10 @@ public struct PublishedFile: Sendable, Equatable {
         case sameAs(String)
     }
 
-    public init(dest: String, source: Source, url: String) {
+    public init(dest: String, source: Source, url: String, optional: Bool = false) {
         self.dest = dest
         self.source = source
         self.url = url
+        self.optional = optional
     }
 }

@@ -22,6 +22,7 @@ extension ErrorCode {
         case tooLarge = "too_large"
         case checksumMismatch = "checksum_mismatch"
         case signature
+        case staleRelease = "stale_release"
         case list
         case listShrunk = "list_shrunk"
         case deleteSkipped = "delete_skipped"
@@ -64,6 +65,7 @@ extension ErrorCode {
         case .tooLarge: .tooLarge
         case .checksumMismatch: .checksumMismatch
         case .signature: .signature
+        case .staleRelease: .staleRelease
         case .list: .list
         case .listShrunk: .listShrunk
         case .deleteSkipped: .deleteSkipped
@@ -109,6 +111,7 @@ extension ErrorCode.Kind {
         case .tooLarge: .tooLarge
         case .checksumMismatch: .checksumMismatch
         case .signature: .signature
+        case .staleRelease: .staleRelease
         case .list: .list
         case .listShrunk: .listShrunk
         case .deleteSkipped: .deleteSkipped

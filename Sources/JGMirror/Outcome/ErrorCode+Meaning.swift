@@ -22,7 +22,10 @@ extension ErrorCode {
         case .sizeMismatch: "the length differs from the manifest's size, or the body from its announced length"
         case .tooLarge: "the body is larger than the item's max_size, or than the file system"
         case .checksumMismatch: "the bytes do not have the item's checksum; they are kept aside, the destination untouched"
-        case .signature: "a checksums list's signature does not check out (bad, missing, or an unknown key)"
+        case .signature:
+            "a checksums list's or an apt Release's signature does not check out (bad, missing, or an unknown key)"
+        case .staleRelease:
+            "an apt suite's Release is older than the one the mirror publishes (a replay), or past its Valid-Until; nothing of the suite changes"
         case .list: "a checksums list could not be fetched or parsed, or names no usable file; its set fails alone"
         case .listShrunk:
             "a set's list would make --delete remove more than --max-delete's share of its folder; the set fails alone, none of its files deleted"

@@ -40,6 +40,10 @@ public enum ErrorCode: Sendable, Hashable, Codable, RawRepresentable, CustomStri
     case checksumMismatch
     /// A checksums list's signature does not check out (`signature`).
     case signature
+    /// An apt suite's Release is older than the one the mirror publishes (a replay),
+    /// past its `Valid-Until`, or undated where the held one is dated: signed, but not
+    /// to be published (`stale_release`, docs/apt.md#exit-codes).
+    case staleRelease
     /// A checksums list could not be fetched or parsed, or names no usable file: its
     /// set fails, the rest of the run goes on (`list`).
     case list

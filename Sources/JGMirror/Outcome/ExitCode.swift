@@ -71,7 +71,7 @@ public enum ExitCode: Int32, Sendable, Codable, CaseIterable {
     /// 130: the run went on past it.
     static func forResult(status: ItemStatus, error: ItemError?) -> ExitCode {
         switch status {
-        case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted: .success
+        case .downloaded, .unchanged, .unverified, .verified, .skipped, .deleted, .keptRemoved, .notServed: .success
         // Stopped at `--max-duration`: the run ran out of time, nobody interrupted it.
         case .interrupted: error?.code == .deadline ? .transferFailed : .interrupted
         case .deleteSkipped: .transferFailed
@@ -91,7 +91,7 @@ extension ErrorCode {
     public var exitCode: ExitCode {
         switch self {
         case .diskFull, .permissionDenied, .ioError, .unsafePath, .curl, .locked, .local, .maxDelete: .local
-        case .checksumMismatch, .signature, .missing, .linkMismatch: .integrity
+        case .checksumMismatch, .signature, .staleRelease, .missing, .linkMismatch: .integrity
         case .interrupted: .interrupted
         case .manifest, .usage: .usage
         case .http, .connect, .resolve, .timeout, .tooSlow, .connection, .protocolViolation, .tls, .redirect, .notFound, .range,

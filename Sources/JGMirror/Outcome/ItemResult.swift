@@ -27,6 +27,14 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     /// `sync --delete`: a file no item produces, left in place because the run was not
     /// clean (an item or a list failed, or it was interrupted); the error says why.
     case deleteSkipped = "delete_skipped"
+    /// `sync --delete`: a file no item produces any more, kept for its grace period
+    /// (`keep_removed`); `kept_until` says when the first `--delete` run after may
+    /// delete it (docs/deletions.md#grace-period).
+    case keptRemoved = "kept_removed"
+    /// An optional file the server does not have (404 or 410): a form of an apt index
+    /// that Release lists and the archive does not serve, while another form of it is
+    /// there (docs/publishing.md#ordered). No failure; nothing is placed for it.
+    case notServed = "not_served"
 
     /// Whether the status needs the operator's attention, whatever the verbosity.
     public var isProblem: Bool {
@@ -76,13 +84,16 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     /// For a `link:` item, the symlink's target (its `url` is empty); the report shows
     /// `link` only for such items.
     public var link: String?
+    /// For a `kept_removed` file, when it may be deleted (UTC, `2026-11-28T05:20:00Z`);
+    /// the report shows `kept_until` only for such files.
+    public var keptUntil: String?
 
     public init(
         dest: String, url: String, tag: Int? = nil, tags: [String] = [], status: ItemStatus, bytes: Int64? = nil,
         bytesDownloaded: Int64 = 0, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0, durationS: Double = 0,
         sha256Expected: String? = nil, sha256Actual: String? = nil, sha512Expected: String? = nil, sha512Actual: String? = nil,
         error: ItemError? = nil, insecure: Bool = false,
-        note: String? = nil, link: String? = nil
+        note: String? = nil, link: String? = nil, keptUntil: String? = nil
     ) {
         self.dest = dest
         self.url = url
@@ -103,6 +114,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         self.insecure = insecure
         self.note = note
         self.link = link
+        self.keptUntil = keptUntil
     }
 
     enum CodingKeys: String, CodingKey {
@@ -116,6 +128,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         case sha512Expected = "sha512_expected"
         case sha512Actual = "sha512_actual"
         case error, insecure, note, link
+        case keptUntil = "kept_until"
     }
 
     public init(from decoder: Decoder) throws {
@@ -139,6 +152,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         insecure = try container.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
         note = try container.decodeIfPresent(String.self, forKey: .note)
         link = try container.decodeIfPresent(String.self, forKey: .link)
+        keptUntil = try container.decodeIfPresent(String.self, forKey: .keptUntil)
         for (key, count) in [(CodingKeys.bytes, bytes ?? 0), (.bytesDownloaded, bytesDownloaded), (.resumedFrom, resumedFrom)]
         where !(0...Rules.maximumSize).contains(count) {
             throw DecodingError.dataCorruptedError(

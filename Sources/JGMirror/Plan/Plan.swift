@@ -105,14 +105,18 @@ public struct Plan: Sendable {
     private mutating func noteListHeaders(for item: ManifestItem, lists: [String]) {
         for list in lists where listHeaders[list] == nil {
             guard Redirect.sendsHeaders(to: list, sources: [item.url] + item.mirrors, forward: false) else { continue }
-            listHeaders[list] = Plan.mergeHeaders(manifest.defaults.headers ?? [], item.settings.headers ?? [], options.headers)
+            listHeaders[list] = ItemOptions.mergeHeaders(
+                manifest.defaults.headers ?? [], item.settings.headers ?? [], options.headers)
         }
     }
 
     /// `item` with its options resolved (`ItemOptions.resolve`).
     private func planned(_ item: ManifestItem, id: Int, tags: [String], texts: ItemTexts) -> PlannedItem {
+        let overrides = ItemOptions.Overrides(
+            connections: self.options.connections, retries: self.options.retries, headers: self.options.headers,
+            maxSize: self.options.maxSize)
         var options = ItemOptions.resolve(
-            item.settings, defaults: manifest.defaults, overrides: self.options, root: root,
+            item.settings, defaults: manifest.defaults, overrides: overrides, root: root,
             failure: manifest.failures.isEmpty ? nil : manifest.failures[item.dest ?? ""])
         options.tags = tags
         return PlannedItem(
@@ -149,17 +153,5 @@ public struct Plan: Sendable {
         let manifestFolder = absolute(Paths.parent(of: manifest.path), relativeTo: cwd)
         if let root = manifest.root { return absolute(root, relativeTo: manifestFolder) }
         return manifestFolder
-    }
-
-    /// Later lists override earlier ones header by header (names compare case-insensitively).
-    static func mergeHeaders(_ lists: [HTTPHeader]...) -> [HTTPHeader] {
-        var merged: [HTTPHeader] = []
-        for list in lists {
-            for header in list {
-                merged.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
-                merged.append(header)
-            }
-        }
-        return merged
     }
 }

@@ -162,8 +162,10 @@ public final class ProgressRenderer: @unchecked Sendable {
     }
 
     /// The longest status an item shows and one space: every path starts in one
-    /// column. `delete_skipped`, a file's rather than an item's, takes what it needs.
-    static let statusWidth = ItemStatus.allCases.filter { $0 != .deleteSkipped }.map(\.rawValue.count).max()! + 1
+    /// column. `delete_skipped` and `kept_removed`, a file's rather than an item's, take
+    /// what they need.
+    static let statusWidth =
+        ItemStatus.allCases.filter { $0 != .deleteSkipped && $0 != .keptRemoved }.map(\.rawValue.count).max()! + 1
 
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
@@ -194,6 +196,8 @@ public final class ProgressRenderer: @unchecked Sendable {
             text += ": \(error.code): \(error.message)"
         } else if let link = result.link {
             text += " -> " + Rules.printable(link)
+        } else if let keptUntil = result.keptUntil {
+            text += " (kept until \(keptUntil))"
         } else if result.bytesDownloaded > 0 {
             let speed = result.durationS > 0 ? Double(result.bytesDownloaded) / result.durationS : 0
             text +=
@@ -257,7 +261,8 @@ public final class ProgressRenderer: @unchecked Sendable {
             ("downloaded", totals.downloaded), ("unchanged", totals.unchanged), ("verified", totals.verified),
             ("unverified", totals.unverified), ("failed", totals.failed), ("mismatch", totals.mismatch),
             ("missing", totals.missing), ("interrupted", totals.interrupted), ("skipped", totals.skipped),
-            ("deleted", totals.deleted), ("delete skipped", totals.deleteSkipped),
+            ("deleted", totals.deleted), ("delete skipped", totals.deleteSkipped), ("kept removed", totals.keptRemoved),
+            ("not served", totals.notServed),
         ]
         for (name, count) in pairs where count > 0 { parts.append("\(count) \(name)") }
         if parts.isEmpty { parts.append("nothing to do") }

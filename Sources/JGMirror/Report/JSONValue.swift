@@ -87,6 +87,7 @@ extension ItemResult {
         if insecure { members.append(("insecure", .bool(true))) }
         if let note { members.append(("note", .string(note))) }
         if let link { members.append(("link", .string(link))) }
+        if let keptUntil { members.append(("kept_until", .string(keptUntil))) }
         return .object(members)
     }
 }
@@ -126,7 +127,8 @@ extension RunReport {
                     ("interrupted", .int(totals.interrupted)), ("skipped", .int(totals.skipped)),
                     ("verified", .int(totals.verified)),
                     ("missing", .int(totals.missing)), ("deleted", .int(totals.deleted)),
-                    ("delete_skipped", .int(totals.deleteSkipped)),
+                    ("delete_skipped", .int(totals.deleteSkipped)), ("kept_removed", .int(totals.keptRemoved)),
+                    ("not_served", .int(totals.notServed)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
                 ])
             ))

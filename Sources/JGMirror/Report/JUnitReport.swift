@@ -46,6 +46,8 @@ public enum JUnitReport {
         if let bytes = item.bytes { lines.append("bytes: \(bytes)") }
         if let expected = item.sha256Expected { lines.append("sha256 expected: \(expected)") }
         if let actual = item.sha256Actual { lines.append("sha256 actual: \(actual)") }
+        if let keptUntil = item.keptUntil { lines.append("kept until: \(keptUntil)") }
+        if let note = item.note { lines.append("note: \(note)") }
         return lines.joined(separator: "\n")
     }
 

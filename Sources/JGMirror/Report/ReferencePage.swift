@@ -8,7 +8,8 @@ import Foundation
 public enum ReferencePage {
     /// Every section's name, as the markers in docs/ name it.
     public static let sections = [
-        "bounds", "top-keys", "item-keys", "host-keys", "set-keys", "checksums-keys", "link-keys", "exit-codes",
+        "bounds", "top-keys", "item-keys", "host-keys", "set-keys", "sums-keys", "apt-keys", "checksums-keys", "link-keys",
+        "exit-codes",
         "error-codes",
     ]
 
@@ -22,6 +23,8 @@ public enum ReferencePage {
         case "set-keys":
             keys(in: .set, leaving: shared) + "\nAnd every item option: " + shared.map { "`\($0)`" }.joined(separator: ", ")
                 + ".\n"
+        case "sums-keys": keys(in: .sums)
+        case "apt-keys": keys(in: .apt)
         case "checksums-keys": keys(in: .checksums)
         case "link-keys": keys(in: .link)
         case "exit-codes": exitCodes

@@ -103,7 +103,9 @@ extension ItemResult {
         switch status {
         case .downloaded, .deleted: true
         case .unverified: attempts > 0
-        case .unchanged, .verified, .failed, .mismatch, .interrupted, .skipped, .missing, .deleteSkipped: false
+        case .unchanged, .verified, .failed, .mismatch, .interrupted, .skipped, .missing, .deleteSkipped, .keptRemoved,
+            .notServed:
+            false
         }
     }
 }

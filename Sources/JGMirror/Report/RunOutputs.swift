@@ -147,7 +147,7 @@ extension RunOutputs {
     /// given as `rootOverride`), with the published snapshots and the state folder in
     /// it, the manifest itself and the keyrings it names.
     public func start(for manifest: Manifest, rootOverride: String?) throws(OutputTarget.Refusal) {
-        let keyrings = (manifest.checksums.map(\.signature) + manifest.sets.map(\.signature)).compactMap { $0?.keyring }
+        let keyrings = manifest.checksums.compactMap(\.signature?.keyring) + manifest.sets.compactMap(\.keyring)
         try start(
             guarding: [
                 .tree(Plan.resolveRoot(manifest: manifest, override: rootOverride)), .file(manifest.path, what: "the manifest"),

@@ -114,6 +114,10 @@ public struct RunReport: Sendable, Decodable, Equatable {
         public var missing = 0
         public var deleted = 0
         public var deleteSkipped = 0
+        /// Files `--delete` kept for their grace period (`kept_removed`).
+        public var keptRemoved = 0
+        /// Optional files the server does not have (`not_served`).
+        public var notServed = 0
         public var bytesDownloaded: Int64 = 0
 
     }
@@ -140,6 +144,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
             case .missing: totals.missing += 1
             case .deleted: totals.deleted += 1
             case .deleteSkipped: totals.deleteSkipped += 1
+            case .keptRemoved: totals.keptRemoved += 1
+            case .notServed: totals.notServed += 1
             }
         }
         return totals

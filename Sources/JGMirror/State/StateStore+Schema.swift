@@ -1,6 +1,7 @@
 import GRDB
 
-/// The state database's schema, one migration per version.
+/// The state database's schema (docs/state.md#the-state-folder), one migration per
+/// version.
 extension StateStore {
     /// The schema's versions. Each migration is applied once, in order, in its own
     /// transaction; a database with an identifier this build does not know was written
@@ -12,7 +13,21 @@ extension StateStore {
         migrator.registerMigration("v3", migrate: createLinks)
         migrator.registerMigration("v4", migrate: createSnapshots)
         migrator.registerMigration("v5", migrate: keySnapshotsByFolder)
+        migrator.registerMigration("v6", migrate: createAbsent)
         return migrator
+    }
+
+    /// v6: the files no item produces any more, and since when (seconds since the
+    /// epoch): `keep_removed` keeps each until its grace period is over
+    /// (docs/deletions.md#grace-period).
+    private static func createAbsent(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS absent (
+                    dest TEXT PRIMARY KEY NOT NULL,
+                    since INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
     }
 
     /// v1: a record per file, WITHOUT ROWID: the destination is the key and is stored

@@ -215,16 +215,19 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Forgets the records of `dests` (pruned files and links), in one transaction.
+    /// Forgets the records of `dests` (pruned files and links), and that they were
+    /// absent, in one transaction.
     @discardableResult
     public func remove(_ dests: [String]) -> String? {
         guard !dests.isEmpty else { return nil }
         return write { db in
             let files = try db.cachedStatement(sql: "DELETE FROM file WHERE dest = ?")
             let links = try db.cachedStatement(sql: "DELETE FROM link WHERE dest = ?")
+            let absent = try db.cachedStatement(sql: "DELETE FROM absent WHERE dest = ?")
             for dest in dests {
                 try files.execute(arguments: [dest])
                 try links.execute(arguments: [dest])
+                try absent.execute(arguments: [dest])
             }
         }
     }

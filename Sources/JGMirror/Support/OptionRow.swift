@@ -14,8 +14,12 @@ public struct OptionRow: Sendable, Equatable {
         case item
         /// An entry of `items:` with `link:`.
         case link
-        /// An entry of `sets:`.
+        /// An entry of `sets:`: the keys every kind of set takes.
         case set
+        /// A `sums:` set's own keys (docs/manifest.md#sets).
+        case sums
+        /// An `apt:` set's own keys (docs/manifest.md#sets).
+        case apt
         /// An entry of `checksums:`.
         case checksums
         /// The options of one origin under `hosts:`.

@@ -28,8 +28,8 @@ extension Rules {
             MANIFEST (version 1): root (relative to the manifest), defaults (\(list(.defaults))), \
             hosts (per origin scheme://host[:port]: \(list(.origin))), \
             checksums (SHA256SUMS-style lists: \(list(.checksums))), \
-            sets (every file a checksums list names becomes an item: \(list(.set, leaving: shared)) \
-            and any item option) and items (\(list(.item, leaving: shared + ["link"])) and the \
+            sets (every file a checksums list or an apt repository names becomes an item: \
+            \(list(.sums)); or \(list(.apt)); and \(list(.set, leaving: shared)) and any item option) and items (\(list(.item, leaving: shared + ["link"])) and the \
             defaults' item options; or link: TARGET with \(list(.link, leaving: ["link"])), a relative \
             symlink placed after the files). Every mistake is reported as FILE:LINE:COLUMN and exits 2.
             """
@@ -137,40 +137,64 @@ extension Rules {
     ]
 
     /// The keys of a set and of a `checksums:` entry beyond the item options.
-    static let setRows: [OptionRow] = [
+    static let setRows: [OptionRow] =
+        [
+            OptionRow(
+                key: "sums", places: [.sums], type: "URL", defaultText: "required",
+                help: "The checksums list (SHA256SUMS or SHA512SUMS style) whose files become items",
+                example: "https://releases.example.org/24.04/SHA256SUMS"),
+            OptionRow(
+                key: "url", places: [.checksums], type: "URL", defaultText: "required",
+                help: "The checksums list the items take their checksums from", example: "https://example.org/SHA256SUMS"),
+            OptionRow(
+                key: "dest", places: [.set], type: "folder path", defaultText: "the root",
+                help: "The folder the set's files land in, relative to the root (a list's names, a repository's paths)",
+                example: "ubuntu/24.04/"),
+            OptionRow(
+                key: "include", places: [.sums], type: "list of globs", defaultText: "every name",
+                help: "fnmatch globs: only the listed names that match one become items", example: "[\"*.iso\", \"*.img\"]"),
+            OptionRow(
+                key: "exclude", places: [.sums], type: "list of globs", defaultText: "none",
+                help: "fnmatch globs: listed names that match one are left out", example: "[\"*-beta*\"]"),
+            OptionRow(
+                key: "mirrors_base", places: [.sums], type: "list of URLs", defaultText: "none",
+                help: "Folders that hold the same files; each name is resolved against each, as mirrors",
+                example: "[https://mirror.example.net/24.04/]"),
+            OptionRow(
+                key: "signature", places: [.sums, .checksums], type: "URL", defaultText: "none",
+                help: "The list's detached signature, checked with gpgv before any hash in it is trusted",
+                example: "https://releases.example.org/24.04/SHA256SUMS.gpg"),
+            OptionRow(
+                key: "keyring", places: [.set, .checksums], type: "path",
+                defaultText: "required with signature and in apt sets",
+                help:
+                    "The keys that may sign the list, or an apt repository's Release (gpg --export, armored or not), relative to the manifest",
+                example: "keys/release.gpg"),
+            OptionRow(
+                key: "publish", places: [.set], type: "true, false or snapshot", defaultText: "false",
+                help:
+                    "true places the verified list and signature in dest after its files; snapshot gives dest snapshots of its own",
+                example: "true"),
+            keep.row, keepRemoved.row,
+        ] + aptRows
+
+    /// An `apt:` set's own keys (docs/apt.md).
+    static let aptRows: [OptionRow] = [
         OptionRow(
-            key: "sums", places: [.set], type: "URL", defaultText: "required",
-            help: "The checksums list (SHA256SUMS or SHA512SUMS style) whose files become items",
-            example: "https://releases.example.org/24.04/SHA256SUMS"),
+            key: "apt", places: [.apt], type: "URL", defaultText: "required",
+            help: "The apt repository's base: the folder that holds dists/ and pool/", example: "https://deb.debian.org/debian"),
         OptionRow(
-            key: "url", places: [.checksums], type: "URL", defaultText: "required",
-            help: "The checksums list the items take their checksums from", example: "https://example.org/SHA256SUMS"),
+            key: "suites", places: [.apt], type: "list of suites", defaultText: "required",
+            help: "The suites (dists/SUITE) to mirror, as a sources.list names them", example: "[bookworm, bookworm-updates]"),
         OptionRow(
-            key: "dest", places: [.set], type: "folder path", defaultText: "the root",
-            help: "The folder the list's names land in, relative to the root", example: "ubuntu/24.04/"),
+            key: "components", places: [.apt], type: "list of components", defaultText: "required",
+            help: "The components of each suite to mirror", example: "[main, contrib]"),
         OptionRow(
-            key: "include", places: [.set], type: "list of globs", defaultText: "every name",
-            help: "fnmatch globs: only the listed names that match one become items", example: "[\"*.iso\", \"*.img\"]"),
+            key: "architectures", places: [.apt], type: "list of architectures", defaultText: "required",
+            help: "The binary architectures to mirror; all is added where Release lists it", example: "[amd64, arm64]"),
         OptionRow(
-            key: "exclude", places: [.set], type: "list of globs", defaultText: "none",
-            help: "fnmatch globs: listed names that match one are left out", example: "[\"*-beta*\"]"),
-        OptionRow(
-            key: "mirrors_base", places: [.set], type: "list of URLs", defaultText: "none",
-            help: "Folders that hold the same files; each name is resolved against each, as mirrors",
-            example: "[https://mirror.example.net/24.04/]"),
-        OptionRow(
-            key: "signature", places: [.set, .checksums], type: "URL", defaultText: "none",
-            help: "The list's detached signature, checked with gpgv before any hash in it is trusted",
-            example: "https://releases.example.org/24.04/SHA256SUMS.gpg"),
-        OptionRow(
-            key: "keyring", places: [.set, .checksums], type: "path", defaultText: "required with signature",
-            help: "The keys that may sign the list (gpg --export, armored or not), relative to the manifest",
-            example: "keys/release.gpg"),
-        OptionRow(
-            key: "publish", places: [.set], type: "true, false or snapshot", defaultText: "false",
-            help: "true places the verified list and signature in dest after its files; snapshot gives dest snapshots of its own",
-            example: "true"),
-        keep.row,
+            key: "sources", places: [.apt], type: "true or false", defaultText: "false",
+            help: "Also the Sources indexes and every file of each source package", example: "true"),
     ]
 
     /// Options of the command line alone, with their defaults and bounds, and the

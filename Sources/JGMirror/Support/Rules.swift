@@ -75,6 +75,13 @@ public enum Rules {
     public static let minFree = Setting(bytes: 1 << 30, range: 0...maximumSize).described(
         key: nil, flags: ["--min-free"], help: "Free space a download must leave on the destination's file system",
         example: "10GiB", defaultText: "1GiB, or 1% of the file system if smaller")
+    /// How long a file that left every list stays before `--delete` removes it
+    /// (`keep_removed`, `--keep-removed`; docs/deletions.md#grace-period): none unless
+    /// given, a day for apt sets (`AptCatalog`), at most a year.
+    public static let keepRemoved = Setting(seconds: 0, range: 0...31_536_000).described(
+        key: "keep_removed", places: [.defaults, .set], flags: ["--keep-removed"],
+        help: "How long a file that left every list stays before --delete removes it; the set's, else defaults', else the kind's",
+        example: "1d", defaultText: "0s (1d for apt sets)")
     /// The most files one `sync --delete` removes (`--max-delete N`; `DeleteLimits`).
     public static let maxDeleteCount = Setting(default: 1000, range: 0...Int.max).described(
         key: nil, flags: ["--max-delete N"], help: "The most files one sync --delete removes; 0 forbids deleting",
@@ -143,8 +150,10 @@ public enum Rules {
         return String(bytes)
     }
 
-    /// `seconds` in the largest unit the manifest takes that writes it whole: `100ms`, `30s`, `24h`.
+    /// `seconds` in the largest unit the manifest takes that writes it whole: `100ms`,
+    /// `30s`, `24h`, `365d` (days only past one, where hours read better).
     static func formatDuration(_ seconds: Double) -> String {
+        if seconds > 86_400, seconds.remainder(dividingBy: 86_400) == 0 { return "\(Int(seconds / 86_400))d" }
         for (unit, factor) in [("h", 3600.0), ("m", 60), ("s", 1)]
         where seconds >= factor && seconds.remainder(dividingBy: factor) == 0 {
             return "\(Int(seconds / factor))\(unit)"

@@ -35,11 +35,11 @@ public enum Units {
         return parseSize(trimmed)
     }
 
-    /// Parses a duration such as `30s`, `250ms`, `1.5s` or `2m` into seconds; a bare
-    /// number is seconds. The number is `parseDecimal`'s.
+    /// Parses a duration such as `30s`, `250ms`, `1.5s`, `2m` or `1d` into seconds; a
+    /// bare number is seconds. The number is `parseDecimal`'s.
     public static func parseDuration(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             return parseDecimal(number).map { $0 * factor }

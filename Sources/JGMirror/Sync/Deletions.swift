@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `sync --delete` removes (`Prune`): in the tree, and inside the snapshot each
 /// set published as snapshots of its own is building, where a deleted file is simply
 /// absent from the set's next snapshot. The set folders themselves are kept in the
@@ -14,6 +16,11 @@ public struct Deletions: Sendable {
 
     var tree: Prune
     var sets: [InSet] = []
+    /// Every file no item produces, before the grace period and the limits spare any:
+    /// what the state database records as absent (docs/deletions.md#grace-period).
+    public var absent: [String] = []
+    /// Files no item produces that stay for their grace period (`keep_removed`).
+    var kept: [RemovalGrace.Kept] = []
     /// A failed row for each set whose folder would lose more than `--max-delete`'s
     /// share (`list_shrunk`): none of its files is among the deletions.
     public var shrunk: [ItemResult] = []
@@ -26,10 +33,25 @@ public struct Deletions: Sendable {
 
     /// What `--delete` removes from `plan`'s tree under `limits`: files no item
     /// produces (nor a published list), outside the folders of sets whose list is not
-    /// trusted; the files of a set published as snapshots of its own inside the
-    /// snapshot its items are in (`setRoots`: one folder per such set, where its items
-    /// now lie). Walks the tree: call it off the cooperative pool.
-    public static func find(in plan: Plan, setRoots: [String], limits: DeleteLimits) -> Deletions {
+    /// trusted, once absent for their grace period (`grace`, from `absences`: since
+    /// when each was absent, at `now`); the files of a set published as snapshots of
+    /// its own inside the snapshot its items are in (`setRoots`: one folder per such
+    /// set, where its items now lie). `limits` count what is deleted. Walks the tree:
+    /// call it off the cooperative pool.
+    /// `keepRemoved` is `--keep-removed`, `absences` the state database's record, `now`
+    /// the run's clock.
+    public static func find(
+        in plan: Plan, setRoots: [String], limits: DeleteLimits, keepRemoved: Double? = nil,
+        absences: [String: Int64] = [:], now: Date = Date()
+    ) -> Deletions {
+        find(
+            in: plan, setRoots: setRoots, limits: limits, grace: RemovalGrace(manifest: plan.manifest, override: keepRemoved),
+            absences: absences, now: Int64(now.timeIntervalSince1970))
+    }
+
+    static func find(
+        in plan: Plan, setRoots: [String], limits: DeleteLimits, grace: RemovalGrace, absences: [String: Int64], now: Int64
+    ) -> Deletions {
         let kept = plan.manifest.distrustedFolders
         let lists = plan.manifest.publishGroups
         let tree = Prune.plan(
@@ -41,6 +63,8 @@ public struct Deletions: Sendable {
             return InSet(root: root, prune: Prune.plan(root: root, items: items, keeping: kept, producing: published))
         }
         var found = Deletions(tree: tree, sets: inSets)
+        found.absent = found.files.map(\.path)
+        found.spare(grace, absences: absences, now: now)
         let verdict = limits.verdict(
             deleting: found.files, items: plan.items, setFolders: plan.manifest.setFolders, lists: plan.manifest.setLists)
         found.refusal = verdict.refusal
@@ -54,6 +78,34 @@ public struct Deletions: Sendable {
         }
         return found
     }
+
+    /// Leaves out of the deletions each file still within its grace period (`kept`).
+    private mutating func spare(_ grace: RemovalGrace, absences: [String: Int64], now: Int64) {
+        var spared: [RemovalGrace.Kept] = []
+        func split(_ prune: inout Prune) {
+            let (delete, kept) = grace.split(prune.files, absences: absences, now: now)
+            prune.files = delete
+            spared += kept
+        }
+        for index in sets.indices { split(&sets[index].prune) }
+        split(&tree)
+        kept = spared
+    }
+
+    /// A row for each file kept for its grace period: `kept_removed`, with until when.
+    public func keptResults() -> [ItemResult] {
+        kept.map { kept in
+            let period = Rules.formatDuration(Double(kept.until - kept.since))
+            return ItemResult(
+                dest: kept.file.path, url: "", status: .keptRemoved, bytes: kept.file.size,
+                note:
+                    "absent from every list since \(Self.utc(kept.since)); kept for keep_removed \(period), then deleted by the first --delete run",
+                keptUntil: Self.utc(kept.until))
+        }
+    }
+
+    /// `seconds` since the epoch in UTC, as a report's times are written: `2026-11-28T05:20:00Z`.
+    static func utc(_ seconds: Int64) -> String { Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601) }
 
     /// The results of a run that deletes nothing: each file `delete_skipped`, with why.
     func skipped(because reason: String) -> [ItemResult] {

@@ -72,9 +72,18 @@ struct GroupPublisher: Sendable {
             blocker = "this run does not hold '\(absent.dest)'"
         }
         var placed = Set<String>()
+        var notServed = Set<String>()
         for (number, phase) in group.phases.enumerated() {
-            // Items of the first phase were placed as they came; later ones wait here.
+            // Items of the first phase were placed as they came; later ones wait here,
+            // and none of a phase is placed unless every one of them verified: a reader
+            // holding the previous Release never meets half of the next one's indexes.
+            if number > 0, blocker == nil { blocker = unready(phase, run: run, byDest: byDest) }
             for file in phase where blocker == nil {
+                if file.optional, let skipped = leftOut(file, notServed: &notServed, run: run, byDest: byDest) {
+                    if case .sameAs = file.source { outcome.results.append(skipped) }
+                    placed.insert(file.dest)
+                    continue
+                }
                 guard let problem = place(file, gated: number > 0, group: group, run: run, byDest: byDest, into: &outcome)
                 else {
                     placed.insert(file.dest)
@@ -87,6 +96,40 @@ struct GroupPublisher: Sendable {
                     hold(file, gated: number > 0, name: name, blocker: blocker, run: run, byDest: byDest, into: &outcome)
                 }
             }
+        }
+    }
+
+    /// Why the items of `phase` cannot all be placed (one did not verify this run, and is
+    /// not an optional file the server lacks), or nil.
+    private func unready(_ phase: [PublishedFile], run: Items, byDest: [String: Int]) -> String? {
+        let waiting: Set<ItemStatus> = [.downloaded, .unverified, .unchanged]
+        for file in phase where file.source == .item {
+            guard let index = byDest[file.dest] else { return "this run does not hold '\(file.dest)'" }
+            let status = run.rows[index]?.outcome.status ?? .failed
+            if waiting.contains(status) || (file.optional && status == .notServed) { continue }
+            return "'\(file.dest)' did not reach its place this run"
+        }
+        return nil
+    }
+
+    /// The row of an optional `file` the server does not have (`not_served`), or of its
+    /// `sameAs` copy, which is left out with it; nil when `file` is there to place. The
+    /// destinations left out are added to `notServed`.
+    private func leftOut(_ file: PublishedFile, notServed: inout Set<String>, run: Items, byDest: [String: Int])
+        -> ItemResult?
+    {
+        switch file.source {
+        case .item:
+            guard let index = byDest[file.dest], run.rows[index]?.outcome.status == .notServed else { return nil }
+            notServed.insert(file.dest)
+            return ItemResult(dest: file.dest, url: file.url, status: .notServed)
+        case .sameAs(let source):
+            guard notServed.contains(source) else { return nil }
+            notServed.insert(file.dest)
+            let note = "'\(source)', the file it is a copy of, is not served"
+            return ItemResult(dest: file.dest, url: Redactor.redactURLAndQuery(file.url), status: .notServed, note: note)
+        case .bytes:
+            return nil
         }
     }
 

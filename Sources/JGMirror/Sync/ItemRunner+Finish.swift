@@ -249,6 +249,26 @@ extension ItemRunner {
         return Set(items.indices.filter { dests.contains(items[$0].dest) })
     }
 
+    /// The items of `groups` the server may lack, by index.
+    static func optionalItems(_ items: [PlannedItem], groups: [PublishGroup]) -> Set<Int> {
+        let dests = Set(groups.flatMap(\.optionalItems))
+        guard !dests.isEmpty else { return [] }
+        return Set(items.indices.filter { dests.contains(items[$0].dest) })
+    }
+
+    /// `result` of an optional item: `not_served` when the server said it has no such
+    /// file (404, 410), as it is.
+    static func notServed(_ result: ItemResult) -> ItemResult {
+        guard result.status == .failed, let code = result.error?.code, code == .http(404) || code == .http(410) else {
+            return result
+        }
+        var served = result
+        served.status = .notServed
+        served.note = "the server does not have it (\(code.rawValue)); it is optional, so nothing is placed and nothing fails"
+        served.error = nil
+        return served
+    }
+
     /// Places the waiting bytes of item `index` (`GroupPublisher`), waiting for the
     /// placement, and returns the item's final result.
     func release(_ index: Int) -> ItemResult {

@@ -65,6 +65,9 @@ final class ItemRunner: Sendable {
     /// Items whose placement waits for an earlier phase of their group: verified, their
     /// bytes wait in `held` for `publisher`.
     let gated: Set<Int>
+    /// Items the server may lack (`PublishedFile.optional`): a 404 or 410 makes them
+    /// `not_served`, no failure.
+    let optional: Set<Int>
     /// The placements of gated items that verified, by index.
     let held = Locked<[Int: HeldPlacement]>([:])
     /// The links earlier runs' `link:` items placed (destination → target), read from
@@ -105,6 +108,7 @@ final class ItemRunner: Sendable {
         self.quarantine = quarantine
         publisher = groups.isEmpty ? nil : GroupPublisher(groups: groups, root: root, durable: options.durable, backup: backup)
         gated = Self.gatedItems(items, groups: groups)
+        optional = Self.optionalItems(items, groups: groups)
         self.listings = Locked(listings)
         self.root = root
         self.pool = pool
@@ -348,6 +352,7 @@ final class ItemRunner: Sendable {
     /// Records item `index`'s result, and says so in an event unless `announced` is
     /// false (an item whose bytes wait for their phase says it once they are placed).
     func record(_ index: Int, _ result: ItemResult, announced: Bool = true) {
+        let result = optional.contains(index) ? Self.notServed(result) : result
         if announced { events.yield(.itemFinished(result)) }
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
         let row = ResultRow(result, of: items[index])

@@ -100,8 +100,9 @@ struct SetSnapshotPublication: Publication {
         func count(_ result: ItemResult) {
             guard set.holds(result.dest) else { return }
             switch result.status {
-            case .downloaded, .unchanged, .unverified, .verified: tally.files += 1
-            case .deleted, .deleteSkipped: break
+            // A file kept for its grace period is in the snapshot, as a file is.
+            case .downloaded, .unchanged, .unverified, .verified, .keptRemoved: tally.files += 1
+            case .deleted, .deleteSkipped, .notServed: break
             case .failed, .mismatch, .interrupted, .skipped, .missing: tally.unclean += 1
             }
             tally.changed = tally.changed || result.changesTree

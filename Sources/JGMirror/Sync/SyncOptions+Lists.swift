@@ -24,7 +24,10 @@ extension Manifest {
     {
         // With no list, the run's deadline is not started here (`engineConfiguration` fixes it).
         guard !sets.isEmpty else { return }
-        try await expandSets(configuration: options.engineConfiguration, headers: headers, cache: cache)
+        let served = cache.map { SnapshotTree.publishedTree(root: $0.root) ?? $0.root }
+        try await expandSets(
+            configuration: options.engineConfiguration, headers: headers, cache: cache, served: served,
+            now: options.now)
     }
 }
 

@@ -33,6 +33,10 @@ public struct SyncOptions: Sendable {
     /// Refuse the run (exit 4, nothing deleted or fetched) when it would delete more
     /// files, or a larger share of a folder, than these allow (`--max-delete`).
     public var deleteLimits = DeleteLimits()
+    /// Every file's grace period before `delete` removes it, in seconds, whatever the
+    /// manifest says (`--keep-removed`; docs/deletions.md#grace-period); nil: the
+    /// manifest's `keep_removed`.
+    public var keepRemoved: Double?
     /// Move what `delete` removes and what a sync replaces to `DIR/<run start>/<path>`
     /// instead (`--backup-dir`); DIR must be on the root's file system.
     public var backupDir: String?
@@ -80,6 +84,12 @@ public struct SyncOptions: Sendable {
     var learnedBatch = 256
     /// Told the size of each transaction of records (tests).
     var savedLearned: (@Sendable (Int) -> Void)?
+    /// The run's clock for what it decides by the calendar (a Release's `Valid-Until`,
+    /// `keep_removed`); tests set another to decide in virtual time.
+    var clock: @Sendable () -> Date = { Date() }
+
+    /// Now, by `clock`, in whole seconds since the epoch.
+    var now: Int64 { Int64(clock().timeIntervalSince1970.rounded(.down)) }
 
     /// Seconds after which the run stops as on SIGINT, its unfinished items
     /// `interrupted` with code `deadline` (`--max-duration`). The time counts from

@@ -8,15 +8,24 @@ extension SyncSession {
     /// set over its share fails alone: its list is not published, so the previous one
     /// stays beside the files it names. The folders of sets published as snapshots of
     /// their own are kept in the tree and pruned inside the snapshots those sets build
-    /// (`apart`).
-    func planDeletions(_ plan: inout Plan, apart: [String], pool: WorkPool) async throws(SyncError) -> Deletions {
-        let found = await pool.run { [plan, limits = options.deleteLimits] in
-            Deletions.find(in: plan, setRoots: apart, limits: limits)
+    /// (`apart`). A file within its grace period stays (`keep_removed`, by `state`'s
+    /// record of since when it is absent, which this completes); what is left is what
+    /// the limits weigh (docs/deletions.md#grace-period).
+    func planDeletions(_ plan: inout Plan, apart: [String], state: StateOpening, pool: WorkPool) async throws(SyncError)
+        -> (deletions: Deletions, warning: String?)
+    {
+        let (now, grace) = (options.now, RemovalGrace(manifest: plan.manifest, override: options.keepRemoved))
+        let (found, warning) = await pool.run { [plan, limits = options.deleteLimits] in
+            let store = state.store
+            let found = Deletions.find(
+                in: plan, setRoots: apart, limits: limits, grace: grace, absences: store?.absences() ?? [:], now: now)
+            let warning = store?.recordAbsences(found.absent, now: now, unseen: plan.manifest.distrustedFolders)
+            return (found, warning)
         }
         if let refusal = found.refusal { throw .tooManyDeletions(refusal) }
         let shrunk = Set(found.shrunk.map(\.dest))
         plan.manifest.publishGroups.removeAll { shrunk.contains($0.folder) }
-        return found
+        return (found, warning)
     }
 
     /// Carries out `prune` after the run's `results`, or skips every deletion when the
@@ -51,7 +60,7 @@ extension SyncSession {
         var unclean = 0
         results.forEachOutcome { status, _, _ in
             switch status {
-            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped: break
+            case .downloaded, .unchanged, .unverified, .verified, .deleted, .deleteSkipped, .keptRemoved, .notServed: break
             case .failed, .mismatch, .interrupted, .skipped, .missing: unclean += 1
             }
         }

@@ -13,8 +13,9 @@ extension SyncSession {
         let (removed, failure) = await delete(
             deletions, plan: run.plan, results: results, store: store, backup: run.backup, pool: run.pool)
         if let failure { run.warnings.append(failure) }
-        for result in removed { continuation.yield(.itemFinished(result)) }
-        results.extra += removed
+        let kept = deletions.keptResults()
+        for result in removed + kept { continuation.yield(.itemFinished(result)) }
+        results.extra += removed + kept
     }
 
     /// Makes what the run placed visible, each publication in turn: the sets' own

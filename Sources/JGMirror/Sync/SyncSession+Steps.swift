@@ -58,7 +58,8 @@ extension SyncSession {
         if run.plan.awaitsSets {
             let fetcher = try listFetcher(run)
             defer { run.warnings += fetcher.warnings.value }
-            try await run.plan.expandSets(with: fetcher)
+            let served = SnapshotTree.publishedTree(root: run.stateRoot) ?? run.stateRoot
+            try await run.plan.expandSets(with: fetcher, served: served, now: options.now)
             run.warnings += run.plan.manifest.warnings.map { $0.errorDescription ?? $0.message }
         }
         if let problem = run.plan.emptySelection { throw .usage(problem) }
@@ -113,7 +114,10 @@ extension SyncSession {
     func findDeletions(_ run: inout SyncRun) async throws(SyncError) -> Deletions? {
         guard options.delete else { return nil }
         if run.plan.items.isEmpty, run.plan.manifest.listFailures.isEmpty { throw .usage(.deleteEverything) }
-        return try await planDeletions(&run.plan, apart: run.publications.compactMap(\.prunedApart), pool: run.pool)
+        let (deletions, warning) = try await planDeletions(
+            &run.plan, apart: run.publications.compactMap(\.prunedApart), state: run.state, pool: run.pool)
+        if let warning { run.warnings.append(warning) }
+        return deletions
     }
 
     /// Gives the items the hashes of the manifest's `checksums:` lists, read on the

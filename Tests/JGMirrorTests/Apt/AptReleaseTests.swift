@@ -187,6 +187,7 @@ enum ReleaseFixture {
         let problem = ReleaseFreshness.problem(
             held: try release(date: 500), new: try release(date: 400, validUntil: 600), now: 1000, file: "R")
         #expect(problem == .expired(file: "R", validUntil: 600, now: 1000))
-        #expect(problem?.code == .signature)
+        // Signed, but not to be published: its own code, still an integrity failure.
+        #expect(problem?.code == .staleRelease && problem?.code.exitCode == .integrity)
     }
 }

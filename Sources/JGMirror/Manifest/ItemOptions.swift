@@ -50,10 +50,19 @@ public final class ItemOptions: Sendable {
     /// The request header lines (`Name: value`) the options give.
     var headerLines: [String] { values.headers.map { "\($0.name): \($0.value)" } }
 
+    /// What the command line sets for every item (`--connections`, `--retries`,
+    /// `--header`, `--max-size`), over the manifest.
+    struct Overrides: Sendable {
+        var connections: Int?
+        var retries: Int?
+        var headers: [HTTPHeader] = []
+        var maxSize: Int64?
+    }
+
     /// The options `own` (an item's, or a set's for its lists) resolve to over
     /// `defaults`, under the command line's `overrides`, for an item under `root`.
     static func resolve(
-        _ own: ItemSettings, defaults: ItemSettings, overrides: PlanOptions = PlanOptions(), root: String,
+        _ own: ItemSettings, defaults: ItemSettings, overrides: Overrides = Overrides(), root: String,
         failure: ItemError? = nil
     ) -> Values {
         let connections = overrides.connections ?? own.connections ?? defaults.connections ?? Rules.connections.defaultValue
@@ -63,7 +72,7 @@ public final class ItemOptions: Sendable {
             retries: overrides.retries ?? own.retries ?? defaults.retries ?? Rules.defaultRetries(connections: connections),
             minSegment: own.minSegment ?? defaults.minSegment ?? Rules.minSegment.defaultValue,
             timeout: own.timeout ?? defaults.timeout ?? Rules.timeout.defaultValue,
-            headers: Plan.mergeHeaders(defaults.headers ?? [], own.headers ?? [], overrides.headers),
+            headers: mergeHeaders(defaults.headers ?? [], own.headers ?? [], overrides.headers),
             redact: (defaults.redact ?? []) + (own.redact ?? []),
             tags: own.tags ?? defaults.tags ?? [],
             insecure: own.insecure ?? defaults.insecure ?? false,
@@ -71,5 +80,17 @@ public final class ItemOptions: Sendable {
             maxSize: overrides.maxSize ?? own.maxSize ?? defaults.maxSize,
             refresh: own.refresh ?? defaults.refresh ?? .conditional,
             failure: failure)
+    }
+
+    /// Later lists override earlier ones header by header (names compare case-insensitively).
+    static func mergeHeaders(_ lists: [HTTPHeader]...) -> [HTTPHeader] {
+        var merged: [HTTPHeader] = []
+        for list in lists {
+            for header in list {
+                merged.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
+                merged.append(header)
+            }
+        }
+        return merged
     }
 }
