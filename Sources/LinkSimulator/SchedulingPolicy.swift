@@ -16,10 +16,12 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
     /// size where a request's round trip and the hash tail after the last byte cost
     /// about the same): the engine's policy before it stole by finish time.
     case cappedRegions = "capped-regions"
-    /// As `cappedRegions`, but an idle connection steals from the region that will
-    /// finish last at its owner's rate, and cuts it so that both finish together, its
-    /// own round trip counted (`SegmentBook.stealFinishingTogether`): the engine's
-    /// policy, which feeds it measured rates.
+    /// Equal regions, one request each; an idle connection steals from the region
+    /// that will finish last at its owner's rate, cut so that all finish together, its
+    /// own round trip counted, and only where the engine's politeness allows the cut
+    /// (`SegmentBook.stealFinishingTogether`, `CrewPolicy.mayCut`): the engine's
+    /// policy, which feeds it measured rates. Uncapped since issue 45: a capped region
+    /// is a request more per cap, which upstreams count.
     case finishTogether = "finish-together"
 
     public var description: String { rawValue }
@@ -28,8 +30,8 @@ public enum SchedulingPolicy: String, Sendable, Hashable, CaseIterable, CustomSt
     func regionCap(for scenario: LinkScenario) -> Int64? {
         switch self {
         case .piecePerRequest: scenario.minSegment
-        case .staticSplit, .regionPerConnection: nil
-        case .cappedRegions, .finishTogether:
+        case .staticSplit, .regionPerConnection, .finishTogether: nil
+        case .cappedRegions:
             SimulatedSegmentBook.regionCap(
                 length: scenario.size, connections: scenario.connections, roundTrip: scenario.roundTrip,
                 hashRate: scenario.hashBytesPerSecond)

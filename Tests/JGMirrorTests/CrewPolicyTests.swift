@@ -70,8 +70,9 @@ import Testing
     }
 
     @Test func aThiefWhoseConnectionClosedWeighsTwoRoundTrips() {
-        // 1.5 mib left at 4 MB/s (0.39 s): a thief 0.3 s away on an open connection
-        // still finishes sooner with a split; one that must connect first (0.6 s) does not.
+        // 1.5 mib left at 4 MB/s (0.39 s), lagging a thief that moved at 16 MB/s: a thief
+        // 0.3 s away on an open connection still finishes sooner with a split; one that
+        // must connect first (0.6 s) does not.
         let now = 5.0
         let victim = streaming(1, rate: 4e6, lastByte: now)
         var open = twoRegions(left: 3 * mib / 2, minSegment: 64 << 10)
@@ -79,7 +80,7 @@ import Testing
         let policy = CrewPolicy()
         func snapshot(truncated: Bool) -> CrewPolicy.Snapshot {
             CrewPolicy.Snapshot(
-                connections: [done(0, rate: 4e6, now: now, truncated: truncated), victim], roundTrip: 0.3, now: now,
+                connections: [done(0, rate: 16e6, now: now, truncated: truncated), victim], roundTrip: 0.3, now: now,
                 limit: 2, nextSlot: 2)
         }
         guard case .steal(let range, dropping: nil) = policy.work(for: 0, in: snapshot(truncated: false), book: &open) else {
@@ -97,7 +98,7 @@ import Testing
         for (now, dropped) in [(2.9, false), (3.1, true)] {
             var book = twoRegions(left: 2 * mib)
             let snapshot = CrewPolicy.Snapshot(
-                connections: [done(0, rate: 4e6, now: now), victim], roundTrip: roundTrip, now: now, limit: 2,
+                connections: [done(0, rate: 16e6, now: now), victim], roundTrip: roundTrip, now: now, limit: 2,
                 nextSlot: 2)
             let work = CrewPolicy().work(for: 0, in: snapshot, book: &book)
             if dropped {
@@ -108,6 +109,33 @@ import Testing
                 Issue.record("expected a split with a moving victim at \(now), got \(String(describing: work))")
             }
         }
+    }
+
+    @Test func aMovingVictimIsCutOnlyWhenItLagsOrTheStealIsLarge() {
+        // 8 mib left at 4 MB/s (2 s): a thief that moved at 5 MB/s could save a second
+        // by a split, but the victim moves at most four times slower, and the piece it
+        // would take is small next to what a cut wastes: the thief retires, the victim
+        // keeps its request to its end (docs/engine.md#politeness).
+        let now = 5.0
+        var book = SegmentBook(length: 16 * mib, connections: 2, minSegment: mib)
+        _ = book.take(for: 0)
+        _ = book.take(for: 1)
+        _ = book.record(0, at: 0, count: 8 * mib)
+        let healthy = CrewPolicy.Snapshot(
+            connections: [done(0, rate: 5e6, now: now), streaming(1, rate: 4e6, lastByte: now)], roundTrip: 0.01, now: now,
+            limit: 2, nextSlot: 2)
+        var kept = book
+        #expect(CrewPolicy().work(for: 0, in: healthy, book: &kept) == nil)
+        #expect(kept.region(of: 1)?.end == 16 * mib)
+        // Four times slower: it lags, and is cut.
+        var lagging = healthy
+        lagging.connections[1] = streaming(1, rate: 1e6, lastByte: now)
+        guard case .steal = CrewPolicy().work(for: 0, in: lagging, book: &book) else {
+            Issue.record("a lagging victim was not cut")
+            return
+        }
+        #expect(CrewPolicy.mayCut(victimRate: 4e6, thiefRate: 5e6, taken: CrewPolicy.politeSteal))
+        #expect(!CrewPolicy.mayCut(victimRate: 4e6, thiefRate: 5e6, taken: CrewPolicy.politeSteal - 1))
     }
 
     // MARK: Replacing a stalled connection
@@ -203,10 +231,9 @@ import Testing
     // MARK: Waiting workers
 
     @Test func aWorkerWaitingForASlotIsLookedAtEveryFiftyMilliseconds() {
-        #expect(CrewPolicy.nextLook([.ready], now: 1, warmUntil: 0, before: 9) == 1)
-        #expect(CrewPolicy.nextLook([.ready], now: 1, warmUntil: 2, before: 9) == 1.05)
-        #expect(CrewPolicy.nextLook([.ready, .backoff(until: 1.01)], now: 1, warmUntil: 2, before: 9) == 1.01)
-        #expect(CrewPolicy.nextLook([.active, .backoff(until: 4)], now: 1, warmUntil: 2, before: 3) == 3)
+        #expect(CrewPolicy.nextLook([.ready], now: 1, before: 9) == 1.05)
+        #expect(CrewPolicy.nextLook([.ready, .backoff(until: 1.01)], now: 1, before: 9) == 1.01)
+        #expect(CrewPolicy.nextLook([.active, .backoff(until: 4)], now: 1, before: 3) == 3)
     }
 
     // MARK: Properties
@@ -245,11 +272,14 @@ import Testing
                 #expect(work == nil)
                 return
             }
-            let victims = (0..<3).filter { before.region(of: $0)?.end == range.upper }
+            // One victim, cut where the thief starts; what the thief did not take of
+            // the back returns to the pool.
+            let victims = (0..<3).filter { before.region(of: $0)?.end != book.region(of: $0)?.end }
             #expect(victims.count == 1)
-            if let victim = victims.first {
+            if let victim = victims.first, let was = before.region(of: victim) {
                 #expect(book.region(of: victim)?.end == range.lower)
-                #expect(range.lower >= before.region(of: victim)!.next)
+                #expect(range.lower >= was.next && range.upper <= was.end)
+                #expect(book.pool == before.pool + (range.upper < was.end ? [ByteRange(lower: range.upper, upper: was.end)] : []))
                 #expect((dropping == victim) == (book.region(of: victim)?.remaining == 0))
             }
         }

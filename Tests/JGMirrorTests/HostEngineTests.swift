@@ -115,7 +115,9 @@ func expectManifestErrors(_ cases: [(lines: String, message: String)], under key
             // The report's hosts section: labelled by origin, the 429 counted, up again.
             let host = report.hosts.first
             #expect(report.hosts.count == 1 && host?.origin == "http://127.0.0.1:\(server.port)")
-            #expect(host?.requests == 2 && host?.throttled == 1 && host?.state == "up" && host?.bytes == 1024)
+            #expect(
+                host?.requests == 2 && host?.throttled == 1 && host?.state == "up" && host?.bytes == 1024,
+                "\(String(describing: host))")
             // How long depends on when the engine read the 429; that it cooled, not.
             #expect((host?.coolingS ?? 0) > 0)
             // The same per origin in `--metrics`.

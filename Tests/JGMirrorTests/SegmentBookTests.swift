@@ -68,13 +68,18 @@ import Testing
         let rates: [Int: Double] = [0: 4e6, 1: 4e6, 2: 4e5, 3: 4e6]
         // 7 mebibyte missing over 12.4 MB/s, plus the thief's 0.1 s: the slow one keeps
         // 0.4 MB/s × 0.69 s ≈ 276 kB, cut at 64 KiB, not the half halving would leave.
+        // The thief fetches 4 MB/s × 0.59 s ≈ 2.4 MB by then: the 6.75 mebibyte rest
+        // splits into three pieces of 2.25 mebibyte, and the thief takes the first.
         let stolen = book.stealFinishingTogether(for: 0, rates: rates, latency: 0.1)
-        #expect(stolen == ByteRange(lower: 17 * mebibyte + 256 * 1024, upper: 24 * mebibyte))
-        #expect(book.region(of: 2)?.end == 17 * mebibyte + 256 * 1024)
-        // The next thief takes from whoever now finishes last: the first thief.
-        let second = book.stealFinishingTogether(for: 1, rates: rates, latency: 0.1)
-        #expect(second.map { $0.lower > 17 * mebibyte + 256 * 1024 && $0.upper == 24 * mebibyte } == true)
-        #expect(book.region(of: 0)?.end == second?.lower)
+        let cut = 17 * mebibyte + 256 * 1024
+        let piece = 2 * mebibyte + 256 * 1024
+        #expect(stolen == ByteRange(lower: cut, upper: cut + piece))
+        #expect(book.region(of: 2)?.end == cut)
+        // The other two go back to the pool: the victim's request is cut once, and the
+        // connections that finish next take them with requests of their own.
+        #expect(book.pool == [ByteRange(lower: cut + piece, upper: 24 * mebibyte)])
+        #expect(book.take(for: 1) == ByteRange(lower: cut + piece, upper: cut + 2 * piece))
+        #expect(book.take(for: 3) == ByteRange(lower: cut + 2 * piece, upper: 24 * mebibyte))
     }
 
     @Test func aVictimStillWaitingForItsFirstByteKeepsLessAndAThiefGetsAtLeastTheMinimum() {
@@ -169,43 +174,6 @@ import Testing
         #expect(SegmentBook.regionCap(length: 48 * mebibyte, connections: 1, roundTrip: 0.2) == nil)
     }
 
-    /// The engine cuts regions for the hashing speed the book assumes unless told
-    /// another: one measured figure, not a copy in each.
-    @Test func theEngineAndTheBookAssumeOneHashRate() {
-        #expect(TransferEngine.Configuration().hashRate == SegmentBook.measuredHashRate)
-        let cap = SegmentBook.regionCap(length: 1 << 30, connections: 4, roundTrip: 0.000_2)
-        #expect(
-            cap
-                == SegmentBook.regionCap(
-                    length: 1 << 30, connections: 4, roundTrip: 0.000_2,
-                    hashRate: TransferEngine.Configuration().hashRate))
-    }
-
-    @Test func recappingHandsTheBacksOfLongRegionsToThePoolFrontFirst() {
-        // Four regions of 16 mebibyte cut before the round trip was known, 1 mebibyte of the
-        // first one written: capped at 4 mebibyte, each keeps its first 4 mebibyte and the backs
-        // go back to the pool, dealt from the front.
-        var book = SegmentBook(length: 64 * mebibyte, connections: 4, minSegment: mebibyte)
-        for owner in 0..<4 { _ = book.take(for: owner) }
-        _ = book.record(0, at: 0, count: mebibyte)
-        book.recap(4 * mebibyte)
-        #expect((0..<4).map { book.region(of: $0)?.end } == [4, 20, 36, 52].map { $0 * mebibyte })
-        #expect(book.pool == [4, 20, 36, 52].map { ByteRange(lower: $0 * mebibyte, upper: ($0 + 12) * mebibyte) })
-        #expect(book.record(1, at: 16 * mebibyte, count: 5 * mebibyte) == 4 * mebibyte, "the owner's request ends at the new end")
-        #expect(book.next(for: 1) == ByteRange(lower: 4 * mebibyte, upper: 8 * mebibyte))
-        // A rest under the minimum stays with its region; a cap under the minimum is the minimum.
-        var short = SegmentBook(length: 10 * mebibyte, connections: 2, minSegment: 2 * mebibyte)
-        for owner in 0..<2 { _ = short.take(for: owner) }
-        short.recap(4 * mebibyte)
-        #expect(short.region(of: 0)?.end == 5 * mebibyte && short.region(of: 1)?.end == 10 * mebibyte && short.pool.isEmpty)
-        short.recap(mebibyte)
-        #expect(short.region(of: 0)?.end == 2 * mebibyte && short.region(of: 1)?.end == 7 * mebibyte)
-        #expect(
-            short.pool == [
-                ByteRange(lower: 2 * mebibyte, upper: 5 * mebibyte), ByteRange(lower: 7 * mebibyte, upper: 10 * mebibyte),
-            ])
-    }
-
     /// One step of a random interleaving, decoded from a random integer.
     private enum Step {
         case next(Int)
@@ -214,7 +182,6 @@ import Testing
         case deliver(Int, Int64)
         case deliverElsewhere(Int)
         case giveBack(Int)
-        case recap(Int64)
 
         init(_ raw: Int, connections: Int) {
             let owner = (raw / 8) % (connections + 1)  // one more id than connections: a newcomer
@@ -228,7 +195,7 @@ import Testing
             case 2: self = .steal(owner)
             case 3, 4, 5: self = .deliver(owner, amount)
             case 6: self = .deliverElsewhere(owner)
-            default: self = (raw / 4096) % 4 == 0 ? .recap(amount) : .giveBack(owner)
+            default: self = .giveBack(owner)
             }
         }
     }
@@ -286,12 +253,14 @@ import Testing
                 case .next(let owner): _ = book.next(for: owner)
                 case .steal(let owner): _ = book.stealHalf(for: owner)
                 case .stealTogether(let owner, let rates):
-                    _ = book.stealFinishingTogether(for: owner, rates: rates, latency: Double(raw % 3))
+                    // Politeness refuses some cuts, so that the next victim is weighed too.
+                    _ = book.stealFinishingTogether(for: owner, rates: rates, latency: Double(raw % 3)) { victim, _, _ in
+                        victim != 2
+                    }
                 case .deliver(let owner, let count): deliver(owner, count)
                 case .deliverElsewhere(let owner):
                     if let region = book.region(of: owner) { #expect(book.record(owner, at: region.next + 1, count: 5) == 0) }
                 case .giveBack(let owner): book.giveBack(owner)
-                case .recap(let cap): book.recap(cap)
                 }
                 checkInvariants(book, writes: writes)
             }

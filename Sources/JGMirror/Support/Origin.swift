@@ -3,8 +3,8 @@
 /// that `http://h/a` and `http://H:80/b` are one origin.
 ///
 /// The one parser of origins: the redirect rules (which origins the manifest's
-/// headers may reach, docs/safety.md#redirects-and-headers), the cap on connections per host, the
-/// warm-ups and the host table (docs/hosts.md#host-states) all key by it.
+/// headers may reach, docs/safety.md#redirects-and-headers), the cap on connections per host and
+/// the host table (docs/hosts.md#host-states) all key by it.
 enum Origin {
     /// The origin of `url`; nil for a URL without `://`.
     static func of(_ url: String) -> String? {

@@ -1,6 +1,6 @@
 /// The connections of one item and the work dealt to them (docs/engine.md#work-stealing): the
 /// workers, the `SegmentBook` they share, what the link has shown of its round trips, the
-/// fan-out once the file is known, and the warm-ups. Who fetches what next (the next
+/// fan-out once the file is known. Who fetches what next (the next
 /// range of a connection whose region is done, a new connection for a range given
 /// back, a stalled or a lagging one) is `CrewPolicy`'s to decide, from a snapshot of
 /// the crew; `Crew` carries its answers out, and `RequestCycle` sends the requests.
@@ -27,13 +27,9 @@ final class Crew {
     /// The connections were fanned out once the file was known; later, only a range
     /// given back or a stall brings a new one.
     private(set) var fannedOut = false
-    private var fannedOutAt = -Double.infinity
     /// The shortest request-to-first-byte time seen: requests that waited behind
     /// others in libcurl's loop would overstate the round trip.
     private var minRoundTrip = Double.infinity
-    /// Seconds from the item's first request to its first response byte, connecting
-    /// (and TLS) included: about when the warm-ups sent with it are answered.
-    private var firstHeadAfter: Double?
 
     init(item: ItemTransfer, connections: Int, minSegment: Int64) {
         self.item = item
@@ -44,10 +40,9 @@ final class Crew {
     // MARK: The link
 
     /// Notes what a response head shows of the link: its request's wait for the first
-    /// byte, and the time from start to first byte with connecting included.
-    func noteHead(firstByteWait: Double, sinceStart: Double) {
+    /// byte.
+    func noteHead(firstByteWait: Double) {
         if firstByteWait > 0 { minRoundTrip = min(minRoundTrip, firstByteWait) }
-        if firstHeadAfter == nil { firstHeadAfter = sinceStart }
     }
 
     /// The shortest round trip seen, 0 before any.
@@ -61,27 +56,10 @@ final class Crew {
             hasLiveSource: !liveSources.isEmpty)
     }
 
-    /// Until when a region waits for a warm-up under way rather than open a connection
-    /// (`TransferEngine.acquireHost`): after the fan-out, as long as the first request
-    /// took to its head (the warm-ups left with it), at least a round trip.
-    var warmUntil: Double { fannedOutAt + max(roundTrip, firstHeadAfter ?? 0) }
-
-    /// A book for a file of `length` bytes, its regions capped for the round trip seen.
+    /// A book for a file of `length` bytes: one region per connection, so that each
+    /// asks once (docs/engine.md#politeness).
     func makeBook(length: Int64, missing: [ByteRange]? = nil) -> SegmentBook {
-        var book = SegmentBook(length: length, missing: missing, connections: connections, minSegment: minSegment)
-        book.regionCap = SegmentBook.regionCap(
-            length: length, connections: connections, roundTrip: minRoundTrip, hashRate: engine.configuration.hashRate)
-        return book
-    }
-
-    /// Recuts regions dealt before any response showed the round trip (from the
-    /// manifest's size) as `makeBook` would have cut them (`SegmentBook.recap`).
-    func recap() {
-        guard let length = book?.length,
-            let cap = SegmentBook.regionCap(
-                length: length, connections: connections, roundTrip: minRoundTrip, hashRate: engine.configuration.hashRate)
-        else { return }
-        book?.recap(cap)
+        SegmentBook(length: length, missing: missing, connections: connections, minSegment: minSegment)
     }
 
     // MARK: Workers
@@ -132,7 +110,7 @@ final class Crew {
     /// The soonest moment a waiting worker needs a look (`doneWaiting`), if before
     /// `limit` (`CrewPolicy.nextLook`).
     func nextLook(now: Double, before limit: Double) -> Double {
-        CrewPolicy.nextLook(workers.lazy.map(\.phase), now: now, warmUntil: warmUntil, before: limit)
+        CrewPolicy.nextLook(workers.lazy.map(\.phase), now: now, before: limit)
     }
 
     /// Sources that have not answered with a permanent error.
@@ -146,21 +124,6 @@ final class Crew {
     }
 
     // MARK: Dealing work
-
-    /// While the first request learns the length, has the engine open the connections
-    /// the regions will use (`TransferEngine.warmUp`), each source its share of them;
-    /// not when the item will not fan out (one connection, fewer missing bytes than two
-    /// regions), nor for a conditional request, which most often ends in a `304`.
-    func warmUp() {
-        let request = item.request
-        let missing = book?.remaining ?? request.expectedSize ?? .max
-        guard connections > 1, request.conditions.isEmpty, missing >= 2 * minSegment else { return }
-        let sources = request.sources.count
-        for (index, url) in request.sources.enumerated() where index < connections {
-            // Worker slot s goes to source s % sources (`spawn`).
-            engine.warmUp(url, connections: (connections - index + sources - 1) / sources, for: request)
-        }
-    }
 
     /// A whole-body response from byte 0 becomes the worker's region: the first
     /// region when ranges let others share the file, else all of it.
@@ -184,7 +147,6 @@ final class Crew {
     func fanOut() -> [Worker] {
         guard rangesSupported, book != nil, !fannedOut else { return [] }
         fannedOut = true
-        fannedOutAt = engine.now()
         var hired: [Worker] = []
         while workers.count < connections, (book?.unowned ?? 0) > 0, let worker = spawn(taking: { self.book?.take(for: $0.slot) })
         {
@@ -201,12 +163,14 @@ final class Crew {
         return work.map(carryOut)
     }
 
-    /// Drops the victim a steal left with nothing; returns the range to fetch.
+    /// Drops the victim a steal left with nothing, which counts as an attempt as a
+    /// stalled connection's replacement does; returns the range to fetch.
     private func carryOut(_ work: CrewPolicy.Work) -> ByteRange {
         if case .steal(_, let dropping?) = work, let victim = workers.first(where: { $0.slot == dropping }) {
             engine.detach(victim)
             victim.easy = nil
             retire(victim)
+            item.tally.attempts += 1
         }
         return work.range
     }

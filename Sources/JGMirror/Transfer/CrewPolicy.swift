@@ -36,6 +36,14 @@ package struct CrewPolicy: Sendable {
     /// retired connection showed: a connection that fast would take it over with
     /// room for its connect. Less, and a steal's two round trips rarely pay.
     package static let lagFactor = 4.0
+    /// What a server may have put into one connection beyond what its client read: its
+    /// send buffer, up to 4 MiB on Linux (`tcp_wmem`), and the client's receive buffer
+    /// on top when the client reads slowly. Cutting a request short wastes that much.
+    package static let cutWaste: Int64 = 4 << 20
+    /// A connection that is moving is cut only when the steal takes at least this
+    /// much: `cutWaste` is then under 3 % of it (docs/engine.md#politeness).
+    package static let politeSteal: Int64 = 32 * cutWaste
+
     /// Seconds at most between two looks at a worker waiting for a connection slot:
     /// slots free without notice when other items' requests end.
     package static let slotLookInterval = 0.05
@@ -199,6 +207,15 @@ package struct CrewPolicy: Sendable {
 
     // MARK: Decisions
 
+    /// Whether a steal may cut a victim that is still moving (a stalled one always may:
+    /// nothing flows to waste): when it moves `lagFactor` times slower than the thief
+    /// did, or the steal takes `politeSteal` or more. Otherwise the thief retires and
+    /// the victim finishes its region, so that on a quiet link every request ends where
+    /// it asked to and the server sends the file's bytes once (docs/engine.md#politeness).
+    static func mayCut(victimRate: Double, thiefRate: Double, taken: Int64) -> Bool {
+        victimRate * lagFactor <= thiefRate || taken >= politeSteal
+    }
+
     /// New work for `thief`, whose region is done: the front of the pool, else the
     /// back of the region that will finish last at the rates the connections show
     /// now, cut so both finish together (`SegmentBook.stealFinishingTogether`). The
@@ -220,7 +237,9 @@ package struct CrewPolicy: Sendable {
         }
         let truncated = snapshot.connections.first { $0.slot == thief }?.truncated ?? false
         let latency = snapshot.roundTrip * (truncated ? Self.newConnectionRoundTrips : 1)
-        guard let range = book.stealFinishingTogether(for: thief, rates: rates, startsIn: startsIn, latency: latency)
+        guard
+            let range = book.stealFinishingTogether(
+                for: thief, rates: rates, startsIn: startsIn, latency: latency, allows: Self.mayCut)
         else { return nil }
         // A stalled victim kept nothing: its request is dropped rather than waited for.
         let victim = snapshot.connections.first {
@@ -314,15 +333,12 @@ package struct CrewPolicy: Sendable {
     }
 
     /// When a waiting connection next needs a look, if before `limit`: a retry's
-    /// delay running out, or, for one waiting for a slot, the end of the warm-ups'
-    /// wait (`warmUntil`) or `slotLookInterval`, whichever comes first.
-    static func nextLook(_ phases: some Sequence<Connection.Phase>, now: Double, warmUntil: Double, before limit: Double)
-        -> Double
-    {
+    /// delay running out, or `slotLookInterval` for one waiting for a slot.
+    static func nextLook(_ phases: some Sequence<Connection.Phase>, now: Double, before limit: Double) -> Double {
         var deadline = limit
         for phase in phases {
             if case .backoff(let until) = phase { deadline = min(deadline, until) }
-            if case .ready = phase { deadline = min(deadline, now + slotLookInterval, max(now, warmUntil)) }
+            if case .ready = phase { deadline = min(deadline, now + slotLookInterval) }
         }
         return deadline
     }

@@ -24,21 +24,9 @@ struct EngineLoop {
     var spareHandles: [CurlEasy] = []
     /// Requests under way per host.
     var hostLoad: [String: Int] = [:]
-    /// The most connections each host has been asked to carry at once, requests and
-    /// warm-ups: libcurl keeps them open for later requests.
-    var hostPeak: [String: Int] = [:]
     /// Hosts that answered a region's request with the whole file or a redirect in
     /// this run: later items there do not cut regions before an answer (`mayCutAhead`).
     var hostsAskedFirst = Set<String>()
-    /// Warm-ups asked for in this pass of the loop, sent once its items are admitted.
-    var pendingWarmUps: [(url: String, connections: Int, request: TransferRequest)] = []
-    /// Warm-up requests under way, by handle, with their host.
-    var warmUps: [UnsafeMutableRawPointer: (easy: CurlEasy, host: String)] = [:]
-    /// Per host: warm-ups under way, and those answered whose connection no request has
-    /// been sent to since.
-    var warming: [String: (underWay: Int, idle: Int)] = [:]
-    /// A warm-up was answered in this pass of the loop: requests waiting for it go now.
-    var warmUpAnswered = false
     /// Origins that asked to be left alone (429 or 503 with a time) in this pass of the
     /// loop: their requests not yet sent are withdrawn once the pass's callbacks are over.
     var throttledNow = Set<String>()

@@ -25,7 +25,7 @@ final class HeadHandler {
         let length = crew.book?.length
         let known = known(by: worker, length: length)
         if let easy = worker.easy {
-            crew.noteHead(firstByteWait: easy.firstByteWait, sinceStart: easy.seconds(CURLINFO_STARTTRANSFER_TIME_T))
+            crew.noteHead(firstByteWait: easy.firstByteWait)
         }
         // libcurl tells where a redirect leads only once its response ended; one with
         // a body (Apache's, nginx's, Caddy's) is judged at its first body byte, so its
@@ -111,7 +111,8 @@ final class HeadHandler {
         remember(worker)
         if length == nil || item.remote.presumed {
             guard learn(length: total, ranges: true, from: worker) else { return 0 }
-            if length == nil { _ = crew.book?.take(for: worker.slot) }
+            // Its region holds at least what it asked for (`TransferRequest.firstBound`).
+            if length == nil { _ = crew.book?.take(for: worker.slot, atLeast: worker.requestedEnd ?? 0) }
         }
         // A server may send less than asked; the rest of the region stays missing.
         // It may also send more (to the file's end): that is cut where the request ends.
@@ -126,9 +127,8 @@ final class HeadHandler {
     /// the space.
     func learn(length: Int64?, ranges: Bool, from worker: Worker) -> Bool {
         crew.rangesSupported = ranges && length != nil
-        if item.remote.presumed, crew.rangesSupported, length == crew.book?.length {
-            crew.recap()  // the regions stand, cut now for the round trip this response showed
-        } else {
+        // Regions cut from the manifest's size stand when the length is the one presumed.
+        if !(item.remote.presumed && crew.rangesSupported && length == crew.book?.length) {
             crew.book = length.map { crew.makeBook(length: $0) }
         }
         // Judged against the server's clock when it sent one (docs/state.md#racy-validators).

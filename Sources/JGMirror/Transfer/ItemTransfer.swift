@@ -127,7 +127,6 @@ final class ItemTransfer: @unchecked Sendable {
             return
         }
         requests.launch(first)
-        if !finished, !isFileSource { crew.warmUp() }  // a `file:` URL has no connection to warm
     }
 
     /// Emits the item's start event, once the file is known (or at its end, for an

@@ -59,18 +59,6 @@ enum RequestBuilder {
         }
     }
 
-    /// Sets `easy` up as a `HEAD` that opens one more connection to `url`'s host while an item's first
-    /// request is under way (`TransferEngine.warmUp`): configured as the item's later
-    /// requests are, so libcurl hands them the connection once it is idle.
-    static func setUpWarmUp(_ easy: CurlEasy, url: String, request: TransferRequest, configuration: TransferEngine.Configuration)
-        throws(TransferError)
-    {
-        let headers = try configure(easy, url: url, http2: false, request: request, configuration: configuration)
-        try easy.setHeaders(headers)
-        try easy.set(CURLOPT_NOBODY, 1)
-        _ = jg_easy_setopt_write_cb(easy.handle) { _, size, count, _ in size * count }
-    }
-
     /// What every request of an item sets alike, so that they can share connections:
     /// URL, timeouts, protocols, TLS, HTTP version; returns the header lines
     /// docs/safety.md#redirects-and-headers allows for that origin.

@@ -24,7 +24,7 @@ final class RequestCycle {
         worker.sentAt = engine.now()
         let url = worker.redirectURL ?? item.remote.url(of: worker.sourceIndex)
         let host = Origin.key(url)
-        guard engine.acquireHost(host, warmUntil: crew.warmUntil) else {
+        guard engine.acquireHost(host) else {
             worker.state = .ready
             return
         }
@@ -36,7 +36,8 @@ final class RequestCycle {
         let shape = RequestBuilder.Shape.next(
             url: url, from: worker.pos, length: book?.length, regionEnd: book?.region(of: worker.slot)?.end,
             rangesSupported: crew.rangesSupported, ifRange: item.remote.ifRange(for: worker.sourceIndex),
-            connections: request.options.connections, isFileSource: item.isFileSource, conditions: request.conditions)
+            connections: request.options.connections, isFileSource: item.isFileSource, conditions: request.conditions,
+            firstBound: request.firstBound)
         worker.sentRange = shape.ranged
         worker.requestedEnd = shape.end
         defer { worker.freshConnection = false }

@@ -42,7 +42,9 @@ struct SegmentBook: Sendable, Equatable {
     let minSegment: Int64
     /// Largest region handed out of the pool. A larger region costs fewer requests; a
     /// smaller one keeps the prefix hashed during the download closer to the bytes
-    /// arriving. Set by the caller from what it measured (`regionCap(…)`); nil is no cap.
+    /// arriving. The engine sets none: each connection asks once, since an upstream
+    /// counts requests (docs/engine.md#politeness); the link simulator sets
+    /// `regionCap(…)` to weigh the trade-off.
     var regionCap: Int64?
 
     /// Missing bytes no connection owns: sorted, disjoint, not touching.
@@ -105,14 +107,16 @@ struct SegmentBook: Sendable, Equatable {
     /// over the connections that hold no work (so the first `connections` takes split
     /// a fresh file into equal regions), at least `minSegment`, at most `regionCap`;
     /// the whole first pool range when less than `minSegment` would be left of it.
-    mutating func take(for owner: Owner) -> ByteRange? {
+    /// `atLeast`: the region reaches at least that byte (a first request that asked for
+    /// more than an equal share keeps what it asked for).
+    mutating func take(for owner: Owner, atLeast reach: Int64 = 0) -> ByteRange? {
         dropFinishedRegion(of: owner)
         guard regions[owner] == nil, let first = pool.first else { return nil }
         let busy = regions.values.filter { $0.next < $0.end }.count
         let idle = Int64(max(1, connections - busy))
         let share = unowned / idle + (unowned % idle == 0 ? 0 : 1)
-        var size = max(minSegment, share)
-        if let regionCap { size = min(size, max(minSegment, regionCap)) }
+        var size = max(minSegment, share, reach - first.lower)
+        if let regionCap { size = min(size, max(minSegment, regionCap, reach - first.lower)) }
         if first.count - size < minSegment { size = first.count }
         let range = ByteRange(lower: first.lower, upper: first.lower + size)
         if range.upper >= first.upper { pool.removeFirst() } else { pool[0].lower = range.upper }
@@ -131,60 +135,49 @@ struct SegmentBook: Sendable, Equatable {
         return ByteRange(lower: cut, upper: end)
     }
 
-    /// Hands `thief` the back of the region that will finish last, cut so that its
-    /// owner and the thief finish together (docs/engine.md#work-stealing). `rates` are the
-    /// connections' measured bytes per second (0 for one that is stalled or waiting to retry; an
-    /// owner missing from it counts at the mean of the others); `startsIn` says how
-    /// long a connection whose request is under way still waits for its first byte
-    /// (0 when missing), and `latency` how long the thief, and any other connection
-    /// done with its region, will.
+    /// Hands `thief` work from the back of the region that will finish last, cut so
+    /// that every connection finishes together (docs/engine.md#work-stealing). `rates`
+    /// are the connections' measured bytes per second (0 for one that is stalled or
+    /// waiting to retry; an owner missing from it counts at the mean of the others);
+    /// `startsIn` says how long a connection whose request is under way still waits
+    /// for its first byte (0 when missing), and `latency` how long the thief, and any
+    /// other connection done with its region, will.
     ///
     /// Every missing byte can arrive by `T = (remaining + Σ rate·wait) / Σ rate`, when
     /// each connection has fetched `rate · (T − wait)`; the victim keeps that much of
     /// its region, aligned down to 64 KiB, and keeps its request, whose end moves down
-    /// to the cut. A stalled victim keeps nothing, whatever its size; a moving one
-    /// gives at least `minSegment`. Nil when no other region has more than
-    /// `minSegment` left, or when the two would not both finish sooner than the
-    /// victim alone.
+    /// to the cut. The thief takes its own part of the rest, `thiefRate · (T − latency)`
+    /// and at least `minSegment`; what lies beyond returns to the pool, where the
+    /// connections that finish next take it with requests of their own, so a victim's
+    /// request is cut once however many connections share its rest. A stalled victim
+    /// keeps nothing, whatever its size; a moving one gives at least `minSegment`.
+    ///
+    /// `allows` is the caller's politeness (`CrewPolicy.mayCut`): it may refuse to
+    /// cut a moving victim, given its rate, the thief's and the bytes cut from it; the
+    /// region that finishes last among those it allows is the victim. Nil when no other
+    /// region has more than `minSegment` left, or none that a steal finishes sooner.
     mutating func stealFinishingTogether(
-        for thief: Owner, rates: [Owner: Double], startsIn: [Owner: Double] = [:], latency: Double
+        for thief: Owner, rates: [Owner: Double], startsIn: [Owner: Double] = [:], latency: Double,
+        allows: (_ victimRate: Double, _ thiefRate: Double, _ taken: Int64) -> Bool = { _, _, _ in true }
     ) -> ByteRange? {
         dropFinishedRegion(of: thief)
         guard regions[thief] == nil else { return nil }
-        let known = rates.values.filter { $0 > 0 }
-        let mean = known.isEmpty ? 1 : known.reduce(0, +) / Double(known.count)
-        func rate(_ owner: Owner) -> Double { max(0, rates[owner] ?? mean) }
-        // A connection done with its region waits like the thief for its next one.
-        func wait(_ owner: Owner) -> Double {
-            owner == thief || regions[owner]?.remaining == 0 ? latency : max(0, startsIn[owner] ?? 0)
-        }
-        // The victim: the region that would end last, ties to the lowest offset so the
-        // outcome does not depend on dictionary order.
-        var victim: (owner: Owner, region: Region, seconds: Double)?
-        for (owner, region) in regions where owner != thief && region.remaining > 0 {
-            // A stalled region is taken whatever its size; a moving one only when worth a request.
-            guard rate(owner) == 0 || region.remaining > minSegment else { continue }
-            let seconds = rate(owner) > 0 ? wait(owner) + Double(region.remaining) / rate(owner) : .infinity
-            if let best = victim, seconds < best.seconds || (seconds == best.seconds && region.next > best.region.next) {
-                continue
+        let plan = StealPlan(book: self, thief: thief, rates: rates, startsIn: startsIn, latency: latency)
+        var refused: Set<Owner> = []
+        while let victim = plan.lastToFinish(in: self, excluding: refused) {
+            if let cut = plan.cut(victim, in: self),
+                victim.stalled || allows(plan.rate(victim.owner), plan.thiefRate, victim.region.end - cut.lower)
+            {
+                regions[victim.owner]?.end = cut.lower
+                if cut.upper < victim.region.end {
+                    pool = ByteRange.normalized(pool + [ByteRange(lower: cut.upper, upper: victim.region.end)])
+                }
+                regions[thief] = Region(start: cut.lower, next: cut.lower, end: cut.upper)
+                return cut
             }
-            victim = (owner, region, seconds)
+            refused.insert(victim.owner)
         }
-        guard let (victimOwner, region, seconds) = victim else { return nil }
-        let owners = Set(regions.keys).union([thief])
-        let totalRate = owners.reduce(0) { $0 + rate($1) }
-        let together = totalRate > 0 ? (Double(remaining) + owners.reduce(0) { $0 + rate($1) * wait($1) }) / totalRate : 0
-        let kept = min(Double(region.remaining), rate(victimOwner) * max(0, together - wait(victimOwner)))
-        var cut = region.next + Int64(kept)
-        let stalled = seconds.isInfinite
-        // A moving victim gives at least `minSegment`, even if that leaves it less than its share.
-        if !stalled, region.end - cut < minSegment { cut = region.end - minSegment }
-        cut = max(region.next, cut - cut % (64 * 1024))
-        let thiefRate = rate(thief) > 0 ? rate(thief) : mean
-        let victimDone = stalled ? 0 : wait(victimOwner) + Double(cut - region.next) / rate(victimOwner)
-        let thiefDone = latency + Double(region.end - cut) / thiefRate
-        guard cut < region.end, max(victimDone, thiefDone) < seconds else { return nil }
-        return split(victimOwner, at: cut, for: thief)
+        return nil
     }
 
     /// Gives `owner`'s region a specific range taken from the pool (a resumed item's
@@ -202,25 +195,6 @@ struct SegmentBook: Sendable, Equatable {
         pool.replaceSubrange(index...index, with: replacement)
         regions[owner] = Region(start: range.lower, next: range.lower, end: range.upper)
         return range
-    }
-
-    /// Caps regions at `cap` bytes from where they began, from now on as well
-    /// (`regionCap`): regions cut before the round trip was known (from a size the
-    /// manifest gave) are recut once a response shows it. The rest of a longer region
-    /// returns to the pool, where the front is dealt first, and its owner's request ends
-    /// at the new end, aligned up to 64 KiB and never before the owner's next byte. A
-    /// region keeps a rest shorter than `minSegment`: not worth a request of its own.
-    mutating func recap(_ cap: Int64) {
-        regionCap = cap
-        var freed: [ByteRange] = []
-        for (owner, region) in regions {
-            var cut = max(region.next, region.start + max(cap, minSegment))
-            cut += (64 * 1024 - cut % (64 * 1024)) % (64 * 1024)
-            guard region.end - cut >= minSegment else { continue }
-            regions[owner]?.end = cut
-            freed.append(ByteRange(lower: cut, upper: region.end))
-        }
-        if !freed.isEmpty { pool = ByteRange.normalized(pool + freed) }
     }
 
     // MARK: Progress and failure
@@ -257,10 +231,9 @@ struct SegmentBook: Sendable, Equatable {
 
     // MARK: Policy
 
-    /// Bytes per second the verifier hashes, which shapes regions on near links
-    /// (`regionCap`): SHA-256 with the CPU's SHA extensions, as measured on the benchmark
-    /// machine (`openssl speed -evp sha256`: 1.46 GB/s). The engine's default
-    /// (`TransferEngine.Configuration.hashRate`) and the link simulator's.
+    /// Bytes per second the verifier hashes, which would shape capped regions on near
+    /// links (`regionCap`): SHA-256 with the CPU's SHA extensions, as measured on the
+    /// benchmark machine (`openssl speed -evp sha256`: 1.46 GB/s). The link simulator's.
     static let measuredHashRate = 1.5e9
 
     /// The region size at which a request's round trip and the hash tail cost about

@@ -43,8 +43,8 @@ extension TransferEngine {
     }
 
     /// Withdraws the requests to origins that asked to be left alone in this pass of
-    /// the loop and have not left yet (still connecting, or queued in libcurl), warm-ups
-    /// included: they go back to wait for the host without spending a retry, so no
+    /// the loop and have not left yet (still connecting, or queued in libcurl): they go
+    /// back to wait for the host without spending a retry, so no
     /// request reaches it before the time it named (docs/hosts.md#rate-limits). Called
     /// outside libcurl's callbacks, which may not remove handles.
     func withdrawUnsent() {
@@ -59,12 +59,6 @@ extension TransferEngine {
                 detach(worker)
                 worker.state = .backoff(until: 0)
             }
-        }
-        for (handle, warmUp) in loop.warmUps where origins.contains(warmUp.host) && !warmUp.easy.requestSent {
-            multi.remove(warmUp.easy)
-            loop.warmUps[handle] = nil
-            loop.value.warming[warmUp.host]?.underWay -= 1
-            recycle(warmUp.easy)
         }
     }
 

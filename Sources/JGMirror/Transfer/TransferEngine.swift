@@ -45,9 +45,6 @@ final class TransferEngine: @unchecked Sendable {
         var writebackStep: Int64 = 4 << 20
         /// Starts writeback of a file's dirty pages (`sync_file_range`); tests count calls.
         var startWriteback: @Sendable (Int32) -> Int32 = { jg_start_writeback($0) }
-        /// Bytes per second the verifier hashes, which shapes regions on near links
-        /// (`SegmentBook.regionCap`); tests model a slower hasher.
-        var hashRate = SegmentBook.measuredHashRate
         /// Asks a file system for its free space; tests inject a small disk.
         var freeSpace: SpaceGuard.Probe = SpaceGuard.systemProbe
         /// What the bodies of unknown length in flight may still write, shared by all
@@ -170,7 +167,6 @@ final class TransferEngine: @unchecked Sendable {
             carryOut(commands)
             while loop.running.count < configuration.jobs, let item = loop.ready.popFirst() { admit(item) }
             prepareAhead()
-            sendWarmUps()
             let time = now()
             refillRate(now: time)
             for item in loop.running { item.tick(now: time) }
@@ -179,17 +175,10 @@ final class TransferEngine: @unchecked Sendable {
             for item in loop.running { item.settle() }
             withdrawUnsent()
             loop.running.removeAll { $0.finished }
-            // A finished item's slot goes to the next one now, not after a poll; so does a
-            // warmed connection to a request waiting for it.
+            // A finished item's slot goes to the next one now, not after a poll.
             if loop.running.count < configuration.jobs, !loop.ready.isEmpty { continue }
-            if loop.warmUpAnswered {
-                loop.warmUpAnswered = false
-                continue
-            }
             guard waitForWork(since: time) else { break }
         }
-        for warmUp in loop.warmUps.values { multi.remove(warmUp.easy) }
-        loop.warmUps.removeAll()
     }
 
     /// Carries out what other threads asked since the last pass: outcomes whose disk
@@ -270,19 +259,10 @@ final class TransferEngine: @unchecked Sendable {
         }
     }
 
-    /// Hands each request libcurl finished to its item; a warm-up's connection is
-    /// counted as warm for its host's next request.
+    /// Hands each request libcurl finished to its item.
     private func handleEndedRequests() {
         while let (handle, code) = multi.nextDone() {
-            if let worker = loop.workersByHandle[handle] {
-                worker.item.requestFinished(worker, code: code)
-            } else if let warmUp = loop.warmUps.removeValue(forKey: handle) {
-                multi.remove(warmUp.easy)
-                recycle(warmUp.easy)
-                loop.value.warming[warmUp.host]?.underWay -= 1
-                loop.value.warming[warmUp.host]?.idle += 1
-                loop.warmUpAnswered = true
-            }
+            loop.workersByHandle[handle]?.item.requestFinished(loop.workersByHandle[handle]!, code: code)
         }
     }
 

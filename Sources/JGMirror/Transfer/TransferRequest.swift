@@ -43,7 +43,13 @@ extension TransferRequest {
     /// What the resume state's URL and its digest are taken from (`stateURL`).
     var resumeIdentity: String { stateURL ?? Redactor.redactURL(sources[0]) }
 
-    /// The primary source is a `file:` URL: no connection to open or warm, no ranges.
+    /// How much the first request of a file whose length is not known asks for, when
+    /// more connections may follow (docs/engine.md#politeness): two `min_segment`s, so
+    /// a file of less is one request, and no more than that reaches the item before it
+    /// has cut its regions.
+    var firstBound: Int64 { 2 * options.minSegment }
+
+    /// The primary source is a `file:` URL: no connection to open, no ranges.
     var isFileSource: Bool { sources.first?.hasPrefix(asciiCaseInsensitive: "file:") ?? false }
 
     /// Whether the part file waits for the first response, which tells whether the
