@@ -65,7 +65,11 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     public var status: ItemStatus
     /// The file's length, when known.
     public var bytes: Int64?
+    /// Bytes written this run (a discarded pass's too).
     public var bytesDownloaded: Int64
+    /// Body bytes received this run: `bytesDownloaded` and every byte the engine
+    /// refused or discarded (past a cut, an error's body, a pass started over).
+    public var bytesReceived: Int64
     public var resumedFrom: Int64
     public var connections: Int
     public var attempts: Int
@@ -90,7 +94,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
 
     public init(
         dest: String, url: String, tag: Int? = nil, tags: [String] = [], status: ItemStatus, bytes: Int64? = nil,
-        bytesDownloaded: Int64 = 0, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0, durationS: Double = 0,
+        bytesDownloaded: Int64 = 0, bytesReceived: Int64? = nil, resumedFrom: Int64 = 0, connections: Int = 0, attempts: Int = 0,
+        durationS: Double = 0,
         sha256Expected: String? = nil, sha256Actual: String? = nil, sha512Expected: String? = nil, sha512Actual: String? = nil,
         error: ItemError? = nil, insecure: Bool = false,
         note: String? = nil, link: String? = nil, keptUntil: String? = nil
@@ -102,6 +107,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         self.status = status
         self.bytes = bytes
         self.bytesDownloaded = bytesDownloaded
+        self.bytesReceived = bytesReceived ?? bytesDownloaded
         self.resumedFrom = resumedFrom
         self.connections = connections
         self.attempts = attempts
@@ -120,6 +126,7 @@ public struct ItemResult: Sendable, Decodable, Equatable {
     enum CodingKeys: String, CodingKey {
         case dest, url, tag, tags, status, bytes
         case bytesDownloaded = "bytes_downloaded"
+        case bytesReceived = "bytes_received"
         case resumedFrom = "resumed_from"
         case connections, attempts
         case durationS = "duration_s"
@@ -140,6 +147,8 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         status = try container.decode(ItemStatus.self, forKey: .status)
         bytes = try container.decodeIfPresent(Int64.self, forKey: .bytes)
         bytesDownloaded = try container.decodeIfPresent(Int64.self, forKey: .bytesDownloaded) ?? 0
+        // Reports before bytes_received counted only what was written.
+        bytesReceived = try container.decodeIfPresent(Int64.self, forKey: .bytesReceived) ?? bytesDownloaded
         resumedFrom = try container.decodeIfPresent(Int64.self, forKey: .resumedFrom) ?? 0
         connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 0
         attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
@@ -153,12 +162,25 @@ public struct ItemResult: Sendable, Decodable, Equatable {
         note = try container.decodeIfPresent(String.self, forKey: .note)
         link = try container.decodeIfPresent(String.self, forKey: .link)
         keptUntil = try container.decodeIfPresent(String.self, forKey: .keptUntil)
-        for (key, count) in [(CodingKeys.bytes, bytes ?? 0), (.bytesDownloaded, bytesDownloaded), (.resumedFrom, resumedFrom)]
+        for (key, count) in [
+            (CodingKeys.bytes, bytes ?? 0), (.bytesDownloaded, bytesDownloaded), (.bytesReceived, bytesReceived),
+            (.resumedFrom, resumedFrom),
+        ]
         where !(0...Rules.maximumSize).contains(count) {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container, debugDescription: "must be a byte count from 0 to 1EiB, not \(count)")
         }
     }
+}
+
+extension ItemResult {
+    /// What an item's requests brought this run: written, and received.
+    struct Fetched {
+        var downloaded: Int64
+        var received: Int64
+    }
+
+    var fetched: Fetched { Fetched(downloaded: bytesDownloaded, received: bytesReceived) }
 }
 
 extension Int64 {

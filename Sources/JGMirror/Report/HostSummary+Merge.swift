@@ -17,6 +17,7 @@ extension HostSummary {
             }
             total.requests += summary.requests
             total.bytes += summary.bytes
+            total.bytesReceived += summary.bytesReceived
             total.failures += summary.failures
             total.throttled += summary.throttled
             total.coolingS += summary.coolingS

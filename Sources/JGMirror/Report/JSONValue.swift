@@ -76,7 +76,8 @@ extension ItemResult {
         var members: [(String, JSONValue)] = [
             ("dest", .string(dest)), ("url", .string(url)), ("tag", .int(tag)), ("tags", .array(tags.map { .string($0) })),
             ("status", .string(status.rawValue)), ("bytes", .int(bytes)), ("bytes_downloaded", .int(bytesDownloaded)),
-            ("resumed_from", .int(resumedFrom)), ("connections", .int(connections)), ("attempts", .int(attempts)),
+            ("bytes_received", .int(bytesReceived)), ("resumed_from", .int(resumedFrom)), ("connections", .int(connections)),
+            ("attempts", .int(attempts)),
             ("duration_s", .double(RunReport.rounded(durationS))), ("sha256_expected", .string(sha256Expected)),
             ("sha256_actual", .string(sha256Actual)), ("error", error?.json ?? .null),
         ]
@@ -130,6 +131,7 @@ extension RunReport {
                     ("delete_skipped", .int(totals.deleteSkipped)), ("kept_removed", .int(totals.keptRemoved)),
                     ("not_served", .int(totals.notServed)),
                     ("bytes_downloaded", .int(totals.bytesDownloaded)),
+                    ("bytes_received", .int(totals.bytesReceived)),
                 ])
             ))
         if !attempts.isEmpty { members.append(("attempts", .array(attempts.map(\.json)))) }

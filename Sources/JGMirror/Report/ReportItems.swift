@@ -24,14 +24,14 @@ struct ReportItems: Sendable {
         for result in extra { try body(result) }
     }
 
-    /// Calls `body` with each item's status, bytes received and error, in order,
+    /// Calls `body` with each item's status, bytes fetched and error, in order,
     /// building no result.
-    func forEachOutcome(_ body: (ItemStatus, Int64, ItemError?) -> Void) {
+    func forEachOutcome(_ body: (ItemStatus, ItemResult.Fetched, ItemError?) -> Void) {
         for row in rows {
             let outcome = row!.outcome
-            body(outcome.status, outcome.bytesDownloaded, outcome.error)
+            body(outcome.status, outcome.bytes, outcome.error)
         }
-        for result in extra { body(result.status, result.bytesDownloaded, result.error) }
+        for result in extra { body(result.status, result.fetched, result.error) }
     }
 
     /// Whether a result changed the tree: a file placed (or a list, or a link), a file

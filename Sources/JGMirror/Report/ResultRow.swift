@@ -24,15 +24,21 @@ struct ResultRow: Sendable {
         let sha512Actual: String?
         let error: ItemError?
         let note: String?
+        /// Bytes received beyond those written (`ItemResult.bytesReceived`).
+        let discarded: Int64
         /// The whole result, when its names, URL or tags are not the planned item's
         /// (kept whole rather than rebuilt wrongly).
         let whole: ItemResult?
 
-        init(sha256Actual: String?, sha512Actual: String?, error: ItemError?, note: String?, whole: ItemResult?) {
+        init(
+            sha256Actual: String?, sha512Actual: String?, error: ItemError?, note: String?, discarded: Int64,
+            whole: ItemResult?
+        ) {
             self.sha256Actual = sha256Actual
             self.sha512Actual = sha512Actual
             self.error = error
             self.note = note
+            self.discarded = discarded
             self.whole = whole
         }
     }
@@ -56,11 +62,13 @@ struct ResultRow: Sendable {
             && Int(connections) == result.connections && Int(attempts) == result.attempts && result.bytes != -1
         let actual = actualIsExpected ? nil : result.sha256Actual
         let actual512 = actual512IsExpected ? nil : result.sha512Actual
-        if !fromItem {
-            rare = Rare(sha256Actual: nil, sha512Actual: nil, error: nil, note: nil, whole: result)
-        } else if actual != nil || actual512 != nil || result.error != nil || result.note != nil {
+        let discarded = result.bytesReceived - result.bytesDownloaded
+        if !fromItem || discarded < 0 {
+            rare = Rare(sha256Actual: nil, sha512Actual: nil, error: nil, note: nil, discarded: 0, whole: result)
+        } else if actual != nil || actual512 != nil || result.error != nil || result.note != nil || discarded > 0 {
             rare = Rare(
-                sha256Actual: actual, sha512Actual: actual512, error: result.error, note: result.note, whole: nil)
+                sha256Actual: actual, sha512Actual: actual512, error: result.error, note: result.note,
+                discarded: discarded, whole: nil)
         } else {
             rare = nil
         }
@@ -74,9 +82,9 @@ struct ResultRow: Sendable {
     }
 
     /// What totals and the exit code need, without building the result.
-    var outcome: (status: ItemStatus, bytesDownloaded: Int64, error: ItemError?) {
-        if let whole = rare?.whole { return (whole.status, whole.bytesDownloaded, whole.error) }
-        return (status, bytesDownloaded, rare?.error)
+    var outcome: (status: ItemStatus, bytes: ItemResult.Fetched, error: ItemError?) {
+        if let whole = rare?.whole { return (whole.status, whole.fetched, whole.error) }
+        return (status, .init(downloaded: bytesDownloaded, received: bytesDownloaded + (rare?.discarded ?? 0)), rare?.error)
     }
 
     /// The full result again, with the names, URL and tags of `item`.
@@ -86,7 +94,8 @@ struct ResultRow: Sendable {
         let expected = item.sha256
         return ItemResult(
             dest: item.dest, url: item.displayURL, tag: item.tag, tags: item.tags, status: status,
-            bytes: bytes < 0 ? nil : bytes, bytesDownloaded: bytesDownloaded, resumedFrom: resumedFrom,
+            bytes: bytes < 0 ? nil : bytes, bytesDownloaded: bytesDownloaded,
+            bytesReceived: bytesDownloaded + (rare?.discarded ?? 0), resumedFrom: resumedFrom,
             connections: Int(connections), attempts: Int(attempts), durationS: durationS,
             sha256Expected: expected, sha256Actual: actualIsExpected ? expected : rare?.sha256Actual,
             sha512Expected: item.sha512, sha512Actual: actual512IsExpected ? item.sha512 : rare?.sha512Actual,

@@ -98,12 +98,14 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
     /// How many items the attempt reported.
     public var items: Int
     public var bytesDownloaded: Int64
+    /// Body bytes the attempt received, written or not.
+    public var bytesReceived: Int64
     /// Whether this is the shard's latest attempt, whose items the merged report holds.
     public var latest: Bool
 
     public init(
         shard: Shard, host: String?, started: Date, finished: Date, exitCode: ExitCode, items: Int, bytesDownloaded: Int64,
-        latest: Bool
+        bytesReceived: Int64? = nil, latest: Bool
     ) {
         self.shard = shard
         self.host = host
@@ -112,6 +114,7 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
         self.exitCode = exitCode
         self.items = items
         self.bytesDownloaded = bytesDownloaded
+        self.bytesReceived = bytesReceived ?? bytesDownloaded
         self.latest = latest
     }
 
@@ -120,6 +123,7 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
         case exitCode = "exit_code"
         case items
         case bytesDownloaded = "bytes_downloaded"
+        case bytesReceived = "bytes_received"
         case latest
     }
 
@@ -138,6 +142,7 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
         exitCode = try container.decode(ExitCode.self, forKey: .exitCode)
         items = try container.decode(Int.self, forKey: .items)
         bytesDownloaded = try container.decode(Int64.self, forKey: .bytesDownloaded)
+        bytesReceived = try container.decodeIfPresent(Int64.self, forKey: .bytesReceived) ?? bytesDownloaded
         latest = try container.decode(Bool.self, forKey: .latest)
     }
 
@@ -145,7 +150,8 @@ public struct ShardAttempt: Sendable, Equatable, Decodable {
         .object([
             ("shard", .string(shard.description)), ("host", .string(host)), ("started", .string(RunReport.timestamp(started))),
             ("finished", .string(RunReport.timestamp(finished))), ("exit_code", .int(Int64(exitCode.rawValue))),
-            ("items", .int(items)), ("bytes_downloaded", .int(bytesDownloaded)), ("latest", .bool(latest)),
+            ("items", .int(items)), ("bytes_downloaded", .int(bytesDownloaded)),
+            ("bytes_received", .int(bytesReceived)), ("latest", .bool(latest)),
         ])
     }
 }

@@ -29,7 +29,9 @@ public enum RunMetrics {
         for status in ItemStatus.allCases {
             registry.makeGauge(descriptor: items, labels: label + [("status", status.rawValue)]).set(Double(counts[status] ?? 0))
         }
-        gauge(lastRun("bytes_downloaded", "Bytes received in the last run."), Double(report.totals.bytesDownloaded))
+        gauge(lastRun("bytes_downloaded", "Bytes the last run kept of what it fetched."), Double(report.totals.bytesDownloaded))
+        gauge(
+            lastRun("bytes_received", "Body bytes the last run received, kept or not."), Double(report.totals.bytesReceived))
         gauge(
             lastRun("bytes_verified", "Bytes of the items the last run found matching their checksum."),
             Double(bytesVerified(report)))
@@ -48,7 +50,11 @@ public enum RunMetrics {
         }
         let series: [(MetricNameDescriptor, (HostSummary) -> Double)] = [
             (host("requests", "Requests the last run sent to the origin."), { Double($0.requests) }),
-            (host("bytes", "Body bytes the origin sent in the last run."), { Double($0.bytes) }),
+            (host("bytes", "Body bytes from the origin the last run kept."), { Double($0.bytes) }),
+            (
+                host("bytes_received", "Body bytes the origin delivered in the last run, kept or not."),
+                { Double($0.bytesReceived) }
+            ),
             (host("failures", "Requests to the origin that got no answer in the last run."), { Double($0.failures) }),
             (host("throttled", "429 and 503 answers from the origin in the last run."), { Double($0.throttled) }),
             (host("cooling", unit: "seconds", "Seconds the origin asked the last run to wait."), { $0.coolingS }),

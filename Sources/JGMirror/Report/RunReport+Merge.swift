@@ -105,7 +105,8 @@ extension RunReport {
             return ShardAttempt(
                 shard: attempt.run.effectiveShard, host: attempt.run.host, started: attempt.report.started,
                 finished: attempt.report.finished, exitCode: attempt.report.exitCode, items: totals.items,
-                bytesDownloaded: totals.bytesDownloaded, latest: latest[attempt.run.effectiveShard.index] == position)
+                bytesDownloaded: totals.bytesDownloaded, bytesReceived: totals.bytesReceived,
+                latest: latest[attempt.run.effectiveShard.index] == position)
         }
         attempts.sort { ($0.shard.index, $0.started) < ($1.shard.index, $1.started) }
         return attempts

@@ -73,12 +73,12 @@ public struct RunReport: Sendable, Decodable, Equatable {
         exitCode = code
     }
 
-    /// Calls `body` with each item's status, bytes received and error, in order.
-    private func forEachOutcome(_ body: (ItemStatus, Int64, ItemError?) -> Void) {
+    /// Calls `body` with each item's status, bytes fetched and error, in order.
+    private func forEachOutcome(_ body: (ItemStatus, ItemResult.Fetched, ItemError?) -> Void) {
         if let compactItems {
             compactItems.forEachOutcome(body)
         } else {
-            for item in storedItems { body(item.status, item.bytesDownloaded, item.error) }
+            for item in storedItems { body(item.status, item.fetched, item.error) }
         }
     }
 
@@ -119,6 +119,8 @@ public struct RunReport: Sendable, Decodable, Equatable {
         /// Optional files the server does not have (`not_served`).
         public var notServed = 0
         public var bytesDownloaded: Int64 = 0
+        /// Body bytes received, written or not (`ItemResult.bytesReceived`).
+        public var bytesReceived: Int64 = 0
 
     }
 
@@ -129,9 +131,11 @@ public struct RunReport: Sendable, Decodable, Equatable {
         // their items gave way to the latest attempt's.
         for attempt in attempts where !attempt.latest {
             totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(attempt.bytesDownloaded)
+            totals.bytesReceived = totals.bytesReceived.addingSaturated(attempt.bytesReceived)
         }
-        forEachOutcome { status, bytesDownloaded, _ in
-            totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(bytesDownloaded)
+        forEachOutcome { status, bytes, _ in
+            totals.bytesDownloaded = totals.bytesDownloaded.addingSaturated(bytes.downloaded)
+            totals.bytesReceived = totals.bytesReceived.addingSaturated(bytes.received)
             switch status {
             case .downloaded: totals.downloaded += 1
             case .unchanged: totals.unchanged += 1

@@ -29,7 +29,7 @@ extension ItemRunner {
     /// anything else is recorded.
     func finish(
         _ index: Int, _ outcome: TransferOutcome, hasher: PrefixHasher, started: Date, note: String?, present: ItemAssessment?,
-        earlierBytes: Int64
+        earlier: ItemResult?
     ) {
         submitNext()
         let item = items[index]
@@ -37,7 +37,8 @@ extension ItemRunner {
         result.bytes = outcome.length
         // Every byte received this run counts, a discarded pass's too
         // (docs/reports.md#json-report).
-        result.bytesDownloaded = outcome.bytesDownloaded + earlierBytes
+        result.bytesDownloaded = outcome.bytesDownloaded + (earlier?.bytesDownloaded ?? 0)
+        result.bytesReceived = outcome.bytesReceived + (earlier?.bytesReceived ?? 0)
         result.resumedFrom = outcome.resumedFrom
         result.connections = outcome.connections
         result.attempts = outcome.attempts
@@ -153,7 +154,7 @@ extension ItemRunner {
         fetch(
             index, knownFresh: true,
             note: "checksum failed after resuming (a change the validators could not show); fetched again from zero",
-            earlierBytes: finishing.result.bytesDownloaded)
+            earlier: finishing.result)
         return true
     }
 

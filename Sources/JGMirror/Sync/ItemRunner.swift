@@ -322,8 +322,8 @@ final class ItemRunner: Sendable {
 
     /// Sends the item to the engine; `note` explains why the item is fetched again,
     /// when it is, and a present file's assessment (`check`) makes the request conditional.
-    /// `earlierBytes`: what this run already downloaded for it, in a pass it discarded.
-    func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlierBytes: Int64 = 0) {
+    /// `earlier`: the result of a pass this run discarded, whose bytes count too.
+    func fetch(_ index: Int, knownFresh: Bool, note: String? = nil, earlier: ItemResult? = nil) {
         let present = presentFiles.withLock { $0.removeValue(forKey: index) }
         let item = items[index]
         let hasher = PrefixHasher(path: item.partPath, root: root, pool: pool)
@@ -336,7 +336,7 @@ final class ItemRunner: Sendable {
         engine.submit(request) { outcome in
             self.finishing.add {
                 self.finish(
-                    index, outcome, hasher: hasher, started: started, note: note, present: present, earlierBytes: earlierBytes)
+                    index, outcome, hasher: hasher, started: started, note: note, present: present, earlier: earlier)
             }
         }
     }

@@ -104,7 +104,8 @@ public final class SyncSession: Sendable {
     static func hostSummaries(_ snapshot: (table: HostTable, now: Double)) -> [HostSummary] {
         snapshot.table.hosts.sorted { $0.key < $1.key }.map { origin, host in
             HostSummary(
-                origin: origin, requests: host.requests, bytes: host.bytes, failures: host.failures,
+                origin: origin, requests: host.requests, bytes: host.bytes, bytesReceived: host.bytesReceived,
+                failures: host.failures,
                 throttled: host.throttles, coolingS: snapshot.table.coolingTime(of: origin, now: snapshot.now),
                 state: snapshot.table.state(of: origin, now: snapshot.now).rawValue)
         }

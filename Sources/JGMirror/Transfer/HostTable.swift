@@ -92,7 +92,9 @@ struct HostTable: Sendable {
 
         // What the report shows:
         var requests = 0
+        /// Body bytes kept, and delivered (kept or not).
         var bytes: Int64 = 0
+        var bytesReceived: Int64 = 0
         /// Requests that got no answer.
         var failures = 0
         /// 429 and 503 answers.
@@ -230,14 +232,16 @@ struct HostTable: Sendable {
         return host.cooledTime + (host.coolingSince.map { max(0, min(host.coolUntil, now) - $0) } ?? 0)
     }
 
-    /// `count` body bytes arrived from `origin`; `seconds` from the request's first
-    /// byte to its end, when it had one. A request long enough to show a rate updates
-    /// the host's, smoothed (3/4 old, 1/4 new: a host that slows down shows it within
-    /// a few requests, one odd request does not swing it).
-    mutating func received(_ origin: String, bytes count: Int64, over seconds: Double? = nil) {
+    /// `count` body bytes arrived from `origin` and were kept, of `delivered` (all when
+    /// nil); `seconds` from the request's first byte to its end, when it had one. A
+    /// request long enough to show a rate updates the host's, smoothed (3/4 old, 1/4
+    /// new: a host that slows down shows it within a few requests, one odd request
+    /// does not swing it).
+    mutating func received(_ origin: String, bytes count: Int64, of delivered: Int64? = nil, over seconds: Double? = nil) {
         var host = hosts[origin] ?? Host()
         defer { hosts[origin] = host }
         host.bytes += count
+        host.bytesReceived += max(count, delivered ?? count)
         guard let seconds, seconds >= Self.shortestRateSample else { return }
         let rate = Double(count) / seconds
         host.rate = host.rate.map { $0 * 0.75 + rate * 0.25 } ?? rate

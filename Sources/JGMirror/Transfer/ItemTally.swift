@@ -13,6 +13,8 @@ struct ItemTally {
     private(set) var restarts = 0
     /// Times a server refused ranges for a file it still has (`ResponseJudge.Decision.singleStream`).
     private(set) var refusals = 0
+    /// Body bytes libcurl delivered for the item, written or not.
+    var bytesReceived: Int64 = 0
     /// Why resume state was discarded or the item restarted, when it was.
     var note: String?
     /// The last failure a connection met; the item's failure when none finishes.
@@ -53,7 +55,8 @@ struct ItemTally {
         _ status: TransferOutcome.Status, length: Int64?, bytesDownloaded: Int64, hasState: Bool, validators: Validators
     ) -> TransferOutcome {
         TransferOutcome(
-            status: status, length: length, bytesDownloaded: bytesDownloaded, resumedFrom: resumedFrom,
+            status: status, length: length, bytesDownloaded: bytesDownloaded, bytesReceived: bytesReceived,
+            resumedFrom: resumedFrom,
             connections: max(peakConnections, 1), attempts: attempts, note: note, hasState: hasState, validators: validators)
     }
 }

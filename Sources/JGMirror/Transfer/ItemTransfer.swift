@@ -138,10 +138,21 @@ final class ItemTransfer: @unchecked Sendable {
 
     // MARK: Body
 
-    /// The write callback: judges the head first, honours `--limit-rate`, then hands
-    /// the buffer to `ItemStorage`; a short count ends the request (its region is
-    /// done, or it must stop).
+    /// The write callback: counts the bytes as received unless it pauses (libcurl then
+    /// hands them over again), written or not (docs/reports.md#json-report).
     func receive(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
+        let taken = take(worker, bytes)
+        if taken != jg_writefunc_pause() {
+            tally.bytesReceived += Int64(bytes.count)
+            worker.requestReceived += Int64(bytes.count)
+        }
+        return taken
+    }
+
+    /// Judges the head first, honours `--limit-rate`, then hands the buffer to
+    /// `ItemStorage`; a short count ends the request (its region is done, or it must
+    /// stop).
+    private func take(_ worker: Worker, _ bytes: UnsafeRawBufferPointer) -> Int {
         // A failure already decided (a length refused, a write that failed) ends every
         // request of the item: no more bytes for a part file about to go.
         if finished || worker.error != nil || pending.failure != nil { return 0 }

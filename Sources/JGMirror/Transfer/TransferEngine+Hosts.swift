@@ -72,7 +72,7 @@ extension TransferEngine {
         worker.origin = nil
         // Under `--max-rate` the engine paces every request itself: no host shows its rate.
         let seconds = rateLimited ? nil : worker.firstByteAt.map { now() - $0 }
-        loop.hosts.received(origin, bytes: worker.requestBytes, over: seconds)
+        loop.hosts.received(origin, bytes: worker.requestBytes, of: worker.requestReceived, over: seconds)
         let probe = worker.probe
         worker.probe = false
         if worker.answered { return }

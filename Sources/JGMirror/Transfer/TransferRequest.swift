@@ -104,8 +104,11 @@ struct TransferOutcome: Sendable {
     var status: Status
     /// The file's final length, once known.
     var length: Int64?
-    /// Bytes received in this run.
+    /// Bytes written to the part file or held body in this run.
     var bytesDownloaded: Int64 = 0
+    /// Body bytes libcurl delivered in this run, written or not: `bytesDownloaded`
+    /// plus what the engine refused or discarded (docs/reports.md#json-report).
+    var bytesReceived: Int64 = 0
     /// Bytes reused from an earlier run.
     var resumedFrom: Int64 = 0
     /// Most connections used at once.

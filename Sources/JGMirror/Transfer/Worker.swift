@@ -60,6 +60,8 @@ final class Worker {
         var lastByteAt = 0.0
         /// Bytes the current request delivered.
         var requestBytes: Int64 = 0
+        /// Body bytes libcurl handed over for the current request, written or not.
+        var requestReceived: Int64 = 0
         /// Bytes per second the previous request delivered, until the current one shows its own.
         var previousRate: Double?
 
@@ -151,6 +153,7 @@ final class Worker {
         fields.previousRate = shownRate
         fields.firstByteAt = nil
         fields.requestBytes = 0
+        fields.requestReceived = 0
         fields.easy = nil
         fields.head = ResponseHead()
         fields.headProcessed = false
