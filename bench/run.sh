@@ -7,11 +7,13 @@
 #   bench/run.sh --only small2000h2,many20k,rss100k   HTTPS + HTTP/2, 20,000 and 100,000 small items
 #   bench/run.sh --only hosts-refused,hosts-mirror200,mirrors2   the host rows (bench/hosts.py):
 #                                refusing, silent, restarting, dripping and busy servers, mirrors
+#   bench/run.sh --egress        what each tool costs nginx and Apache, from their access logs
+#                                (bench/egress.py; --egress --reps 1 --no-1g for a quick look)
 #   bench/run.sh --serve         just start nginx with the bench data and wait
 #   bench/run.sh --publish       also rewrite bench/RESULTS.md's tables, results.json and the chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(nginx aria2 axel wget2 curl hyperfine python3 openssl time iproute2 strace
+packages=(nginx apache2 aria2 axel wget2 curl hyperfine python3 openssl time iproute2 strace
   libcurl4-openssl-dev libyaml-dev libssl-dev liblzma-dev zlib1g-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
@@ -29,4 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 swift build -c release --static-swift-stdlib --product jgmirror >&2
 if [ -n "${BENCH_INSTALL_ONLY:-}" ]; then exit 0; fi
+if [ "${1:-}" = "--egress" ]; then
+  shift
+  exec python3 bench/egress.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror" "$@"
+fi
 exec python3 bench/bench.py --jgmirror "$(swift build -c release --static-swift-stdlib --show-bin-path)/jgmirror" "$@"
