@@ -516,3 +516,8 @@ func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
         }
     }
 }
+
+extension RootConfinement.Listing {
+    /// Whether the listing may hold `name` (`FolderListings.Names` asks by hash).
+    fileprivate func mayHold(_ name: String) -> Bool { mayHold(NameHash(name.utf8)) }
+}
