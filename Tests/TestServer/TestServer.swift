@@ -84,6 +84,10 @@ public final class TestServer: Sendable {
         public var extraHeaders: [String] = []
         /// Seconds to wait before each response head, like a round trip.
         public var headDelay: Double?
+        /// Paths that must have been asked for before this one is answered: waited for
+        /// (at most 10 s), else answered 503, so a client that asks one file after
+        /// another fails where one that asks them together does not.
+        public var answeredOnceAsked: [String] = []
         /// Seconds more before answering a `HEAD`.
         public var extraHEADDelay: Double?
         /// Answer `If-Range` carrying the Last-Modified date with the whole file (200),
@@ -333,6 +337,12 @@ public final class TestServer: Sendable {
     private func respond(_ fd: Int32, request: Request, route: Route?, index: Int) -> Bool {
         guard let route else { return send(fd, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") }
         if let delay = route.headDelay { Thread.sleep(forTimeInterval: delay) }
+        if !route.answeredOnceAsked.isEmpty {
+            let asked = waitForRequests(timeout: 10) { requests in
+                route.answeredOnceAsked.allSatisfy { path in requests.contains { $0.path == path } }
+            }
+            if !asked { return send(fd, head: "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n") }
+        }
         if request.method == "HEAD", let delay = route.extraHEADDelay { Thread.sleep(forTimeInterval: delay) }
         let askedStart = request.headers["range"].flatMap { Self.parseRange($0, total: route.body.count)?.0 }
         let fault = request.method == "HEAD" ? nil : route.faultAtStart.map { $0(askedStart ?? 0) } ?? route.fault(index)

@@ -10,16 +10,17 @@ extension AptCatalog: ExpandingCatalog {
         let reader = AptSuiteReader(catalog: self, set: set, context: context)
         var builder = AptSetBuilder(catalog: self, set: set)
         var failures: [ListFailure] = []
-        for suite in suites {
-            do {
-                builder.add(try await reader.read(suite), claims: &claims)
-            } catch {
-                switch error {
-                case .run(let error): throw error
-                case .suite(let failure):
-                    let folder = reader.folderURL(suite)
-                    failures.append(ListFailure(folder: set.dest + "dists/" + suite + "/", url: folder, error: failure))
-                }
+        // Every suite read at once (each waits on round trips), then added in order.
+        let reads = await concurrentMap(suites) { suite async -> Result<AptSuiteReader.Suite, AptSuiteReader.Failure> in
+            do throws(AptSuiteReader.Failure) { return .success(try await reader.read(suite)) } catch { return .failure(error) }
+        }
+        for (suite, read) in zip(suites, reads) {
+            switch read {
+            case .success(let read): builder.add(read, claims: &claims)
+            case .failure(.run(let error)): throw error
+            case .failure(.suite(let failure)):
+                let folder = reader.folderURL(suite)
+                failures.append(ListFailure(folder: set.dest + "dists/" + suite + "/", url: folder, error: failure))
             }
         }
         var expansion = builder.expansion

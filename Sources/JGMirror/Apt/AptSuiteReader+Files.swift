@@ -5,13 +5,22 @@ import Foundation
 /// fetched once more, unconditionally (docs/state.md#lists-and-their-cache): a file
 /// rewritten upstream under its old validators must not fail every run.
 extension AptSuiteReader {
+    /// `Release` and `Release.gpg` as fetched; nil for each the server lacks.
+    typealias DetachedPair = (release: ListFetcher.FetchedFile?, signature: ListFetcher.FetchedFile?)
+
     /// The suite's Release: from `InRelease` when the server has it (with `Release` and
     /// `Release.gpg` beside it when they say the same), else from `Release` +
     /// `Release.gpg`. Only the text gpgv verified is read.
     func release(of suite: String, at folder: String) async throws(Failure) -> Suite {
         let keyring = catalog.keyring ?? ""
-        guard let inRelease = try await fetch("InRelease", in: folder) else {
-            let (release, signature, text) = try await detached(in: folder, keyring: keyring)
+        // All three at once, each a round trip: a suite with InRelease mirrors the
+        // other two beside it, and one without it reads them.
+        let files = try await concurrentMap(["InRelease", "Release", "Release.gpg"]) { [self] name async throws(Failure) in
+            try await fetch(name, in: folder)
+        }
+        let beside = (release: files[1], signature: files[2])
+        guard let inRelease = files[0] else {
+            let (release, signature, text) = try await detached(in: folder, keyring: keyring, first: beside)
             let model = try parsed(text, of: suite, file: shown(folder, "Release"))
             return Suite(
                 name: suite, url: folder, release: model, plan: AptIndexPlan(), releaseFile: release, releaseSignature: signature)
@@ -33,19 +42,22 @@ extension AptSuiteReader {
         case .success(let text): model = try parsed(text, of: suite, file: file)
         }
         var read = Suite(name: suite, url: folder, release: model, plan: AptIndexPlan(), inRelease: fetched.data)
-        (read.releaseFile, read.releaseSignature) = try await besideInRelease(model, in: folder, keyring: keyring)
+        (read.releaseFile, read.releaseSignature) = try await besideInRelease(
+            model, in: folder, keyring: keyring, first: beside)
         return read
     }
 
     /// `Release` and `Release.gpg` beside an InRelease that says `model`: `Release` when
     /// it says the same (InRelease vouches for it), `Release.gpg` when gpgv accepts it
-    /// for that `Release`; nil for each the server lacks.
-    private func besideInRelease(_ model: AptRelease, in folder: String, keyring: String) async throws(Failure)
-        -> (Data?, Data?)
+    /// for that `Release`; nil for each the server lacks. `first`: the two as fetched
+    /// beside InRelease, fetched once more, unconditionally, when a cached copy fails.
+    private func besideInRelease(_ model: AptRelease, in folder: String, keyring: String, first: DetachedPair)
+        async throws(Failure) -> (Data?, Data?)
     {
         for fresh in [false, true] {
-            guard let release = try await fetch("Release", in: folder, fresh: fresh) else { return (nil, nil) }
-            let signature = try await fetch("Release.gpg", in: folder, fresh: fresh)
+            let release = fresh ? try await fetch("Release", in: folder, fresh: true) : first.release
+            guard let release else { return (nil, nil) }
+            let signature = fresh ? try await fetch("Release.gpg", in: folder, fresh: true) : first.signature
             let cached = release.fromCache || signature?.fromCache == true
             let file = shown(folder, "Release")
             guard (try? AptRelease(parsing: [UInt8](release.data), file: file)) == model else {
@@ -73,9 +85,10 @@ extension AptSuiteReader {
 
     /// `Release` and `Release.gpg` of a suite without InRelease, verified: their bytes,
     /// and the text gpgv verified.
-    private func detached(in folder: String, keyring: String) async throws(Failure) -> (Data, Data, [UInt8]) {
-        var release = try await fetch("Release", in: folder)
-        var signature = try await fetch("Release.gpg", in: folder)
+    private func detached(in folder: String, keyring: String, first: DetachedPair) async throws(Failure)
+        -> (Data, Data, [UInt8])
+    {
+        var (release, signature) = first
         for fresh in [false, true] {
             if fresh {
                 guard release?.fromCache == true || signature?.fromCache == true else { break }
@@ -115,35 +128,41 @@ extension AptSuiteReader {
         return release
     }
 
-    /// Reads the first form of `readable` the server has, checked against Release, and
-    /// adds the pool files it names to `suite`.
-    func index(_ readable: AptIndexPlan.Readable, sources: Bool, into suite: inout Suite) async throws(Failure) {
+    /// One index form read: its path in the suite's folder, its bytes as fetched, its
+    /// name for errors, and the pool files it names.
+    struct IndexRead: Sendable {
+        var path: String
+        var data: Data
+        var name: String
+        var files: [AptPoolFile]
+    }
+
+    /// Reads the first form of `readable` the server has in the suite's folder at
+    /// `folder`, checked against Release.
+    func index(_ readable: AptIndexPlan.Readable, sources: Bool, in folder: String) async throws(Failure) -> IndexRead {
         for form in readable.forms {
             let limit = max(form.file.size, 1)
             let pin = ListFetcher.Pin(size: form.file.size, sha256: form.file.sha256)
-            guard var fetched = try await fetch(form.file.path, in: suite.url, limit: limit, pin: pin) else { continue }
-            let name = shown(suite.url, form.file.path)
+            guard var fetched = try await fetch(form.file.path, in: folder, limit: limit, pin: pin) else { continue }
+            let name = shown(folder, form.file.path)
             var text = readable.checked(fetched.data, format: form.format, name: name)
             if case .failure = text, fetched.fromCache,
-                let fresh = try await fetch(form.file.path, in: suite.url, limit: limit, fresh: true)
+                let fresh = try await fetch(form.file.path, in: folder, limit: limit, fresh: true)
             {
                 fetched = fresh
                 text = readable.checked(fetched.data, format: form.format, name: name)
             }
-            let files: [AptPoolFile]
             do {
                 let plain = try text.get()
-                files = sources ? try AptPoolFile.sources(plain, file: name) : try AptPoolFile.packages(plain, file: name)
+                let files = sources ? try AptPoolFile.sources(plain, file: name) : try AptPoolFile.packages(plain, file: name)
+                return IndexRead(path: form.file.path, data: fetched.data, name: name, files: files)
             } catch { throw Failure(error) }
-            suite.read[form.file.path] = fetched.data
-            suite.named.append((name, files))
-            return
         }
         let forms = readable.forms.map { Paths.lastComponent(of: $0.file.path) }.joined(separator: ", ")
         throw .suite(
             ItemError(
                 code: .list,
-                message: "\(shown(suite.url, readable.base)): the server has none of the forms Release lists (\(forms))"))
+                message: "\(shown(folder, readable.base)): the server has none of the forms Release lists (\(forms))"))
     }
 }
 

@@ -7,7 +7,7 @@ import Foundation
 /// files it names. Every file is kept in the tree's list cache: the Release files are
 /// fetched conditionally (a suite that did not change costs a `304` each), and an index
 /// whose cached copy has the hash Release gives it costs no request at all.
-struct AptSuiteReader {
+struct AptSuiteReader: Sendable {
     let catalog: AptCatalog
     let set: ManifestSet
     let context: CatalogContext
@@ -55,8 +55,15 @@ struct AptSuiteReader {
         let selection = AptSelection(
             components: catalog.components, architectures: catalog.architectures, sources: catalog.sources)
         do { read.plan = try selection.plan(read.release, file: file) } catch { throw Failure(error) }
-        for readable in read.plan.packages { try await index(readable, sources: false, into: &read) }
-        for readable in read.plan.sources { try await index(readable, sources: true, into: &read) }
+        // Each index at once: each costs a round trip, none depends on another.
+        let wanted = read.plan.packages.map { ($0, false) } + read.plan.sources.map { ($0, true) }
+        let indexes = try await concurrentMap(wanted) { [self] (readable, sources) async throws(Failure) in
+            try await index(readable, sources: sources, in: url)
+        }
+        for index in indexes {
+            read.read[index.path] = index.data
+            read.named.append((index.name, index.files))
+        }
         return read
     }
 

@@ -43,3 +43,30 @@ func concurrentMap<Value: Sendable>(count: Int, threads: Int, _ transform: @Send
     }
     return results.values()
 }
+
+/// `transform` of every element at once, as child tasks: the results in the elements'
+/// order, or the failure of the first element (in that order) that failed, whatever
+/// finished first. For requests that each wait on a round trip (an apt suite's files).
+func concurrentMap<Element: Sendable, Value: Sendable, Failure: Error>(
+    _ elements: [Element], _ transform: @escaping @Sendable (Element) async throws(Failure) -> Value
+) async throws(Failure) -> [Value] {
+    let results = await withTaskGroup(of: (Int, Result<Value, Failure>).self) { group in
+        for (index, element) in elements.enumerated() {
+            group.addTask {
+                do throws(Failure) { return (index, .success(try await transform(element))) } catch {
+                    return (index, .failure(error))
+                }
+            }
+        }
+        var results = [Result<Value, Failure>?](repeating: nil, count: elements.count)
+        for await (index, result) in group { results[index] = result }
+        return results
+    }
+    var values: [Value] = []
+    values.reserveCapacity(elements.count)
+    for result in results {
+        guard let result else { continue }
+        values.append(try result.get())
+    }
+    return values
+}

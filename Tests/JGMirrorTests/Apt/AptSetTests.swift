@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    /// A suite's Release files are asked together, and so are its indexes: each is a
+    /// round trip, and one after another they added up (7 round trips before the first
+    /// pool file for one suite of two components).
+    @Test(.enabled(if: AptUpstream.toolsInstalled, AptUpstream.skipReason))
+    func aSuitesFilesAreAskedTogether() async throws {
+        try await withTestDirectory { dir in
+            let upstream = try await AptUpstream(in: dir)
+            let suite = "/debian/dists/testing/"
+            let indexes = ["main/binary-amd64/Packages.xz", "contrib/binary-amd64/Packages.xz", "main/source/Sources.xz"]
+            let waits = [
+                "InRelease": ["Release", "Release.gpg"], "Release": ["InRelease", "Release.gpg"],
+                indexes[0]: Array(indexes.dropFirst()), indexes[1]: [indexes[0], indexes[2]],
+            ]
+            for (path, others) in waits {
+                let data = try #require(FileManager.default.contents(atPath: upstream.repo + "/dists/testing/" + path))
+                var route = TestServer.Route(body: [UInt8](data), etag: "\"\(sha([UInt8](data)))\"")
+                route.answeredOnceAsked = others.map { suite + $0 }
+                upstream.server.set(suite + path, route)
+            }
+            let (run, _) = try await Self.sync(Self.manifest(upstream, in: dir), in: dir, report: "first")
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+    }
+
     /// A new generation: new versions, a package removed, a package added, a later
     /// Release. The removed package's files and the previous indexes' by-hash copies
     /// stay a day (`keep_removed`'s default for apt sets) under `--delete`.
