@@ -254,7 +254,7 @@ class Mirror:
 
 
 def jgmirror(jg: str, base: str, upstream: Upstream) -> Mirror:
-    """`sync --delete` of an `apt:` set with the defaults (8 items in flight, at most 16
+    """`sync --delete` of an `apt:` set with the defaults (16 items in flight, at most 16
     connections to the host, deletions after the 1-day grace period)."""
     root = WORK / "jgmirror"
     manifest = OUT / "manifests" / "apt500.yaml"
@@ -290,7 +290,7 @@ def debmirror(port: int, upstream: Upstream) -> Mirror:
 class Aptly:
     """aptly: a mirror per component (a snapshot publishes as one component), updated,
     snapshotted and published (`publish snapshot` the first time, `publish switch`
-    after) with its own key, by-hash indexes, 8 downloads at once (as many as jgmirror's
+    after) with its own key, by-hash indexes, 16 downloads at once (as many as jgmirror's
     items in flight; aptly's default is 4)."""
 
     def __init__(self, base: str, upstream: Upstream) -> None:
@@ -314,7 +314,7 @@ class Aptly:
         self.make_key()
         self.root.mkdir(parents=True)
         (self.root / "aptly.conf").write_text(json.dumps({
-            "rootDir": str(self.root), "downloadConcurrency": 8, "architectures": ["amd64", "all"],
+            "rootDir": str(self.root), "downloadConcurrency": 16, "architectures": ["amd64", "all"],
             "gpgProvider": "gpg"}))
 
     def command(self, phase: str) -> list[str]:

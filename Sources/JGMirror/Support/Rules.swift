@@ -14,8 +14,11 @@ public enum Rules {
     /// Retries per connection; the default depends on the connections (`defaultRetries`).
     public static let retries = 0...100
     /// Items in flight at once (`--jobs`).
-    public static let jobs = Setting(default: 8, range: 1...4096).described(
-        key: nil, flags: ["--jobs"], help: "Items in flight at once", example: "16")
+    /// As many as a host takes connections (`maxPerHost`): single-request items, each
+    /// a round trip, can fill that budget on a high-latency link, where 8 left half of
+    /// it idle (docs/engine.md#politeness).
+    public static let jobs = Setting(default: 16, range: 1...4096).described(
+        key: nil, flags: ["--jobs"], help: "Items in flight at once", example: "32")
     /// Connections to one host, across items (`--max-per-host`).
     public static let maxPerHost = Setting(default: 16, range: 1...1024).described(
         key: nil, flags: ["--max-per-host"], help: "Connections to one host at once, across items", example: "4")
