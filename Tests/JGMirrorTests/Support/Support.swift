@@ -101,7 +101,7 @@ func builtProgram(_ name: String) -> String {
         folder = folder.deletingLastPathComponent()
     }
     return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/" + name).path
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug/" + name).path
 }
 
 /// Starts the binary; the caller waits (swift-argument-parser's `AssertExecuteCommand` shape).

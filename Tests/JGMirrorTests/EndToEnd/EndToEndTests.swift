@@ -423,7 +423,7 @@ import Testing
 @Suite struct ReadmeTests {
     @Test func libraryPageShowsTheCompiledExample() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("docs/library.md"), encoding: .utf8)
         let example = try String(
             contentsOf: root.appendingPathComponent("Examples/MirrorTwoFiles/main.swift"), encoding: .utf8)

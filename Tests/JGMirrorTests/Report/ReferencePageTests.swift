@@ -9,7 +9,7 @@ import Testing
 @Suite struct ReferencePageTests {
     /// The package's root, from this file's place in it.
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
 
     /// Every generated section of `page`, by name, as committed.
     private func sections(of page: String) throws -> [String: String] {

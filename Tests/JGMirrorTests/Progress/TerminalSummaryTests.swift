@@ -92,7 +92,8 @@ import Testing
         let help = try await execute(["--help"])
         let page = try String(
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("docs/jgmirror.1"), encoding: .utf8)
+                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/jgmirror.1"),
+            encoding: .utf8)
         let status = try #require(page.range(of: ".Sh \"EXIT STATUS\"")).upperBound
         let exitStatus = String(page[status...])
         // Help text is wrapped at the terminal's width: compared without line breaks.
