@@ -393,15 +393,6 @@ import Testing
     }
 }
 
-/// `withTestDirectory` for tests that need no `await`.
-@discardableResult
-func withTestDirectorySync<T>(_ body: (String) throws -> T) rethrows -> T {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jgmirror-test-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
-}
-
 /// The on-disk confinement check (docs/safety.md#confinement-to-the-root) on a first run, when the
 /// root and the folders below it do not exist yet.
 @Suite struct RootConfinementTests {

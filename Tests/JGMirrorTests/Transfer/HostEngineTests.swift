@@ -7,37 +7,6 @@ import Testing
 /// The run's host table carried out by the engine (docs/hosts.md), against in-process
 /// servers whose log shows what reached them. The grace and probe delays are
 /// shortened through the options; nothing here waits on a clock of its own.
-/// A server that accepts every connection on `paths` and closes it without a word.
-func silentServer(paths: [String]) throws -> TestServer {
-    let server = try TestServer()
-    for path in paths {
-        var route = TestServer.Route(body: [1])
-        route.fault = { _ in .raw([]) }
-        server.set(path, route)
-    }
-    return server
-}
-
-/// Test options with a host grace of `grace` seconds and short probe delays.
-func hostTestOptions(grace: Double) -> SyncOptions {
-    var options = testOptions()
-    options.engine.hosts = HostTable.Settings(grace: grace, probeBaseDelay: 0.05, probeMaxDelay: 0.2)
-    return options
-}
-
-/// Each manifest of `version: 1`, `key:` with a case's lines under it and one item
-/// fails with the case's message.
-func expectManifestErrors(_ cases: [(lines: String, message: String)], under key: String) {
-    for (lines, expected) in cases {
-        do {
-            _ = try Manifest.parse("version: 1\n\(key):\n" + lines + "items:\n  - url: http://h/a\n", name: "m.yaml")
-            Issue.record("no error for \(lines)")
-        } catch {
-            #expect(error.localizedDescription == expected)
-        }
-    }
-}
-
 @Suite struct HostEngineTests {
     @Test func manyItemsOfADeadHostFailTogetherAfterFewAttempts() async throws {
         let paths = (0..<200).map { "/f\($0)" }
