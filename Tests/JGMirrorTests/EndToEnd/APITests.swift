@@ -9,23 +9,6 @@ import Testing
 
     init() throws { server = try TestServer() }
 
-    /// Runs `session`, collecting its events alongside.
-    func runCollecting(_ session: SyncSession) async throws -> (RunReport, [SyncEvent]) {
-        let collector = Task { () -> [SyncEvent] in
-            var events: [SyncEvent] = []
-            for await event in session.events { events.append(event) }
-            return events
-        }
-        let report = try await session.run()
-        return (report, await collector.value)
-    }
-
-    func plan(_ yaml: String, root: String) throws -> Plan {
-        var options = PlanOptions()
-        options.root = root
-        return Plan(manifest: try Manifest.parse(yaml, name: "api.yaml"), options: options)
-    }
-
     @Test func eventsArriveInOrderWithMonotonicProgress() async throws {
         let big = TestServer.bytes(count: 4 << 20, seed: 3)
         let small = TestServer.bytes(count: 5000, seed: 4)

@@ -15,14 +15,7 @@ import Testing
 
     init() throws {
         server = try TestServer()
-        var files: [String: [UInt8]] = [:]
-        for index in 0..<30 {
-            let name = String(format: "file%02d.bin", index)
-            files[name] = TestServer.bytes(count: 3000 + index * 97, seed: UInt64(3000 + index))
-            server.set("/f/" + name, TestServer.Route(body: files[name]!))
-            server.set("/rel/" + name, TestServer.Route(body: files[name]!))
-        }
-        self.files = files
+        files = serveThirtyFiles(on: server, at: ["/f/", "/rel/"], size: 3000, step: 97, seed: 3000)
     }
 
     var names: [String] { files.keys.sorted() }
@@ -53,8 +46,6 @@ import Testing
     }
 
     func items(_ report: [String: Any]) -> [[String: Any]] { report["items"] as? [[String: Any]] ?? [] }
-
-    func code(_ item: [String: Any]) -> String? { (item["error"] as? [String: Any])?["code"] as? String }
 
     // MARK: Deleting only what a clean run proves
 

@@ -40,9 +40,15 @@ final class AptUpstream: Sendable {
 
     /// Runs the script's `command` on the repository, then serves what it left.
     func change(_ command: String, _ arguments: [String] = []) async throws {
-        let run = try await runProgram(Self.script, [command, folder] + arguments)
-        try #require(run.status == 0, "apt-repo.sh \(command): \(run.stderr)")
+        try await Self.run(command, on: folder, arguments)
         serve()
+    }
+
+    /// Runs the script's `command` on the repository in `folder`; fails the test if it
+    /// fails.
+    static func run(_ command: String, on folder: String, _ arguments: [String] = []) async throws {
+        let run = try await runProgram(script, [command, folder] + arguments)
+        try #require(run.status == 0, "apt-repo.sh \(command): \(run.stderr)")
     }
 
     /// Serves every file of `repo/` at `/debian/PATH`; a file gone since answers 404.

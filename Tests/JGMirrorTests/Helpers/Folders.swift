@@ -45,3 +45,6 @@ func sha(_ bytes: [UInt8]) -> String { Checksum.sha256(bytes) ?? "" }
 func fileSHA(_ path: String) -> String? { (try? FileHasher.sha256(path: path)) }
 
 func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+/// What the link at `path` points at, nil when `path` is not a link.
+func target(_ path: String) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: path) }

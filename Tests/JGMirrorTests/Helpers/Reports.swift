@@ -1,4 +1,5 @@
 import Foundation
+import JGMirror
 import Testing
 
 /// The JSON object in the file at `path` (a report, resume state), by key.
@@ -38,3 +39,9 @@ func prometheusSamples(_ path: String) async throws -> [String: Double] {
     }
     return samples
 }
+
+/// The status `report` gives the item at `dest`, nil when it has none.
+func status(_ report: RunReport, _ dest: String) -> ItemStatus? { report.items.first { $0.dest == dest }?.status }
+
+/// The error code of an item's row in a JSON report, nil when it did not fail.
+func code(_ item: [String: Any]) -> String? { (item["error"] as? [String: Any])?["code"] as? String }

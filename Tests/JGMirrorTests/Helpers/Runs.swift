@@ -34,3 +34,22 @@ func syncSets(_ yaml: String, in dir: String, options: SyncOptions = testOptions
     planOptions.root = dir + "/mirror"
     return try await SyncSession(plan: Plan(manifest: manifest, options: planOptions), options: options).run()
 }
+
+/// The plan of the manifest `yaml` (named `m.yaml` in its errors), mirrored into `root`.
+func plan(_ yaml: String, root: String) throws -> Plan {
+    var options = PlanOptions()
+    options.root = root
+    return Plan(manifest: try Manifest.parse(yaml, name: "m.yaml"), options: options)
+}
+
+/// Runs `session`, collecting its events alongside: the report and the events in the
+/// order they came.
+func runCollecting(_ session: SyncSession) async throws -> (RunReport, [SyncEvent]) {
+    let collector = Task { () -> [SyncEvent] in
+        var events: [SyncEvent] = []
+        for await event in session.events { events.append(event) }
+        return events
+    }
+    let report = try await session.run()
+    return (report, await collector.value)
+}

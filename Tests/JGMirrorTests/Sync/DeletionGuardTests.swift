@@ -15,14 +15,7 @@ import Testing
 
     init() throws {
         server = try TestServer()
-        var files: [String: [UInt8]] = [:]
-        for index in 0..<30 {
-            let name = String(format: "file%02d.bin", index)
-            files[name] = TestServer.bytes(count: 2000 + index * 53, seed: UInt64(4100 + index))
-            server.set("/rel/" + name, TestServer.Route(body: files[name]!))
-            server.set("/other/" + name, TestServer.Route(body: files[name]!))
-        }
-        self.files = files
+        files = serveThirtyFiles(on: server, at: ["/rel/", "/other/"], size: 2000, step: 53, seed: 4100)
     }
 
     var names: [String] { files.keys.sorted() }
@@ -40,8 +33,6 @@ import Testing
     }
 
     func rows(_ path: String) throws -> [[String: Any]] { try loadReport(path)["items"] as? [[String: Any]] ?? [] }
-
-    func code(_ item: [String: Any]) -> String? { (item["error"] as? [String: Any])?["code"] as? String }
 
     /// Two sets: `rel/` (30 files, its list published) and `other/`.
     func twoSets(in dir: String) -> String {

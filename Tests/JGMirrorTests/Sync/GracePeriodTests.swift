@@ -49,8 +49,6 @@ import Testing
         return options
     }
 
-    func status(_ report: RunReport, _ dest: String) -> ItemStatus? { report.items.first { $0.dest == dest }?.status }
-
     // MARK: The rule, in virtual time
 
     @Test func theDeepestSetFolderGivesAFileItsPeriod() {

@@ -26,8 +26,6 @@ import Testing
         return text
     }
 
-    func target(_ path: String) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: path) }
-
     @Test(arguments: [
         (
             [("rel/up", ".."), ("esc", "rel/up/..")], [String](),

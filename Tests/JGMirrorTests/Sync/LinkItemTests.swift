@@ -100,26 +100,13 @@ import Testing
 
     // MARK: Sync
 
-    func plan(_ yaml: String, root: String) throws -> Plan {
-        var options = PlanOptions()
-        options.root = root
-        return Plan(manifest: try Manifest.parse(yaml, name: "m.yaml"), options: options)
-    }
-
     /// Runs `yaml` into `root`; the report and the events in the order they came.
     func run(_ yaml: String, root: String, delete: Bool = false, failFast: Bool = false) async throws -> (RunReport, [SyncEvent])
     {
         var options = testOptions()
         options.delete = delete
         options.failFast = failFast
-        let session = SyncSession(plan: try plan(yaml, root: root), options: options)
-        let collector = Task { () -> [SyncEvent] in
-            var events: [SyncEvent] = []
-            for await event in session.events { events.append(event) }
-            return events
-        }
-        let report = try await session.run()
-        return (report, await collector.value)
+        return try await runCollecting(SyncSession(plan: try plan(yaml, root: root), options: options))
     }
 
     /// Two files of release `version` and `current` linking to it.
@@ -138,10 +125,6 @@ import Testing
         if !link { yaml = yaml.replacingOccurrences(of: "  - link: releases/\(version)\n    dest: current\n", with: "") }
         return yaml
     }
-
-    func status(_ report: RunReport, _ dest: String) -> ItemStatus? { report.items.first { $0.dest == dest }?.status }
-
-    func target(_ path: String) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: path) }
 
     func inode(_ path: String) -> UInt64? {
         var info = stat()

@@ -40,8 +40,6 @@ import Testing
 
     func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
 
-    func status(_ report: RunReport, _ dest: String) -> ItemStatus? { report.items.first { $0.dest == dest }?.status }
-
     @Test func theVerifiedListAndSignatureArePlacedAfterTheFiles() async throws {
         try await withKeys { keys in
             let text = sums(["a.iso", "b.img"])
