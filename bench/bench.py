@@ -11,6 +11,9 @@ the peak RSS (from wait4) of each tool, the ratios the targets are stated in,
 and whether each target is met. Results go to bench/out/results.json and
 bench/out/results.svg; --publish copies them next to this script.
 
+The host rows are in bench/hosts.py, the apt rows (jgmirror, debmirror and aptly
+mirroring one signed apt repository) in bench/apt.py.
+
 Run it through bench/run.sh, which installs the tools and builds jgmirror.
 """
 
@@ -291,6 +294,10 @@ class Scenario:
     warmup: int = 0
     # Rounds for this scenario when not the run's --reps (one for a long RSS-only run).
     rounds: Optional[int] = None
+    # Runs the rounds itself, given their number, filling each tool's samples and traffic:
+    # for rows whose runs depend on each other (an apt mirror's first, incremental and
+    # no-op sync, bench/apt.py).
+    runner: Optional[Callable[[int], None]] = None
 
     def reps(self, default: int) -> int:
         return self.rounds if self.rounds is not None else default
@@ -299,6 +306,16 @@ class Scenario:
 def run(scenario: Scenario, reps: int) -> None:
     reps = scenario.reps(reps)
     print(f"\n== {scenario.title}", flush=True)
+    if scenario.runner:
+        scenario.runner(reps)
+    else:
+        run_rounds(scenario, reps)
+    summarize(scenario)
+
+
+def run_rounds(scenario: Scenario, reps: int) -> None:
+    """Each round runs every tool once, the order rotating; tools that delete many
+    files go last, after a wait for the filesystem."""
     rotating = [t for t in scenario.tools if not t.deletes_files]
     deleting = [t for t in scenario.tools if t.deletes_files]
     for round_number in range(-scenario.warmup, reps):
@@ -337,6 +354,10 @@ def run(scenario: Scenario, reps: int) -> None:
                 tool.samples.append(sample)
             print(f"   {label}: {tool.name:<34} {sample.seconds:8.3f} s"
                   f"  {sample.rss_kib / 1024:8.1f} MiB{traffic}", flush=True)
+
+
+def summarize(scenario: Scenario) -> None:
+    """Prints each tool's median, its ratio to the fastest, and whether each target is met."""
     fastest = min(t.median for t in scenario.tools)
     print(f"   {'tool':<34} {'median s':>9} {'× best':>7} {'peak RSS':>10}")
     for tool in scenario.tools:
@@ -465,7 +486,8 @@ LINK_RATE = 4_000_000  # bytes per second per connection on the WAN links
 
 
 def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scenario]:
-    import hosts  # the host rows (issue 31); imports this module, so not at the top
+    import apt  # the apt rows (issue 44); both import this module, so not at the top
+    import hosts  # the host rows (issue 31)
     quiet = ["--progress", "none", "--quiet"]
     f48 = DataFile("f48m.bin", 48 * MiB)
     f1g = DataFile("f1g.bin", 1 * GiB)
@@ -476,6 +498,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     # (once) when a scenario that reads it is selected.
     if wanted and wanted <= SMALL_ONLY:
         generate(small)
+    elif wanted and wanted <= apt.KEYS:
+        pass  # the apt rows generate a repository of their own
     elif wanted and wanted <= hosts.KEYS:
         generate(small[:200] + [f48])
     elif wanted and wanted <= F48_ONLY:
@@ -769,6 +793,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
 
     result += state_scenarios(jg, plain, small, f1g, wanted)
     result += hosts.scenarios(jg, nginx, small, f48, wanted, LINKS)
+    result += apt.scenarios(jg, wanted, LINKS)
     return result
 
 
@@ -1145,8 +1170,7 @@ def as_json(ran: list[Scenario], reps: int) -> dict:
             "tools": [{"name": t.name, "median_s": round(t.median, 4),
                        "samples_s": [round(x.seconds, 4) for x in t.samples],
                        "peak_rss_mib": round(t.peak_rss_mib, 1),
-                       **({"requests": [x["requests"] for x in t.traffic],
-                           "connections": [x["connections"] for x in t.traffic]} if t.traffic else {})}
+                       **{key: [x.get(key) for x in t.traffic] for key in (t.traffic[0] if t.traffic else {})}}
                       for t in s.tools],
             **({"reference": {"name": s.reference[0], "seconds": round(s.reference[1], 4)}} if s.reference else {}),
             "targets": [dict(zip(("target", "measured", "met"), (g.text,) + g.holds({t.name: t for t in s.tools})))
@@ -1273,6 +1297,13 @@ def publish_figures(results: dict, path: Path) -> None:
             runs = ", ".join(f"{sample:.2f}" for sample in tool["samples_s"])
             if "requests" in tool:
                 runs += " (requests: " + ", ".join(map(str, tool["requests"])) + ")"
+            if "server_bytes" in tool:
+                runs += ("; MB sent: " + ", ".join(f"{b / 1e6:.2f}" for b in tool["server_bytes"])
+                         + "; MB placed: " + ", ".join(f"{b / 1e6:.2f}" for b in tool["placed_bytes"]))
+            if "apt_runs" in tool:
+                runs += f"; apt runs failed: {sum(tool['apt_failures'])} of {sum(tool['apt_runs'])}"
+            if "held_failures" in tool:
+                runs += f"; held clients failed: {sum(tool['held_failures'])} of {len(tool['held_failures'])}"
             lines.append(f"| {tool['name']} | {tool['median_s']:.3f} | {runs} | {tool['peak_rss_mib']:.1f} MiB |")
         if "reference" in scenario:
             lines.append(f"| *{scenario['reference']['name']}* | {scenario['reference']['seconds']:.3f} | | |")

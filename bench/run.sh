@@ -9,11 +9,14 @@
 #                                refusing, silent, restarting, dripping and busy servers, mirrors
 #   bench/run.sh --egress        what each tool costs nginx and Apache, from their access logs
 #                                (bench/egress.py; --egress --reps 1 --no-1g for a quick look)
+#   bench/run.sh --only apt500   an apt repository side by side with debmirror and aptly
+#                                (bench/apt.py): first sync, 5 % changed, no-op, apt reading
 #   bench/run.sh --serve         just start nginx with the bench data and wait
 #   bench/run.sh --publish       also rewrite bench/RESULTS.md's tables, results.json and the chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(nginx apache2 aria2 axel wget2 curl hyperfine python3 openssl time iproute2 strace
+  debmirror aptly apt-utils gnupg gpgv xz-utils
   libcurl4-openssl-dev libyaml-dev libssl-dev liblzma-dev zlib1g-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do

@@ -15,6 +15,8 @@
 #     --download-all      apt-get download every package the mirror's indexes name
 #     --source "P Q"      apt-get source --download-only these (adds a deb-src line)
 #     --keep DIR          keep the private folder in DIR (default: a temporary one, removed)
+#     --held DIR          no `apt-get update`: read the indexes an earlier run kept with
+#                         --keep DIR, as a client that updated then and installs now does
 #
 # Exits 0 when every apt command succeeded and printed neither an error (E:) nor a
 # warning (W:), such as a signature, a hash, a size or a missing file; otherwise it
@@ -26,7 +28,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 url=$1 keyring=$(realpath "$2")
 shift 2
-suite=testing components="main contrib" arch=amd64 install="" download="" download_all=0 source="" keep=""
+suite=testing components="main contrib" arch=amd64 install="" download="" download_all=0 source="" keep="" held=""
 while [ $# -gt 0 ]; do
   case $1 in
     --suite) suite=$2; shift 2 ;;
@@ -37,12 +39,16 @@ while [ $# -gt 0 ]; do
     --download-all) download_all=1; shift ;;
     --source) source=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --held) held=$2; shift 2 ;;
     *) usage ;;
   esac
 done
 command -v apt-get >/dev/null || { echo "apt-client.sh: needs apt-get" >&2; exit 2; }
 
-if [ -n "$keep" ]; then
+if [ -n "$held" ]; then
+  [ -f "$held/apt.conf" ] || { echo "apt-client.sh: $held holds no folder kept with --keep" >&2; exit 2; }
+  private=$(realpath "$held")
+elif [ -n "$keep" ]; then
   private=$(realpath -m "$keep")
   rm -rf "$private"
   mkdir -p "$private"
@@ -50,16 +56,18 @@ else
   private=$(mktemp -d /tmp/apt-client.XXXXXX)
   trap 'rm -rf "$private"' EXIT
 fi
-mkdir -p "$private"/{etc/apt.conf.d,etc/sources.list.d,etc/preferences.d,etc/trusted.gpg.d,state/lists/partial} \
-  "$private"/{cache/archives/partial,log,downloads}
-: >"$private/state/status"
-options="[signed-by=$keyring arch=$arch]"
-echo "deb $options $url $suite $components" >"$private/etc/sources.list"
-[ -n "$source" ] && echo "deb-src $options $url $suite $components" >>"$private/etc/sources.list"
+# The private folder: a sources list, and a configuration that points apt at it.
+make_private() {
+  mkdir -p "$private"/{etc/apt.conf.d,etc/sources.list.d,etc/preferences.d,etc/trusted.gpg.d,state/lists/partial} \
+    "$private"/{cache/archives/partial,log,downloads}
+  : >"$private/state/status"
+  options="[signed-by=$keyring arch=$arch]"
+  echo "deb $options $url $suite $components" >"$private/etc/sources.list"
+  [ -n "$source" ] && echo "deb-src $options $url $suite $components" >>"$private/etc/sources.list"
 
-# APT_CONFIG is read before anything else; it points every other configuration file
-# and folder into the private one, so nothing of the machine's apt.conf.d applies.
-cat >"$private/apt.conf" <<EOF
+  # APT_CONFIG is read before anything else; it points every other configuration file
+  # and folder into the private one, so nothing of the machine's apt.conf.d applies.
+  cat >"$private/apt.conf" <<EOF
 Dir::Etc "$private/etc";
 Dir::Etc::main "$private/etc/apt.conf";
 Dir::Etc::parts "$private/etc/apt.conf.d";
@@ -81,7 +89,9 @@ Debug::NoLocking "true";
 Acquire::Retries "0";
 Acquire::Languages { "en"; };
 EOF
-: >"$private/etc/apt.conf"
+  : >"$private/etc/apt.conf"
+}
+if [ -z "$held" ]; then make_private; fi
 export APT_CONFIG=$private/apt.conf
 
 failed=0
@@ -97,7 +107,9 @@ run() {
   fi
 }
 
-run apt-get -q update || exit 1
+if [ -z "$held" ]; then
+  run apt-get -q update || exit 1
+fi
 if [ -n "$install" ]; then
   # shellcheck disable=SC2086
   run apt-get -q -y --download-only install $install || true

@@ -5,9 +5,12 @@
 # plain, gzip and xz forms, by-hash copies, Release) and gpg (InRelease, Release.gpg).
 #
 #   scripts/apt-repo.sh create DIR [options]   generation 1
-#   scripts/apt-repo.sh next DIR               the next generation: new versions of a third
+#   scripts/apt-repo.sh next DIR [options]     the next generation: new versions of a third
 #                                              of the packages, one package removed, one
 #                                              added, re-signed with a later Date
+#       --every N       new versions of every N-th package instead of every third
+#       --remove N      removes the last N packages of the list instead of one
+#       --add N         adds N packages instead of one
 #   scripts/apt-repo.sh resign DIR             the next generation with the same packages: the
 #                                              indexes made again from the pool and Release
 #                                              re-signed with a later Date (it also undoes
@@ -27,6 +30,8 @@
 #   --packages N        binary packages (default 12); every 4th is Architecture: all,
 #                       every 5th is in contrib, the rest amd64 in main
 #   --size KIB          bytes of random payload per package (default 4)
+#   --varied            payloads from a quarter of --size to 4 × --size, and 64 × --size for
+#                       every 45th package (the 2nd, 47th, …): a few large ones among many small
 #   --suite NAME        Suite and Codename (default testing), dists/NAME
 #   --architectures "A B"  the binary architectures besides all (default amd64)
 #   --valid-for SECONDS Valid-Until SECONDS after signing (default: no Valid-Until);
@@ -54,7 +59,7 @@ shift 2
 work=$dir/.work
 
 # --- settings, stored by create and read back by every later command -------------------
-packages=12 size=4 suite=testing architectures=amd64 valid_for="" sources=1 by_hash=1 sha512=0
+packages=12 size=4 varied=0 suite=testing architectures=amd64 valid_for="" sources=1 by_hash=1 sha512=0
 load_settings() {
   [ -f "$work/settings" ] || die "$dir holds no repository made by this script (run create first)"
   # shellcheck source=/dev/null
@@ -62,7 +67,7 @@ load_settings() {
 }
 save_settings() {
   {
-    echo "packages=$packages size=$size suite=$suite valid_for='$valid_for'"
+    echo "packages=$packages size=$size varied=$varied suite=$suite valid_for='$valid_for'"
     echo "architectures='$architectures' sources=$sources by_hash=$by_hash sha512=$sha512"
   } >"$work/settings"
 }
@@ -110,11 +115,18 @@ sign() {
 # The package list lives in .work/packages, one "NAME VERSION ARCH COMPONENT" a line.
 component_of() { if [ $(($1 % 5)) -eq 0 ]; then echo contrib; else echo main; fi; }
 arch_of() { if [ $(($1 % 4)) -eq 0 ]; then echo all; else echo any; fi; }
+# The payload of package number $1 in KiB: --size, or with --varied spread around it.
+size_of() {
+  if [ "$varied" = 0 ]; then echo "$size"
+  elif [ $(($1 % 45)) -eq 2 ]; then echo $((size * 64))
+  else echo $(((size * (1 + ($1 * 37) % 16) + 3) / 4)); fi
+}
 
 # Builds NAME VERSION ARCH COMPONENT into the pool: its .deb(s) and, with sources, a
 # native source package (.dsc + .tar.xz).
 build_package() {
-  local name=$1 version=$2 arch=$3 component=$4 scratch targets pool
+  local name=$1 version=$2 arch=$3 component=$4 scratch targets pool kib
+  kib=$(size_of $((10#${name#jgtest})))
   pool=$dir/repo/pool/$component/${name:0:1}/$name
   mkdir -p "$pool"
   scratch=$(mktemp -d "$work/build.XXXXXX")
@@ -122,11 +134,11 @@ build_package() {
   for target in $targets; do
     rm -rf "$scratch/root"
     mkdir -p "$scratch/root/DEBIAN" "$scratch/root/usr/share/$name"
-    head -c $((size * 1024)) /dev/urandom >"$scratch/root/usr/share/$name/data"
+    head -c $((kib * 1024)) /dev/urandom >"$scratch/root/usr/share/$name/data"
     printf 'Package: %s\nVersion: %s\nArchitecture: %s\nMaintainer: Test <test@example.invalid>\n' \
       "$name" "$version" "$target" >"$scratch/root/DEBIAN/control"
     printf 'Section: misc\nPriority: optional\nDescription: test package %s\n payload of %s KiB.\n' \
-      "$name" "$size" >>"$scratch/root/DEBIAN/control"
+      "$name" "$kib" >>"$scratch/root/DEBIAN/control"
     dpkg-deb --root-owner-group -Zgzip -z1 --build "$scratch/root" "$pool/${name}_${version}_${target}.deb" >/dev/null
   done
   if [ "$sources" = 1 ]; then
@@ -234,6 +246,7 @@ create() {
     case $1 in
       --packages) packages=$2; shift 2 ;;
       --size) size=$2; shift 2 ;;
+      --varied) varied=1; shift ;;
       --suite) suite=$2; shift 2 ;;
       --architectures) architectures=$2; shift 2 ;;
       --valid-for) valid_for=$2; shift 2 ;;
@@ -255,6 +268,7 @@ create() {
     build_package "$name" "$version" "$arch" "$component"
     echo "$name $version $arch $component" >>"$work/packages"
   done
+  echo "$packages" >"$work/last-number"
   local home
   key_home "$dir/.gnupg"
   gpg --homedir "$home" --batch --quiet --export >"$dir/keyring.gpg"
@@ -263,33 +277,49 @@ create() {
 }
 
 next() {
-  [ $# -eq 0 ] || usage
+  local every=3 remove=1 add=1
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --every) every=$2; shift 2 ;;
+      --remove) remove=$2; shift 2 ;;
+      --add) add=$2; shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  [[ $every =~ ^[1-9][0-9]*$ && $remove =~ ^[0-9]+$ && $add =~ ^[0-9]+$ ]] ||
+    die "--every, --remove and --add take numbers"
   load_settings
   local generation
   generation=$(($(cat "$work/generation") + 1))
-  local i=0 removed=0 line name version arch component
+  local i=0 line name version arch component
   : >"$work/packages.new"
   local count
   count=$(wc -l <"$work/packages")
+  # The last packages of the list go, as long as one is left.
+  [ "$remove" -lt "$count" ] || remove=$((count - 1))
   while read -r name version arch component; do
     i=$((i + 1))
-    if [ "$i" -eq "$count" ] && [ "$removed" -eq 0 ] && [ "$count" -gt 1 ]; then
+    if [ "$i" -gt $((count - remove)) ]; then
       remove_package "$name" "$version" "$component"
-      removed=1
       continue
     fi
-    if [ $((i % 3)) -eq $((generation % 3)) ]; then
+    if [ $((i % every)) -eq $((generation % every)) ]; then
       remove_package "$name" "$version" "$component"
       version=1.$generation
       build_package "$name" "$version" "$arch" "$component"
     fi
     echo "$name $version $arch $component" >>"$work/packages.new"
   done <"$work/packages"
-  # One new package a generation, numbered after every earlier one.
-  local number=$((packages + generation - 1))
-  name=$(printf 'jgtest%03d' "$number") arch=$(arch_of "$number") component=$(component_of "$number")
-  build_package "$name" "1.$generation" "$arch" "$component"
-  echo "$name 1.$generation $arch $component" >>"$work/packages.new"
+  # New packages, numbered after every earlier one.
+  local number
+  number=$(cat "$work/last-number")
+  for _ in $(seq 1 "$add"); do
+    number=$((number + 1))
+    name=$(printf 'jgtest%03d' "$number") arch=$(arch_of "$number") component=$(component_of "$number")
+    build_package "$name" "1.$generation" "$arch" "$component"
+    echo "$name 1.$generation $arch $component" >>"$work/packages.new"
+  done
+  echo "$number" >"$work/last-number"
   mv "$work/packages.new" "$work/packages"
   index "$generation"
 }

@@ -103,7 +103,9 @@ struct SyncCommand: AsyncParsableCommand {
         let plan = try await manifestOptions.loadPlan(
             command: .sync, maxSize: transferOptions.maxSizeBytes, outputs: outputs, transfer: options)
         options.failFast = failFast
+        let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         options.emitsEvents = options.emitsEvents || outputs.wantsEvents
+        options.announcesSettledItems = outputs.wantsEvents || progress.showsSettledItems
         options.rehash = rehash
         options.delete = delete
         options.deleteLimits = (try? DeleteLimits(parsing: maxDelete)) ?? DeleteLimits()
@@ -125,7 +127,6 @@ struct SyncCommand: AsyncParsableCommand {
             options.afterDeletion = { deleted in if deleted >= limit { raise(SIGKILL) } }
         }
         let session = SyncSession(plan: plan, options: options)
-        let progress = ProgressRenderer(mode: transferOptions.progress, verbosity: manifestOptions.verbosity)
         let report: RunReport
         do {
             report = try await session.runHandlingSignals(

@@ -120,7 +120,8 @@ extension AptSuiteReader {
     func index(_ readable: AptIndexPlan.Readable, sources: Bool, into suite: inout Suite) async throws(Failure) {
         for form in readable.forms {
             let limit = max(form.file.size, 1)
-            guard var fetched = try await fetch(form.file.path, in: suite.url, limit: limit) else { continue }
+            let pin = ListFetcher.Pin(size: form.file.size, sha256: form.file.sha256)
+            guard var fetched = try await fetch(form.file.path, in: suite.url, limit: limit, pin: pin) else { continue }
             let name = shown(suite.url, form.file.path)
             var text = readable.checked(fetched.data, format: form.format, name: name)
             if case .failure = text, fetched.fromCache,

@@ -4,8 +4,9 @@ import Foundation
 /// Release, verified with gpgv against the set's keyring and weighed against the
 /// Release the mirror publishes now (the replay rule), then one readable form of each
 /// wanted `Packages` (and `Sources`), checked against Release and parsed into the pool
-/// files it names. Every file is fetched conditionally against, and kept in, the
-/// tree's list cache, so a suite that did not change costs a `304` per file.
+/// files it names. Every file is kept in the tree's list cache: the Release files are
+/// fetched conditionally (a suite that did not change costs a `304` each), and an index
+/// whose cached copy has the hash Release gives it costs no request at all.
 struct AptSuiteReader {
     let catalog: AptCatalog
     let set: ManifestSet
@@ -64,13 +65,16 @@ struct AptSuiteReader {
 
     /// The bytes of `name` in the suite's folder at `folder`, conditionally fetched; nil
     /// when the server has no such file (404, 410). `limit`: the most bytes taken.
-    func fetch(_ name: String, in folder: String, limit: Int64 = ListFetcher.sizeLimit, fresh: Bool = false)
-        async throws(Failure) -> ListFetcher.FetchedFile?
-    {
+    /// `pin`: the size and hash Release gives the file, so that a cached copy with them
+    /// costs no request.
+    func fetch(
+        _ name: String, in folder: String, limit: Int64 = ListFetcher.sizeLimit, fresh: Bool = false,
+        pin: ListFetcher.Pin? = nil
+    ) async throws(Failure) -> ListFetcher.FetchedFile? {
         let url = SetExpansion.resolve(name: name, against: folder, isFolder: true)
         do {
             return try await context.fetcher.file(
-                url, headers: context.headers, settings: context.settings(of: set), limit: limit, fresh: fresh)
+                url, headers: context.headers, settings: context.settings(of: set), limit: limit, fresh: fresh, pin: pin)
         } catch {
             guard case .checksums(_, let cause) = error else { throw .run(error) }
             if cause.code == .http(404) || cause.code == .http(410) { return nil }

@@ -40,6 +40,10 @@ public enum ItemStatus: String, Sendable, Codable, CaseIterable {
     public var isProblem: Bool {
         self == .failed || self == .mismatch || self == .missing || self == .interrupted || self == .deleteSkipped
     }
+
+    /// An item the run found as it should be and left alone: what a display shows
+    /// only when asked to be verbose.
+    public var isSettled: Bool { self == .unchanged || self == .verified || self == .skipped }
 }
 
 /// An item's error in a report: `{"code": "http_404", "message": "…"}`.

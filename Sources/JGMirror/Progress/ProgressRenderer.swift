@@ -73,6 +73,11 @@ public final class ProgressRenderer: @unchecked Sendable {
         if bars, Date().timeIntervalSince(lastDraw) >= 0.1 { draw() }
     }
 
+    /// Whether it shows items found as they should be (`--verbose`); when it does not,
+    /// and nothing else reads the events, a run need not announce them
+    /// (`SyncOptions.announcesSettledItems`).
+    public var showsSettledItems: Bool { !silent && verbosity == .verbose }
+
     /// Takes the live bars off the terminal once the last event was shown, and says
     /// the problems still held back.
     public func finish() {
@@ -169,9 +174,7 @@ public final class ProgressRenderer: @unchecked Sendable {
 
     private func report(_ result: ItemResult) {
         if verbosity == .quiet && !result.status.isProblem { return }
-        if verbosity == .normal && (result.status == .unchanged || result.status == .verified || result.status == .skipped) {
-            return
-        }
+        if verbosity == .normal && result.status.isSettled { return }
         if result.status.isProblem {
             if pendingProblems?.key == ProblemGroup.Key(result) {
                 pendingProblems?.add(result)

@@ -102,13 +102,14 @@ public final class RunOutputs: @unchecked Sendable {
 
     /// One line per event, written whole; a stream whose reader takes nothing for
     /// `OutputPatience.stallLimit` fails, and later events are dropped.
+    /// Nothing is rendered when no one reads them.
     public func write(_ event: SyncEvent) { send(EventLine.render(event)) }
 
-    private func send(_ line: String) {
+    private func send(_ line: @autoclosure () -> String) {
         lock.lock()
         defer { lock.unlock() }
         guard let events, eventsFailure == nil else { return }
-        events.write(line + "\n")
+        events.write(line() + "\n")
         if let reason = events.failureReason {
             eventsFailure = reason
             problem("cannot write events: \(reason); the run goes on without them")

@@ -52,8 +52,10 @@ struct QuickCheck: Sendable {
 }
 
 extension PlannedItem {
-    var partPath: String { path + ".jgpart" }
-    var statePath: String { path + ".jgd" }
+    static let partSuffix = ".jgpart"
+    static let stateSuffix = ".jgd"
+    var partPath: String { path + Self.partSuffix }
+    var statePath: String { path + Self.stateSuffix }
 
     /// Decides the action; hashes the destination when it exists, a checksum is known
     /// and `record` cannot vouch for it. A destination reached through a symlink below
@@ -101,16 +103,18 @@ extension PlannedItem {
         resume: Bool, files: RootDirectory.Cursor, record lookUp: @autoclosure () -> FileRecord? = nil,
         quickCheck: QuickCheck = QuickCheck(), listings: FolderListings = FolderListings()
     ) -> Inspection {
+        let path = self.path  // built once: a walk asks this for every item
+        let names = listings.names(at: path)
         var noState = false
         if resume {
-            let hasState = listings.mayHold(statePath) && files.status(statePath) != nil
+            let hasState = names.mayHold(suffix: Self.stateSuffix) && files.status(statePath) != nil
             // A part file without state (a run killed during a small file) is left to
             // `EarlierRun`, which removes it: it is not fresh.
-            let hasPart = listings.mayHold(partPath) && files.status(partPath) != nil
+            let hasPart = names.mayHold(suffix: Self.partSuffix) && files.status(partPath) != nil
             if hasState, hasPart { return .decided(ItemAssessment(action: .resume)) }
             noState = !hasState && !hasPart
         }
-        guard listings.mayHold(path) else { return .decided(ItemAssessment(action: .fetch, noResumeState: noState)) }
+        guard names.mayHold() else { return .decided(ItemAssessment(action: .fetch, noResumeState: noState)) }
         let info: stat
         do { info = try files.fileStatus(path) } catch {
             return error.code == .unsafePath ? .unsafe(error) : .decided(ItemAssessment(action: .fetch, noResumeState: noState))

@@ -353,7 +353,7 @@ final class ItemRunner: Sendable {
     /// false (an item whose bytes wait for their phase says it once they are placed).
     func record(_ index: Int, _ result: ItemResult, announced: Bool = true) {
         let result = optional.contains(index) ? Self.notServed(result) : result
-        if announced { events.yield(.itemFinished(result)) }
+        if announced, options.announcesSettledItems || !result.status.isSettled { events.yield(.itemFinished(result)) }
         let failedFast = options.failFast && (result.status == .failed || result.status == .mismatch)
         let row = ResultRow(result, of: items[index])
         let finished = state.withLock { state -> (@Sendable ([ResultRow?]) -> Void, [ResultRow?])? in

@@ -50,7 +50,7 @@ final class Quarantine: Sendable {
     /// left.
     func adoptLegacyFiles(of items: [PlannedItem], listings: FolderListings, root: RootDirectory) -> [String] {
         var lines: [String] = []
-        for item in items where !item.isLink && listings.mayHold(item.path + Self.legacySuffix) {
+        for item in items where !item.isLink && listings.names(at: item.path).mayHold(suffix: Self.legacySuffix) {
             let legacy = item.path + Self.legacySuffix
             guard let info = root.status(legacy), (info.st_mode & S_IFMT) == S_IFREG else { continue }
             do {

@@ -95,7 +95,7 @@ enum RootConfinement {
         case missing
         /// `others`: the names that are not known to be regular files (symlinks,
         /// folders, and entries whose type the file system does not give); `names`:
-        /// every name's `nameHash` (a folder of 100,000 files costs about a megabyte,
+        /// every name's `NameHash` (a folder of 100,000 files costs about a megabyte,
         /// and a collision only costs a `stat`), nil when a name is not ASCII.
         case read(others: Set<String>, names: Set<Int>?)
         /// The folder could not be read: every name is checked on its own.
@@ -117,26 +117,13 @@ enum RootConfinement {
                     let name = UnsafeBufferPointer(rebasing: bytes[..<strnlen(raw.baseAddress!, raw.count)])
                     guard !name.elementsEqual(".".utf8), !name.elementsEqual("..".utf8) else { return }
                     if names != nil {
-                        if let hash = Self.nameHash(name) { names?.insert(hash) } else { names = nil }
+                        if let hash = NameHash(name)?.value { names?.insert(hash) } else { names = nil }
                     }
                     if entry.pointee.d_type != UInt8(DT_REG) { others.insert(String(decoding: name, as: UTF8.self)) }
                 }
             }
             // A read that failed part-way (`errno` set at the end) lists nothing for sure.
             self = errno == 0 ? .read(others: others, names: names) : .unread
-        }
-
-        /// A hash of a name's bytes with ASCII letters folded to lower case, so that a
-        /// folder on a case-insensitive file system (APFS, vfat, a casefold ext4
-        /// folder) holding `README` is not taken to lack `Readme`; nil for a name with
-        /// a byte past ASCII, which such a file system may fold its own way.
-        static func nameHash(_ bytes: some Sequence<UInt8>) -> Int? {
-            var hasher = Hasher()
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                hasher.combine(TextSearch.lowerASCII(byte))
-            }
-            return hasher.finalize()
         }
 
         func mayBeOtherThanAFile(_ name: String) -> Bool {
@@ -147,11 +134,12 @@ enum RootConfinement {
             }
         }
 
-        /// False only when the folder surely lacked `name` when it was read.
-        func mayHold(_ name: String) -> Bool {
+        /// False only when the folder surely lacked the name `hash` stands for when it
+        /// was read (nil: a name past ASCII, which may be there).
+        func mayHold(_ hash: NameHash?) -> Bool {
             switch self {
             case .missing: false
-            case .read(_, let names): names.map { names in Self.nameHash(name.utf8).map(names.contains) ?? true } ?? true
+            case .read(_, let names): names.map { names in hash.map { names.contains($0.value) } ?? true } ?? true
             case .unread: true
             }
         }
@@ -196,23 +184,5 @@ enum RootConfinement {
 
     static func isInside(_ path: String, _ root: String) -> Bool {
         path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
-    }
-}
-
-/// What each folder of a plan held when `RootConfinement.check` read it. A name it
-/// lacked then is taken as absent when the run first looks at its item, instead of
-/// a `stat` each: a file made in between by another process is a race the `stat`
-/// had too (it could come just after), and the rename onto it is the same.
-struct FolderListings: Sendable {
-    private let listings: [String: RootConfinement.Listing]
-
-    /// No listing: every name may be there.
-    init() { listings = [:] }
-
-    init(_ listings: [String: RootConfinement.Listing]) { self.listings = listings }
-
-    /// False only when `path`'s folder surely lacked it.
-    func mayHold(_ path: String) -> Bool {
-        listings[Paths.parent(of: path)]?.mayHold(Paths.lastComponent(of: path)) ?? true
     }
 }

@@ -26,6 +26,10 @@ public struct SyncOptions: Sendable {
     /// Deliver `SyncSession.events`. Off, the stream ends at once and a run nobody
     /// watches spares a hand-off to the consuming task per event.
     public var emitsEvents = true
+    /// With `emitsEvents`, also an `itemFinished` for each item found as it should be
+    /// (`ItemStatus.isSettled`). Off, a display of changes only spares a hand-off per
+    /// item of a no-op run (docs/state.md#what-a-no-op-run-costs).
+    public var announcesSettledItems = true
     /// Hash every present file instead of trusting the state database (`--rehash`).
     public var rehash = false
     /// Remove files under the root that no item produces, then empty folders (`--delete`).

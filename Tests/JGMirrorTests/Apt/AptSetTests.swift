@@ -59,13 +59,16 @@ import Testing
             #expect(Self.row(items, "debian/dists/testing/InRelease")?["status"] as? String == "downloaded")
             #expect(Self.row(items, "debian/dists/testing/main/binary-amd64/Packages.xz")?["status"] as? String == "downloaded")
 
-            // A run with nothing new: every file of dists/ is asked for conditionally.
-            let requests = upstream.server.gets().count
+            // A run with nothing new asks for the Release files conditionally, and for
+            // nothing else: the index read is kept with the hash Release gives it.
+            let answered = upstream.server.responses().count
             let (again, second) = try await Self.sync(path, in: dir, report: "second")
             #expect(again.status == 0, "\(again.stderr)")
             #expect(second.allSatisfy { $0["status"] as? String == "unchanged" }, "\(second.map { $0["status"] ?? "" })")
-            let later = upstream.server.responses().dropFirst(requests)
+            let later = upstream.server.responses().dropFirst(answered)
             #expect(later.allSatisfy { $0.status == 304 }, "\(later.map { ($0.path, $0.status) })")
+            let release = ["InRelease", "Release", "Release.gpg"].map { "/debian/dists/testing/" + $0 }
+            #expect(later.map(\.path).sorted() == release, "\(later.map(\.path))")
         }
     }
 

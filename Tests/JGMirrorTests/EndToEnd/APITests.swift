@@ -153,6 +153,31 @@ import Testing
         }
     }
 
+    /// An item found as it should be is announced unless the caller asks only for changes.
+    @Test(arguments: [true, false]) func settledItemsAreAnnouncedUnlessNotWanted(announced: Bool) async throws {
+        let body = TestServer.bytes(count: 3000, seed: 5)
+        server.set("/kept", TestServer.Route(body: body))
+        server.set("/changed", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let yaml = """
+                version: 1
+                items:
+                  - {url: \(server.url("/kept")), dest: kept.bin, sha256: \(sha(body))}
+                  - {url: \(server.url("/changed")), dest: changed.bin, sha256: \(sha(body))}
+                """
+            _ = try await SyncSession(plan: try plan(yaml, root: dir), options: testOptions()).run()
+            try FileManager.default.removeItem(atPath: dir + "/changed.bin")
+            var options = testOptions()
+            options.announcesSettledItems = announced
+            let (report, events) = try await runCollecting(SyncSession(plan: try plan(yaml, root: dir), options: options))
+            #expect(report.items.map(\.status) == [.unchanged, .downloaded])
+            let finished = events.compactMap { event -> String? in
+                if case .itemFinished(let result) = event { result.dest } else { nil }
+            }
+            #expect(finished == (announced ? ["kept.bin", "changed.bin"] : ["changed.bin"]))
+        }
+    }
+
     @Test func maxPerHostCapsConnectionsAcrossItems() async throws {
         var lines = ["version: 1", "items:"]
         for index in 0..<8 {

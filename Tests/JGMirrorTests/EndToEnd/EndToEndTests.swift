@@ -328,6 +328,26 @@ import Testing
         }
     }
 
+    /// An item found as it was is said by `--verbose` and written to `--events`, and
+    /// left out of the plain lines (the run then does not announce it at all).
+    @Test func unchangedItemsAreSaidWhereSomeoneAsks() async throws {
+        let body = TestServer.bytes(count: 4000, seed: 22)
+        server.set("/u", TestServer.Route(body: body))
+        try await withTestDirectory { dir in
+            let path = write(
+                "version: 1\nitems:\n  - {url: \(server.url("/u")), dest: u.bin, sha256: \(sha(body))}\n", to: "m.yaml", in: dir)
+            #expect(try await execute(["sync", path]).status == 0)
+            let plain = try await execute(["sync", path, "--progress", "lines"])
+            #expect(plain.status == 0 && !plain.stderr.contains("unchanged   u.bin"), "\(plain.stderr)")
+            let verbose = try await execute(["sync", path, "--progress", "lines", "--verbose"])
+            #expect(verbose.stderr.contains("unchanged   u.bin"), "\(verbose.stderr)")
+            let out = outputs(beside: dir)
+            let events = try await execute(["sync", path, "--progress", "none", "--events", out + "/e.jsonl"])
+            let lines = try String(contentsOfFile: out + "/e.jsonl", encoding: .utf8)
+            #expect(events.status == 0 && lines.contains("\"item_finished\"") && lines.contains("\"unchanged\""), "\(lines)")
+        }
+    }
+
     /// Runs `get` or `sync` (`command` with the placeholders URL, OUT, MANIFEST, ROOT
     /// and SHA) for one item at `path`, served with `body`, saved as `dir/out.bin`.
     func getOrSync(_ command: [String], _ path: String, body: [UInt8], in dir: String, adding extra: [String]) async throws

@@ -507,3 +507,8 @@ import Testing
         }
     }
 }
+
+extension RootConfinement.Listing {
+    /// Whether the listing may hold `name` (`FolderListings.Names` asks by hash).
+    fileprivate func mayHold(_ name: String) -> Bool { mayHold(NameHash(name.utf8)) }
+}
