@@ -4,7 +4,7 @@
 #   Fuzz/run.sh paths [SECONDS]    the walk below the mirror root (PathFuzzer): no
 #                                  path may create, change or open anything outside it
 # Crashing inputs land in Fuzz/crashers/ (Fuzz/crashers-paths/); each one becomes a
-# case in Tests/JGMirrorTests/FuzzRegressionTests.swift.
+# case in Tests/JGMirrorTests/Manifest/FuzzRegressionTests.swift.
 set -euo pipefail
 cd "$(dirname "$0")"
 target=ManifestFuzzer corpus=corpus crashers=crashers dict=(-dict=yaml.dict)

@@ -6,21 +6,9 @@ import Testing
 /// A real signed repository, built at test time by `scripts/apt-repo.sh` with Debian's
 /// own tools (dpkg-deb, apt-ftparchive, gpg), read end to end with the Apt units.
 @Suite struct AptRepositoryTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/apt-repo.sh").path
-    /// Whether the tools the script runs are installed.
-    static let toolsInstalled = ["dpkg-deb", "apt-ftparchive", "gpg", "gpgv", "xz"].allSatisfy { tool in
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
-        }
-    }
-    static let skipReason: Comment =
-        "needs dpkg-deb, apt-ftparchive, gpg, gpgv and xz (Debian's dpkg, apt-utils, gnupg, xz-utils)"
-
     /// Runs the script's `command` on the repository in `folder`.
     private func script(_ command: String, _ folder: String, _ arguments: [String] = []) async throws {
-        let run = try await runProgram(Self.script, [command, folder] + arguments)
-        try #require(run.status == 0, "apt-repo.sh \(command): \(run.stderr)")
+        try await AptUpstream.run(command, on: folder, arguments)
     }
 
     /// What a set reads of the suite in `folder`: the verified Release, its plan, and the pool files.
@@ -62,7 +50,7 @@ import Testing
         return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
     }
 
-    @Test(.enabled(if: toolsInstalled, skipReason))
+    @Test(.enabled(if: AptUpstream.toolsInstalled, AptUpstream.skipReason))
     func aGeneratedRepositoryReadsEndToEnd() async throws {
         try await withTestDirectory { dir in
             let folder = dir + "/r"
@@ -91,7 +79,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: toolsInstalled, skipReason))
+    @Test(.enabled(if: AptUpstream.toolsInstalled, AptUpstream.skipReason))
     func theNextGenerationsAndEachTamperingAreToldApart() async throws {
         try await withTestDirectory { dir in
             let folder = dir + "/r"
@@ -122,7 +110,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: toolsInstalled, skipReason))
+    @Test(.enabled(if: AptUpstream.toolsInstalled, AptUpstream.skipReason))
     func anExpiredReleaseIsRefused() async throws {
         try await withTestDirectory { dir in
             let folder = dir + "/r"
