@@ -480,9 +480,15 @@ SMALL_ONLY = {"small2000", "small2000h2", "many20k", "rss100k", "noop100k", "noo
               "snapshot10k", "setsnapshot10k"}
 # Rows that need the 1 GiB file and nothing else of the large data.
 F1G_ONLY = {"placed1g"}
-F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow"}
+F48_ONLY = {"throttled48", "wan50", "wan200", "wan100slow", "wan8m4"}
 LINKS: list[LinkProxy] = []  # stopped when the bench ends
 LINK_RATE = 4_000_000  # bytes per second per connection on the WAN links
+FLOOR = "jgmirror --no-fsync, then sync -f (durability's floor)"
+
+
+def durable_floor(command: list[str], folder: Path) -> list[str]:
+    """`command`, then one `syncfs` of the file system holding `folder`."""
+    return ["sh", "-c", '"$@" && exec sync -f "$0"', str(folder)] + command
 
 
 def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scenario]:
@@ -490,6 +496,7 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     import hosts  # the host rows (issue 31)
     quiet = ["--progress", "none", "--quiet"]
     f48 = DataFile("f48m.bin", 48 * MiB)
+    f8 = DataFile("f8m.bin", 8 * MiB)
     f1g = DataFile("f1g.bin", 1 * GiB)
     f4g = DataFile("f4g.bin", 4 * GiB)
     small = [DataFile(f"small/s{i:04}.bin", 16 * KiB) for i in range(2000)]
@@ -503,11 +510,11 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     elif wanted and wanted <= hosts.KEYS:
         generate(small[:200] + [f48])
     elif wanted and wanted <= F48_ONLY:
-        generate([f48])
+        generate([f48, f8])
     elif wanted and wanted <= F1G_ONLY:
         generate([f1g])
     else:
-        generate([f48, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
+        generate([f48, f8, f1g, small[0]] + small[1:] + big + ([] if quick else [f4g]))
     plain, throttled = nginx.url("plain"), nginx.url("throttled")
     out = DL / "file.bin"
     result: list[Scenario] = []
@@ -539,6 +546,11 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     small_tools = [
         Tool("jgmirror sync --jobs 16", lambda: [jg, "sync", str(manifest), "--jobs", "16"] + quiet),
         Tool("jgmirror sync --jobs 16 --no-fsync", lambda: [jg, "sync", str(manifest), "--jobs", "16", "--no-fsync"] + quiet),
+        # The floor for a durable run: the same without a sync, then one syncfs of the
+        # file system that holds the files (what a run could do at best, and it would
+        # then wait on every other writer of the file system too).
+        Tool(FLOOR, lambda: durable_floor([jg, "sync", str(manifest), "--jobs", "16", "--no-fsync"] + quiet,
+                                          small_dir)),
         Tool("wget2 --max-threads=16", lambda: ["wget2", "-q", "--max-threads=16", "--no-robots", "-nd",
                                                  "-P", str(small_dir), "-i", str(urls)]),
         Tool("curl --parallel-max 16", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
@@ -564,7 +576,9 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
                             ratio_target("jgmirror --no-fsync ≤ 1.3 × curl", "jgmirror sync --jobs 16 --no-fsync",
                                          ["curl --parallel-max 16"], 1.3),
                             ratio_target("jgmirror ≤ 0.8 × wget2", "jgmirror sync --jobs 16",
-                                         ["wget2 --max-threads=16"], 0.8)],
+                                         ["wget2 --max-threads=16"], 0.8),
+                            ratio_target("jgmirror ≤ 1.1 × durability's floor", "jgmirror sync --jobs 16", [FLOOR],
+                                         1.1)],
                            unit=("files/s", len(small)), warmup=1))
 
     # The same 2000 files over HTTPS + HTTP/2 from the throwaway CA: every tool
@@ -580,6 +594,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
              lambda: [jg, "sync", str(h2_manifest), "--jobs", "16", "--ca-cert", ca] + quiet),
         Tool("jgmirror sync --jobs 16 --no-fsync (h2)",
              lambda: [jg, "sync", str(h2_manifest), "--jobs", "16", "--ca-cert", ca, "--no-fsync"] + quiet),
+        Tool(FLOOR + " (h2)", lambda: durable_floor(
+            [jg, "sync", str(h2_manifest), "--jobs", "16", "--ca-cert", ca, "--no-fsync"] + quiet, small_dir)),
         Tool("curl -Z --parallel-max 16 (h2)",
              lambda: ["curl", "-sSf", "--http2", "--cacert", ca, "-Z", "--parallel-max", "16",
                       "--create-dirs", "-K", str(h2_list)]),
@@ -592,7 +608,9 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
                                          ["curl -Z --parallel-max 16 (h2)"], 1.3),
                             ratio_target("jgmirror --no-fsync ≤ 1.3 × curl (HTTPS + HTTP/2)",
                                          "jgmirror sync --jobs 16 --no-fsync (h2)",
-                                         ["curl -Z --parallel-max 16 (h2)"], 1.3)],
+                                         ["curl -Z --parallel-max 16 (h2)"], 1.3),
+                            ratio_target("jgmirror ≤ 1.1 × durability's floor (h2)", "jgmirror sync --jobs 16 (h2)",
+                                         [FLOOR + " (h2)"], 1.1)],
                            unit=("files/s", len(small)), warmup=1))
 
     # 20,000 items of 16 KiB in ten folders (the 2000 files, each fetched ten times
@@ -615,6 +633,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
         Tool("jgmirror sync --jobs 16 (20,000)", lambda: [jg, "sync", str(many_manifest), "--jobs", "16"] + quiet),
         Tool("jgmirror sync --jobs 16 --no-fsync (20,000)",
              lambda: [jg, "sync", str(many_manifest), "--jobs", "16", "--no-fsync"] + quiet),
+        Tool(FLOOR + " (20,000)", lambda: durable_floor(
+            [jg, "sync", str(many_manifest), "--jobs", "16", "--no-fsync"] + quiet, many_dir)),
         Tool("curl --parallel-max 16 (20,000)", lambda: ["curl", "-sSf", "--parallel", "--parallel-max", "16",
                                                           "--create-dirs", "-K", str(many_list)]),
     ]
@@ -631,6 +651,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
                             ratio_target("jgmirror --no-fsync ≤ 1.3 × curl (20,000)",
                                          "jgmirror sync --jobs 16 --no-fsync (20,000)",
                                          ["curl --parallel-max 16 (20,000)"], 1.3),
+                            ratio_target("jgmirror ≤ 1.1 × durability's floor (20,000)",
+                                         "jgmirror sync --jobs 16 (20,000)", [FLOOR + " (20,000)"], 1.1),
                             rss_under("jgmirror sync --jobs 16 (20,000)", 48)],
                            unit=("files/s", len(many)), warmup=1))
 
@@ -650,51 +672,54 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     result.append(Scenario("rss100k", "peak RSS, 100,000 files × 16 KiB in 100 folders", [huge_tool],
                            [rss_under(huge_tool.name, 64)], unit=("files/s", len(huge)), rounds=1))
 
-    # 48 MiB over a WAN link: every TCP connection capped at 4 MB/s with a round trip
-    # of latency (bench/linkproxy.py in front of the plain nginx server).
-    def wan(key: str, rtt: float, slow_every: int = 0) -> Scenario:
+    # 48 MiB (or `spec`) over a WAN link: every TCP connection capped at 4 MB/s with a
+    # round trip of latency (bench/linkproxy.py in front of the plain nginx server).
+    def wan(key: str, rtt: float, slow_every: int = 0, spec: DataFile = f48, connections: int = 8) -> Scenario:
         wanted_here = not wanted or key in wanted
         link = LinkProxy(nginx.ports["plain"], LINK_RATE, rtt, slow_every) if wanted_here else None
         if link:
             LINKS.append(link)
-        url = f"{link.url() if link else plain}/{f48.name}"
-        connections = 8
+        url = f"{link.url() if link else plain}/{spec.name}"
+        n = connections
+        mib = spec.size // MiB
         if slow_every:
-            rates = [LINK_RATE / 10 if (n + 1) % slow_every == 0 else LINK_RATE for n in range(connections)]
-            limit_label = f"physical limit (48 MiB / {sum(rates) / 1e6:.1f} MB/s + 2 RTT)"
+            rates = [LINK_RATE / 10 if (i + 1) % slow_every == 0 else LINK_RATE for i in range(n)]
+            limit_label = f"physical limit ({mib} MiB / {sum(rates) / 1e6:.1f} MB/s + 2 RTT)"
         else:
-            rates = [LINK_RATE] * connections
-            limit_label = f"physical limit (48 MiB / {sum(rates) / 1e6:.0f} MB/s + 2 RTT)"
-        limit = f48.size / sum(rates) + 2 * rtt
+            rates = [LINK_RATE] * n
+            limit_label = f"physical limit ({mib} MiB / {sum(rates) / 1e6:.0f} MB/s + 2 RTT)"
+        limit = spec.size / sum(rates) + 2 * rtt
         # The same download as a sync whose manifest gives the size, as a mirror's
         # manifest usually does: the regions are cut before the first answer.
         sized = OUT / "manifests" / f"{key}-sized.yaml"
         sized.parent.mkdir(parents=True, exist_ok=True)
         sized.write_text(f"version: 1\nroot: {DL}\nitems:\n  - url: {url}\n    dest: {out.name}\n"
-                         f"    sha256: {f48.sha256}\n    size: {f48.size}\n    connections: 8\n")
+                         f"    sha256: {spec.sha256}\n    size: {spec.size}\n    connections: {n}\n")
         sized_name = "jgmirror sync, manifest gives size (+sha256)"
+        axel, aria2c = f"axel -n {n}", f"aria2c -x{n} -s{n} -k1M"
         tools = [
-            Tool("jgmirror get -c 8 (+sha256)", lambda: get(url, f48, 8), has_size(out, f48.size), fresh(out), link=link),
-            Tool(sized_name, lambda: [jg, "sync", str(sized)] + quiet, has_size(out, f48.size), fresh(out), link=link),
-            Tool("jgmirror get -c 8 --no-fsync (+sha256)", lambda: get(url, f48, 8, "--no-fsync"),
-                 has_size(out, f48.size), fresh(out), link=link),
-            Tool("axel -n 8", lambda: ["axel", "-q", "-n", "8", "-o", str(out), url], has_size(out, f48.size),
+            Tool(f"jgmirror get -c {n} (+sha256)", lambda: get(url, spec, n), has_size(out, spec.size), fresh(out),
+                 link=link),
+            Tool(sized_name, lambda: [jg, "sync", str(sized)] + quiet, has_size(out, spec.size), fresh(out), link=link),
+            Tool(f"jgmirror get -c {n} --no-fsync (+sha256)", lambda: get(url, spec, n, "--no-fsync"),
+                 has_size(out, spec.size), fresh(out), link=link),
+            Tool(axel, lambda: ["axel", "-q", "-n", str(n), "-o", str(out), url], has_size(out, spec.size),
                  fresh(out), link=link),
-            Tool("aria2c -x8 -s8 -k1M", lambda: ["aria2c", "-q", "-x8", "-s8", "-k1M", "--allow-overwrite=true",
-                                                  "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url],
-                 has_size(out, f48.size), fresh(out), link=link),
+            Tool(aria2c, lambda: ["aria2c", "-q", f"-x{n}", f"-s{n}", "-k1M", "--allow-overwrite=true",
+                                  "--auto-file-renaming=false", "-d", str(DL), "-o", out.name, url],
+                 has_size(out, spec.size), fresh(out), link=link),
         ]
-        peers = ["axel -n 8", "aria2c -x8 -s8 -k1M"]
+        peers = [axel, aria2c]
         if slow_every:
-            title = (f"48 MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, "
-                     f"one connection in {slow_every} at a tenth of the rate, 8 connections")
+            title = (f"{mib} MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, "
+                     f"one connection in {slow_every} at a tenth of the rate, {n} connections")
             targets = [ratio_target("jgmirror ≤ 0.9 × faster of axel/aria2c", tools[0].name, peers, 0.9),
                        ratio_target("the same, manifest gives size", sized_name, peers, 0.9)]
         else:
-            # One connection as the check on the link itself: 48 MiB / 4 MB/s + 2 RTT.
+            # One connection as the check on the link itself: the file / 4 MB/s + 2 RTT.
             tools.append(Tool("curl (one connection)", lambda: ["curl", "-sSf", "-o", str(out), url],
-                              has_size(out, f48.size), fresh(out), link=link))
-            title = f"48 MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, 8 connections"
+                              has_size(out, spec.size), fresh(out), link=link))
+            title = f"{mib} MiB, every TCP connection capped at 4 MB/s, {rtt * 1000:.0f} ms round trip, {n} connections"
             targets = [ratio_target("jgmirror ≤ 1.0 × faster of axel/aria2c", tools[0].name, peers, 1.0),
                        Target("jgmirror ≤ 1.05 × physical limit",
                               lambda t: (f"{t[tools[0].name].median / limit:.2f}×",
@@ -707,6 +732,8 @@ def scenarios(jg: str, nginx: Nginx, quick: bool, wanted: set[str]) -> list[Scen
     result.append(wan("wan50", 0.05))
     result.append(wan("wan200", 0.2))
     result.append(wan("wan100slow", 0.1, slow_every=5))
+    # A file of a few regions: 8 MiB over 4 connections, where a tail or a steal weighs most.
+    result.append(wan("wan8m4", 0.05, spec=f8, connections=4))
 
     # 48 MiB from nginx's limit_rate, which is not a link: a budget per request,
     # rate × (elapsed + 1 s) − sent, so every new request starts with a second's worth.
