@@ -1,5 +1,4 @@
 import CLinux
-import DequeModule
 import Foundation
 
 /// Takes every item of a run from assessment to its final state: unchanged items
@@ -84,11 +83,8 @@ final class ItemRunner: Sendable {
         var done: (@Sendable ([ResultRow?]) -> Void)?
         /// Items handed to the engine whose outcome has not come back.
         var submitted = 0
-        /// Items to fetch that wait for room in the engine's queue, as
-        /// `index << 1 | knownFresh`: a queued item costs four bytes here (a 32-bit
-        /// entry in a ring buffer) instead of a request, a hasher and a transfer
-        /// object in the engine.
-        var queued = Deque<UInt32>()
+        /// Items to fetch that wait for room in the engine's queue, largest first.
+        var queued = FetchQueue()
     }
 
     /// Items handed to the engine at once: enough that a finished item's slot never
@@ -297,8 +293,7 @@ final class ItemRunner: Sendable {
             let knownFresh = assessment.noResumeState
             let now = state.withLock { state -> Bool in
                 guard state.submitted < window else {
-                    precondition(index < 1 << 31, "a plan holds fewer than 2^31 items")
-                    state.queued.append(UInt32(index) << 1 | (knownFresh ? 1 : 0))
+                    state.queued.append(index, knownFresh: knownFresh, size: item.size)
                     return false
                 }
                 state.submitted += 1
@@ -310,14 +305,14 @@ final class ItemRunner: Sendable {
 
     /// An item's outcome came back from the engine: the next queued item takes its place.
     func submitNext() {
-        let next = state.withLock { state -> UInt32? in
+        let next = state.withLock { state -> (index: Int, knownFresh: Bool)? in
             guard let next = state.queued.popFirst() else {
                 state.submitted -= 1
                 return nil
             }
             return next
         }
-        if let next { fetch(Int(next >> 1), knownFresh: next & 1 == 1) }
+        if let next { fetch(next.index, knownFresh: next.knownFresh) }
     }
 
     /// Sends the item to the engine; `note` explains why the item is fetched again,
