@@ -23,28 +23,15 @@ extension RootDirectory {
         /// What is at `path`, the entry itself; nil when nothing is there or a folder on
         /// the way is missing or unsafe (`RootDirectory.status`).
         func status(_ path: String) -> stat? {
-            let found = try? withFolder(of: path) { folder, name -> stat? in
-                var info = stat()
-                return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
-            }
-            return found ?? nil
+            (try? withFolder(of: path) { folder, name in RootDirectory.status(of: name, in: folder) }) ?? nil
         }
 
         /// What is at `path`; throws `unsafe_path` when it, or a folder on the way, is a
         /// symlink, and the `local` error when nothing is there (`RootDirectory.fileStatus`).
         func fileStatus(_ path: String) throws(TransferError) -> stat {
-            let info = try withFolder(of: path) { (folder, name) throws(TransferError) in
-                var info = stat()
-                guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    throw .local(errno: errno, path: path, doing: "cannot read")
-                }
-                return info
+            try withFolder(of: path) { (folder, name) throws(TransferError) in
+                try RootDirectory.fileStatus(of: name, in: folder, path: path, root: root.path)
             }
-            if (info.st_mode & S_IFMT) == S_IFLNK {
-                throw RootDirectory.unsafe(
-                    path, "is a symbolic link below the root \(root.path); jgmirror never follows one there")
-            }
-            return info
         }
 
         /// Runs `body` with the descriptor of `path`'s folder, kept open for the next

@@ -174,25 +174,33 @@ final class RootDirectory: Sendable {
     /// What is at `path`, the entry itself (a symlink is not followed); nil when
     /// nothing is there or a folder on the way is missing or unsafe.
     func status(_ path: String) -> stat? {
-        let found = try? withFolder(of: path) { folder, name -> stat? in
-            var info = stat()
-            return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
-        }
-        return found ?? nil
+        (try? withFolder(of: path) { folder, name in Self.status(of: name, in: folder) }) ?? nil
     }
 
     /// What is at `path`; throws `unsafe_path` when it, or a folder on the way, is a
     /// symlink, and the `local` error when nothing is there.
     func fileStatus(_ path: String) throws(TransferError) -> stat {
-        let info = try withFolder(of: path) { (folder, name) throws(TransferError) in
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                throw .local(errno: errno, path: path, doing: "cannot read")
-            }
-            return info
+        try withFolder(of: path) { (folder, name) throws(TransferError) in
+            try Self.fileStatus(of: name, in: folder, path: path, root: self.path)
+        }
+    }
+
+    /// The entry `name` in the open folder `folder` (a symlink is not followed); nil
+    /// when nothing is there.
+    static func status(of name: String, in folder: Int32) -> stat? {
+        var info = stat()
+        return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
+    }
+
+    /// The entry `name` in the open folder `folder`, which is `path` below `root`:
+    /// `unsafe_path` for a symlink, the `local` error when nothing is there.
+    static func fileStatus(of name: String, in folder: Int32, path: String, root: String) throws(TransferError) -> stat {
+        var info = stat()
+        guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw .local(errno: errno, path: path, doing: "cannot read")
         }
         if (info.st_mode & S_IFMT) == S_IFLNK {
-            throw Self.unsafe(path, "is a symbolic link below the root \(self.path); jgmirror never follows one there")
+            throw unsafe(path, "is a symbolic link below the root \(root); jgmirror never follows one there")
         }
         return info
     }
