@@ -141,21 +141,28 @@ extension AptSuiteReader {
     /// `folder`, checked against Release.
     func index(_ readable: AptIndexPlan.Readable, sources: Bool, in folder: String) async throws(Failure) -> IndexRead {
         for form in readable.forms {
-            let limit = max(form.file.size, 1)
-            let pin = ListFetcher.Pin(size: form.file.size, sha256: form.file.sha256)
-            guard var fetched = try await fetch(form.file.path, in: folder, limit: limit, pin: pin) else { continue }
             let name = shown(folder, form.file.path)
-            var text = readable.checked(fetched.data, format: form.format, name: name)
-            if case .failure = text, fetched.fromCache,
-                let fresh = try await fetch(form.file.path, in: folder, limit: limit, fresh: true)
-            {
-                fetched = fresh
-                text = readable.checked(fetched.data, format: form.format, name: name)
+            // The copy an earlier run kept serves when it has the bytes the verified
+            // Release gives this form: the signature vouches for them, so the server is
+            // not asked (docs/apt.md#what-a-run-asks). Any other copy proves nothing,
+            // and the form is fetched whole, without a condition a server could answer
+            // with `304`.
+            let url = SetExpansion.resolve(name: form.file.path, against: folder, isFolder: true)
+            let limit = max(form.file.size, 1)
+            let kept = context.fetcher.keptCopy(of: url, limit: limit).map { data in
+                (data: data, text: readable.checked(data, format: form.format, name: name))
+            }
+            let read: (data: Data, text: Result<[UInt8], AptError>)
+            if let kept, case .success = kept.text {
+                read = kept
+            } else {
+                guard let fetched = try await fetch(form.file.path, in: folder, limit: limit, fresh: true) else { continue }
+                read = (fetched.data, readable.checked(fetched.data, format: form.format, name: name))
             }
             do {
-                let plain = try text.get()
+                let plain = try read.text.get()
                 let files = sources ? try AptPoolFile.sources(plain, file: name) : try AptPoolFile.packages(plain, file: name)
-                return IndexRead(path: form.file.path, data: fetched.data, name: name, files: files)
+                return IndexRead(path: form.file.path, data: read.data, name: name, files: files)
             } catch { throw Failure(error) }
         }
         let forms = readable.forms.map { Paths.lastComponent(of: $0.file.path) }.joined(separator: ", ")

@@ -72,16 +72,13 @@ struct AptSuiteReader: Sendable {
 
     /// The bytes of `name` in the suite's folder at `folder`, conditionally fetched; nil
     /// when the server has no such file (404, 410). `limit`: the most bytes taken.
-    /// `pin`: the size and hash Release gives the file, so that a cached copy with them
-    /// costs no request.
-    func fetch(
-        _ name: String, in folder: String, limit: Int64 = ListFetcher.sizeLimit, fresh: Bool = false,
-        pin: ListFetcher.Pin? = nil
-    ) async throws(Failure) -> ListFetcher.FetchedFile? {
+    func fetch(_ name: String, in folder: String, limit: Int64 = ListFetcher.sizeLimit, fresh: Bool = false)
+        async throws(Failure) -> ListFetcher.FetchedFile?
+    {
         let url = SetExpansion.resolve(name: name, against: folder, isFolder: true)
         do {
             return try await context.fetcher.file(
-                url, headers: context.headers, settings: context.settings(of: set), limit: limit, fresh: fresh, pin: pin)
+                url, headers: context.headers, settings: context.settings(of: set), limit: limit, fresh: fresh)
         } catch {
             guard case .checksums(_, let cause) = error else { throw .run(error) }
             if cause.code == .http(404) || cause.code == .http(410) { return nil }

@@ -161,32 +161,30 @@ final class ListFetcher: Sendable {
         var fromCache: Bool
     }
 
-    /// The size and SHA-256 a signed file (an apt Release) gives another file.
-    struct Pin: Equatable {
-        var size: Int64
-        /// Lower-case hex.
-        var sha256: String
+    /// The copy of `url` an earlier run kept (at most `limit` bytes, as `file` takes),
+    /// without asking the server; nil when there is none. For a caller that can prove
+    /// the copy right on its own: an apt index against the hash its verified Release
+    /// gives it (docs/apt.md#what-a-run-asks).
+    func keptCopy(of url: String, limit: Int64 = sizeLimit) -> Data? {
+        cache?.load(url, limit: max(limit, Self.sizeLimit))?.body
     }
 
     /// Fetches `url` whole, at most `limit` bytes, conditionally against the cached copy
-    /// unless `fresh`, and keeps it in the cache (an apt index, a list). A cached copy
-    /// with the size and SHA-256 of `pin` is taken without asking the server: a signed
-    /// file vouches for those bytes, whatever the server's validators say
-    /// (docs/apt.md#what-a-run-asks). Throws as `text`.
-    func file(
-        _ url: String, headers: [HTTPHeader], settings: Settings, limit: Int64 = sizeLimit, fresh: Bool = false,
-        pin: Pin? = nil
-    ) async throws(SyncError) -> FetchedFile {
+    /// unless `fresh`, and keeps it in the cache (an apt index, a list). Throws as `text`.
+    func file(_ url: String, headers: [HTTPHeader], settings: Settings, limit: Int64 = sizeLimit, fresh: Bool = false)
+        async throws(SyncError) -> FetchedFile
+    {
         let cached = fresh ? nil : cache?.load(url, limit: max(limit, Self.sizeLimit))
-        if let pin, let cached, Int64(cached.body.count) == pin.size, SHA256.hex(of: [UInt8](cached.body)) == pin.sha256 {
-            return try copy(of: cached, url: url)
-        }
         let conditions = cached?.conditions ?? []
         switch await fetch(url, headers: headers, settings: settings, conditions: conditions, limit: limit) {
         case .failure(let error): throw .checksums(url: url, error: error)
         case .success(.notModified):
             guard let cached else { throw .local("unexpected 304 Not Modified for \(Redactor.redactURLAndQuery(url))") }
-            return try copy(of: cached, url: url)
+            let path = nextPath()
+            guard FileManager.default.createFile(atPath: path, contents: cached.body) else {
+                throw .local("cannot write the cached list of \(Redactor.redactURLAndQuery(url)) to \(path)")
+            }
+            return FetchedFile(path: path, data: cached.body, fromCache: true)
         case .success(.body(let path, let validators)):
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw .local("cannot read the fetched list of \(Redactor.redactURLAndQuery(url))")
@@ -198,15 +196,6 @@ final class ListFetcher: Sendable {
             }
             return FetchedFile(path: path, data: data, fromCache: false)
         }
-    }
-
-    /// The cached copy of `url`, in a file of the run's own as a fetched one would be.
-    private func copy(of cached: CachedList, url: String) throws(SyncError) -> FetchedFile {
-        let path = nextPath()
-        guard FileManager.default.createFile(atPath: path, contents: cached.body) else {
-            throw .local("cannot write the cached list of \(Redactor.redactURLAndQuery(url)) to \(path)")
-        }
-        return FetchedFile(path: path, data: cached.body, fromCache: true)
     }
 
     /// `text`, then the signature when the list has one. A cached copy that fails it is

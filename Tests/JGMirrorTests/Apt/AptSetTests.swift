@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    /// A kept index that no longer has the bytes Release gives it, under the server's
+    /// own validators (a cache rewritten with other bytes), is fetched whole, once:
+    /// a conditional request would be answered `304` and give back the same copy.
+    @Test(.enabled(if: AptUpstream.toolsInstalled, AptUpstream.skipReason))
+    func aKeptIndexThatDiffersFromReleaseIsFetchedWholeOnce() async throws {
+        try await withTestDirectory { dir in
+            let upstream = try await AptUpstream(in: dir)
+            let path = Self.manifest(upstream, in: dir)
+            #expect(try await Self.sync(path, in: dir, report: "first").0.status == 0)
+            let packages = "/debian/dists/testing/main/binary-amd64/Packages.xz"
+            let url = upstream.server.url(packages)
+            let cache = ListCache(root: dir + "/mirror")
+            let kept = try #require(cache.load(url))
+            let other = try #require(cache.load(upstream.server.url("/debian/dists/testing/contrib/binary-amd64/Packages.xz")))
+            #expect(cache.store(CachedList(url: url, validators: kept.validators, body: other.body)) == nil)
+            let asked = upstream.server.gets(packages).count
+            let (again, _) = try await Self.sync(path, in: dir, report: "second")
+            #expect(again.status == 0, "\(again.stderr)")
+            let later = upstream.server.gets(packages).dropFirst(asked)
+            #expect(later.count == 1 && later.allSatisfy { $0.headers["if-none-match"] == nil }, "\(later)")
+            #expect(AptUpstream.contents(of: dir + "/mirror/debian") == AptUpstream.contents(of: upstream.repo))
+        }
+    }
+
     /// A suite's Release files are asked together, and so are its indexes: each is a
     /// round trip, and one after another they added up (7 round trips before the first
     /// pool file for one suite of two components).
