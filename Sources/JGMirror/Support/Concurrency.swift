@@ -62,11 +62,6 @@ func concurrentMap<Element: Sendable, Value: Sendable, Failure: Error>(
         for await (index, result) in group { results[index] = result }
         return results
     }
-    var values: [Value] = []
-    values.reserveCapacity(elements.count)
-    for result in results {
-        guard let result else { continue }
-        values.append(try result.get())
-    }
-    return values
+    // Every child reported: the group is awaited to its end.
+    return try results.map { result throws(Failure) in try result!.get() }
 }

@@ -38,9 +38,6 @@ struct FolderListings: Sendable {
         return Names(listing: entry.listing, name: NameHash(name.utf8))
     }
 
-    /// False only when `path` was surely missing from its folder.
-    func mayHold(_ path: String) -> Bool { names(at: path).mayHold() }
-
     private static func key(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash = NameHash.basis
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* NameHash.prime }

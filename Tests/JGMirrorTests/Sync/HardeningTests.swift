@@ -512,3 +512,8 @@ extension RootConfinement.Listing {
     /// Whether the listing may hold `name` (`FolderListings.Names` asks by hash).
     fileprivate func mayHold(_ name: String) -> Bool { mayHold(NameHash(name.utf8)) }
 }
+
+extension FolderListings {
+    /// False only when `path` was surely missing from its folder.
+    fileprivate func mayHold(_ path: String) -> Bool { names(at: path).mayHold() }
+}
