@@ -178,6 +178,10 @@ struct LocalNginx {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
+        // None of the test process's outputs: an nginx outliving a test process that
+        // died would hold `swift test`'s pipe open, and the run would wait forever.
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         let ready = await waitFor(seconds: 20) { process.isRunning && canConnect(port: port) }
